@@ -1,0 +1,95 @@
+// Command cmpd-dissect dissects and analyses RDMA connection setup: IB CM
+// over RoCE and InfiniBand, iWARP MPA, the RFC 8797 private data they carry
+// and the RPC-over-RDMA traffic that follows.
+//
+// This file only wires the root command; every subcommand lives in its own
+// file and registers itself with addCommand from an init function.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit codes, stable for scripts and CI.
+const (
+	exitOK       = 0 // done (findings or not)
+	exitFindings = 1 // --check / check: an error finding or a mismatch
+	exitUsage    = 2 // bad usage or unusable input
+)
+
+// exitError carries an exit code up to main.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+// usageErr makes a bad-usage or bad-input error (exit 2).
+func usageErr(format string, args ...any) error {
+	return &exitError{code: exitUsage, err: fmt.Errorf(format, args...)}
+}
+
+// findingsErr makes an exit-1 error: the run worked, but a check failed.
+func findingsErr(format string, args ...any) error {
+	return &exitError{code: exitFindings, err: fmt.Errorf(format, args...)}
+}
+
+// commandCtors are the subcommands; each file adds its own in init.
+var commandCtors []func() *cobra.Command
+
+func addCommand(ctor func() *cobra.Command) { commandCtors = append(commandCtors, ctor) }
+
+// rootSetup lets the packet-view file install the root command's own flags
+// and Run (cmpd-dissect -r FILE …, tshark-like).
+var rootSetup func(root *cobra.Command)
+
+// newRoot builds a fresh command tree, so tests can run many in one process.
+func newRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "cmpd-dissect",
+		Short:         "Dissect RDMA connection setup and the RFC 8797 private data in it",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	if rootSetup != nil {
+		rootSetup(root)
+	}
+	for _, ctor := range commandCtors {
+		root.AddCommand(ctor())
+	}
+	return root
+}
+
+// run executes one command line and returns the exit code.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	root := newRoot(stdin, stdout, stderr)
+	root.SetArgs(args)
+	err := root.Execute()
+	if err == nil {
+		return exitOK
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.code != exitFindings || ee.err.Error() != "" {
+			fmt.Fprintln(stderr, "cmpd-dissect:", ee.err)
+		}
+		return ee.code
+	}
+	// cobra's own errors (unknown flag, bad arguments) are usage errors.
+	fmt.Fprintln(stderr, "cmpd-dissect:", err)
+	return exitUsage
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}

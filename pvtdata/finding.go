@@ -1,0 +1,93 @@
+package pvtdata
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// Severity grades a Finding.
+type Severity uint8
+
+const (
+	// SeverityInfo is worth knowing; nothing is wrong.
+	SeverityInfo Severity = iota + 1
+	// SeverityWarning is a deviation a peer tolerates but should not send,
+	// or that different receivers would act on differently.
+	SeverityWarning
+	// SeverityError is a protocol violation or undecodable input.
+	SeverityError
+)
+
+var severityNames = [...]string{SeverityInfo: "info", SeverityWarning: "warning", SeverityError: "error"}
+
+func (s Severity) String() string {
+	if int(s) < len(severityNames) && severityNames[s] != "" {
+		return severityNames[s]
+	}
+	return fmt.Sprintf("Severity(%d)", uint8(s))
+}
+
+// MarshalText renders the severity as its lower-case name.
+func (s Severity) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// UnmarshalText parses a lower-case severity name.
+func (s *Severity) UnmarshalText(b []byte) error {
+	v, err := ParseSeverity(string(b))
+	if err != nil {
+		return err
+	}
+	*s = v
+	return nil
+}
+
+// ParseSeverity parses "info", "warning" or "error".
+func ParseSeverity(name string) (Severity, error) {
+	for i, n := range severityNames {
+		if n != "" && n == name {
+			return Severity(i), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown severity %q (want info, warning or error)", name)
+}
+
+// Finding is the project's one type for anything worth reporting about a
+// capture: decode errors, protocol violations, deviations and notes. Decoders
+// raise them, analysis raises them, views and "check" consume them.
+//
+// Code is stable and dotted ("pvtdata.overrun", "ibcm.icrc-bad",
+// "conn.send-exceeds-inline"): tests, expectation files and users key on it.
+type Finding struct {
+	Code     string   `json:"code"`
+	Severity Severity `json:"severity"`
+	Message  string   `json:"message"`
+	// Section is the specification reference: "RFC 8797 §5.2".
+	Section string `json:"section"`
+	// Where. Frame is the 1-based frame number (0: not tied to one frame);
+	// Layer the layer name; Offset the byte offset, counted from the start
+	// of the frame once dissect has placed it (from the start of the
+	// decoded buffer before that), or -1 when not meaningful.
+	Frame  int    `json:"frame,omitempty"`
+	Layer  string `json:"layer,omitempty"`
+	Offset int    `json:"offset"`
+}
+
+// MarshalJSON omits the offset when it is unknown (-1).
+func (f Finding) MarshalJSON() ([]byte, error) {
+	type plain Finding
+	if f.Offset < 0 {
+		return json.Marshal(struct {
+			plain
+			Offset *int `json:"offset,omitempty"`
+		}{plain: plain(f)})
+	}
+	return json.Marshal(plain(f))
+}
+
+// String renders a finding on one line: "error pvtdata.overrun: … (RFC 8797 §5.2)".
+func (f Finding) String() string {
+	s := f.Severity.String() + " " + f.Code + ": " + f.Message
+	if f.Section != "" {
+		s += " (" + f.Section + ")"
+	}
+	return s
+}
