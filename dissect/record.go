@@ -62,3 +62,26 @@ func (r *Record) Layer(name string) field.Layer {
 	}
 	return nil
 }
+
+// SendInfo describes one complete RDMA Send message (reassembled when it
+// spanned several packets or FPDUs), as handed to the ULP decoder.
+type SendInfo struct {
+	// Transport is "ib" (native InfiniBand, RoCEv1, RoCEv2) or "iwarp".
+	Transport string
+	// FirstFrame and LastFrame are the frames that carried the first and
+	// last piece (equal for a single-packet Send).
+	FirstFrame, LastFrame int
+	// Invalidate reports Send with Invalidate (IB 0x16/0x17, iWARP
+	// SendInv/SendSEInv); InvalidateSTag is the STag/R_Key it invalidates.
+	Invalidate     bool
+	InvalidateSTag uint32
+	// Length is the Send's payload length in octets (the size the receiver's
+	// Receive buffer must hold).
+	Length int
+}
+
+// decodeSend decodes a complete Send payload (an RPC-over-RDMA message)
+// into layers appended to rec. It is installed by the file that owns the
+// ULP decoding (sends.go); transport code calls it and never imports the
+// ULP layers itself. Nil means Send payloads are not decoded.
+var decodeSend func(rec *Record, payload []byte, info SendInfo)
