@@ -244,3 +244,12 @@ type Layer interface {
 	// VisitFields reports every field value in wire order.
 	VisitFields(v Visitor)
 }
+
+// Summarizer is implemented by layers that contribute to the one-line packet
+// summary (tshark's Info column): "CM REQ svc=NFS/RDMA(20049) qpn=0x12 …".
+// AppendSummary appends plain text (no trailing space) to b; the summary view
+// joins the contributions of a frame's layers with two spaces. Layers that
+// are only transport (Ethernet, UDP) need not implement it.
+type Summarizer interface {
+	AppendSummary(b []byte) []byte
+}
