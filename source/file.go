@@ -1,0 +1,249 @@
+package source
+
+import (
+	"bufio"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
+	"github.com/gopacket/gopacket/pcapgo"
+)
+
+// Format is a capture file format.
+type Format uint8
+
+const (
+	// FormatPcap is the classic libpcap format (either byte order, µs or ns).
+	FormatPcap Format = iota + 1
+	// FormatPcapNG is pcapng, possibly with several sections and interfaces
+	// of different link types.
+	FormatPcapNG
+)
+
+func (f Format) String() string {
+	switch f {
+	case FormatPcap:
+		return "pcap"
+	case FormatPcapNG:
+		return "pcapng"
+	}
+	return fmt.Sprintf("Format(%d)", uint8(f))
+}
+
+// File magics, as the first four bytes appear in the file.
+var (
+	magicGzip         = [2]byte{0x1f, 0x8b}
+	magicPcapNG       = [4]byte{0x0a, 0x0d, 0x0d, 0x0a}
+	magicPcapMicroLE  = [4]byte{0xd4, 0xc3, 0xb2, 0xa1}
+	magicPcapMicroBE  = [4]byte{0xa1, 0xb2, 0xc3, 0xd4}
+	magicPcapNanoLE   = [4]byte{0x4d, 0x3c, 0xb2, 0xa1}
+	magicPcapNanoBE   = [4]byte{0xa1, 0xb2, 0x3c, 0x4d}
+	errNotACapture    = errors.New("not a pcap or pcapng capture")
+	errEmptyFile      = errors.New("empty file: no capture file header")
+	errShortPcapMagic = errors.New("file too short for a capture file header")
+)
+
+// readBufferSize is the read-ahead of a capture file.
+const readBufferSize = 256 << 10
+
+// countingReader counts the bytes read through it, so a record's file
+// offset is known although gopacket's readers buffer ahead.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// packetReader is what pcapgo's Reader and NgReader have in common.
+type packetReader interface {
+	ZeroCopyReadPacketData() ([]byte, gopacket.CaptureInfo, error)
+}
+
+// File is one capture being read.
+type File struct {
+	name     string
+	format   Format
+	gzipped  bool
+	closer   io.Closer
+	raw      *countingReader // bytes of the file itself (compressed, if gzip)
+	stream   *countingReader // bytes of the capture (decompressed)
+	buf      *bufio.Reader   // what gopacket reads from: stream, buffered
+	pcap     *pcapgo.Reader
+	ng       *pcapgo.NgReader
+	rd       packetReader
+	linkType int
+	size     int64 // file size on disk, 0 if unknown (stdin)
+	frames   int   // frames read from this file
+}
+
+// Open opens a capture file by name; "-" reads stdin. The format is found
+// from the first bytes: gzip, then pcap or pcapng inside. A file whose header
+// cannot be read is a *HeaderError.
+func Open(name string, stdin io.Reader) (*File, error) {
+	var r io.Reader
+	var closer io.Closer
+	var size int64
+	if name == "-" {
+		if stdin == nil {
+			stdin = os.Stdin
+		}
+		r = stdin
+	} else {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, &HeaderError{File: name, Err: err}
+		}
+		if st, err := f.Stat(); err == nil {
+			if st.IsDir() {
+				f.Close()
+				return nil, &HeaderError{File: name, Err: errors.New("is a directory")}
+			}
+			size = st.Size()
+		}
+		r, closer = f, f
+	}
+	file, err := NewFile(name, r)
+	if err != nil {
+		if closer != nil {
+			closer.Close()
+		}
+		return nil, err
+	}
+	file.closer = closer
+	file.size = size
+	return file, nil
+}
+
+// NewFile reads a capture from r; name is used in errors and frames.
+func NewFile(name string, r io.Reader) (*File, error) {
+	f := &File{name: name, raw: &countingReader{r: r}}
+	herr := func(err error) error {
+		if errors.Is(err, io.EOF) && f.stream != nil && f.stream.n == 0 {
+			err = errEmptyFile
+		} else if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			err = fmt.Errorf("%w: file ends inside the capture file header", errShortPcapMagic)
+		}
+		return &HeaderError{File: name, Err: err}
+	}
+	outer := bufio.NewReaderSize(f.raw, readBufferSize)
+	var inner io.Reader = outer
+	if m, err := outer.Peek(2); err == nil && m[0] == magicGzip[0] && m[1] == magicGzip[1] {
+		gz, err := gzip.NewReader(outer)
+		if err != nil {
+			return nil, &HeaderError{File: name, Err: fmt.Errorf("gzip header: %w", err)}
+		}
+		gz.Multistream(true)
+		f.gzipped = true
+		inner = gz
+	} else if f.raw.n == 0 {
+		return nil, &HeaderError{File: name, Err: errEmptyFile}
+	}
+	if !f.gzipped {
+		// No second buffer: the stream is the file itself.
+		f.stream = f.raw
+		f.buf = outer
+	} else {
+		f.stream = &countingReader{r: inner}
+		f.buf = bufio.NewReaderSize(f.stream, readBufferSize)
+	}
+	m, err := f.buf.Peek(4)
+	if err != nil {
+		if len(m) == 0 {
+			return nil, &HeaderError{File: name, Err: errEmptyFile}
+		}
+		return nil, herr(err)
+	}
+	var magic [4]byte
+	copy(magic[:], m)
+	switch magic {
+	case magicPcapMicroLE, magicPcapMicroBE, magicPcapNanoLE, magicPcapNanoBE:
+		// pcapgo wraps its reader in bufio.NewReader, which returns f.buf
+		// itself (it is already a large enough *bufio.Reader): the offsets
+		// computed from f.stream and f.buf stay exact.
+		pr, err := pcapgo.NewReader(f.buf)
+		if err != nil {
+			return nil, herr(fmt.Errorf("pcap file header: %w", err))
+		}
+		f.format, f.pcap, f.rd, f.linkType = FormatPcap, pr, pr, int(pr.LinkType())
+	case magicPcapNG:
+		nr, err := pcapgo.NewNgReader(f.buf, pcapgo.NgReaderOptions{WantMixedLinkType: true})
+		if err != nil {
+			return nil, herr(fmt.Errorf("pcapng section header: %w", err))
+		}
+		f.format, f.ng, f.rd, f.linkType = FormatPcapNG, nr, nr, int(nr.LinkType())
+	default:
+		return nil, &HeaderError{File: name, Err: fmt.Errorf("%w (first bytes % x)", errNotACapture, m)}
+	}
+	return f, nil
+}
+
+// Name is the file name given to Open ("-" for stdin).
+func (f *File) Name() string { return f.name }
+
+// Format is the file's capture format.
+func (f *File) Format() Format { return f.format }
+
+// Gzipped reports a gzip-compressed file.
+func (f *File) Gzipped() bool { return f.gzipped }
+
+// LinkType is the link type of the file (of its first interface for pcapng;
+// frames carry their own).
+func (f *File) LinkType() int { return f.linkType }
+
+// Size is the file's size on disk, 0 when unknown (stdin).
+func (f *File) Size() int64 { return f.size }
+
+// BytesRead is how far into the file (on disk, compressed if gzip) reading
+// has got, for progress reports.
+func (f *File) BytesRead() int64 { return f.raw.n }
+
+// offset is the position in the capture stream of the next unread byte.
+func (f *File) offset() int64 { return f.stream.n - int64(f.buf.Buffered()) }
+
+// Next reads the next frame into fr, numbering it number. It returns io.EOF
+// at the clean end of the file and a *RecordError for a damaged record.
+func (f *File) Next(fr *Frame, number int) error {
+	off := f.offset()
+	data, ci, err := f.rd.ZeroCopyReadPacketData()
+	if err != nil {
+		if err == io.EOF {
+			return io.EOF
+		}
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			err = fmt.Errorf("%w after %d bytes", ErrTruncated, f.offset()-off)
+		}
+		return &RecordError{File: f.name, Frame: number, Offset: off, Err: err}
+	}
+	f.frames++
+	fr.Source = f.name
+	fr.Number = number
+	fr.Time = ci.Timestamp
+	fr.CaptureLength = ci.CaptureLength
+	fr.Length = ci.Length
+	fr.Data = data
+	fr.Offset = off
+	fr.LinkType = f.linkType
+	if f.ng != nil && len(ci.AncillaryData) > 0 {
+		if lt, ok := ci.AncillaryData[0].(layers.LinkType); ok {
+			fr.LinkType = int(lt)
+		}
+	}
+	return nil
+}
+
+// Close closes the underlying file (not stdin).
+func (f *File) Close() error {
+	if f.closer != nil {
+		return f.closer.Close()
+	}
+	return nil
+}

@@ -1,0 +1,104 @@
+package source
+
+import (
+	"io"
+)
+
+// Files reads several captures one after the other, numbering frames
+// across all of them. Files are opened lazily, one at a time.
+type Files struct {
+	names  []string
+	stdin  io.Reader
+	cur    *File
+	next   int // index in names of the next file to open
+	number int // frames handed so far
+	// done are the bytes of files already finished (progress).
+	done int64
+	size int64 // TotalSize of names, -1 when unknown, 0 before asked
+}
+
+// OpenFiles prepares to read names in order ("-" is stdin). The first file
+// is opened at once so that a bad first file fails early; the others when
+// reached.
+func OpenFiles(names []string, stdin io.Reader) (*Files, error) {
+	fs := &Files{names: names, stdin: stdin}
+	if len(names) > 0 {
+		if err := fs.openNext(); err != nil {
+			return nil, err
+		}
+	}
+	return fs, nil
+}
+
+func (fs *Files) openNext() error {
+	name := fs.names[fs.next]
+	fs.next++
+	f, err := Open(name, fs.stdin)
+	if err != nil {
+		return err
+	}
+	fs.cur = f
+	return nil
+}
+
+// Current is the file being read, nil before the first and after the last.
+func (fs *Files) Current() *File { return fs.cur }
+
+// Next implements Source. A *HeaderError for a later file is returned once
+// and reading goes on with the file after it.
+func (fs *Files) Next(f *Frame) error {
+	for {
+		if fs.cur == nil {
+			if fs.next >= len(fs.names) {
+				return io.EOF
+			}
+			if err := fs.openNext(); err != nil {
+				return err
+			}
+		}
+		err := fs.cur.Next(f, fs.number+1)
+		if err == nil {
+			fs.number++
+			return nil
+		}
+		fs.finishCurrent()
+		if err != io.EOF {
+			return err
+		}
+	}
+}
+
+func (fs *Files) finishCurrent() {
+	fs.done += fs.cur.BytesRead()
+	fs.cur.Close()
+	fs.cur = nil
+}
+
+// Progress reports bytes read so far and the total size of all files on
+// disk (0 when a size is unknown, e.g. stdin).
+func (fs *Files) Progress() (read, total int64) {
+	read = fs.done
+	if fs.cur != nil {
+		read += fs.cur.BytesRead()
+	}
+	if fs.size == 0 {
+		fs.size = TotalSize(fs.names)
+		if fs.size == 0 {
+			fs.size = -1
+		}
+	}
+	if fs.size < 0 {
+		return read, 0
+	}
+	return read, fs.size
+}
+
+// Close closes the file being read.
+func (fs *Files) Close() error {
+	if fs.cur != nil {
+		err := fs.cur.Close()
+		fs.cur = nil
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,25 @@
+//go:build !linux
+
+package source
+
+import (
+	"errors"
+	"io"
+)
+
+// Live is live capture; only Linux (AF_PACKET) is supported.
+type Live struct{}
+
+// OpenLive fails: live capture needs Linux AF_PACKET sockets.
+func OpenLive(opts LiveOptions) (*Live, error) {
+	return nil, errors.New("live capture is supported on Linux only")
+}
+
+// Stop does nothing.
+func (l *Live) Stop() {}
+
+// Next returns io.EOF.
+func (l *Live) Next(f *Frame) error { return io.EOF }
+
+// Close does nothing.
+func (l *Live) Close() error { return nil }

@@ -1,0 +1,84 @@
+// Package source reads captured frames: pcap and pcapng files (also
+// gzip-compressed, detected by magic, not by name), several files in order,
+// standard input, and live capture from a Linux interface without cgo.
+//
+// It knows capture formats and nothing about RDMA. A Source hands frames one
+// at a time into a caller-owned Frame whose Data aliases a buffer reused for
+// the next frame: callers copy what they keep.
+package source
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Link types this program dissects (pcap LINKTYPE_ values).
+const (
+	LinkTypeEthernet   = 1   // DLT_EN10MB
+	LinkTypeERF        = 197 // Endace ERF records (ibdump)
+	LinkTypeInfiniBand = 247 // libpcap's RDMA sniffer on IB ports: frames start with the LRH
+)
+
+// Frame is one captured frame.
+type Frame struct {
+	// Source names the capture: the file name, "-" for standard input, or
+	// the interface name for live capture.
+	Source string
+	// Number is the 1-based frame number across the whole run.
+	Number int
+	// Time is the capture timestamp (UTC).
+	Time time.Time
+	// CaptureLength and Length are the captured and original lengths.
+	CaptureLength, Length int
+	// LinkType is the pcap LINKTYPE_ value of the frame.
+	LinkType int
+	// Data is the captured bytes. It aliases a buffer the Source reuses.
+	Data []byte
+	// Offset is where the frame's record starts in its file (in the
+	// decompressed stream for gzip files); -1 for live capture.
+	Offset int64
+}
+
+// Source hands captured frames in order.
+type Source interface {
+	// Next fills f with the next frame. It returns io.EOF after the last
+	// frame, a *HeaderError when a file cannot be read at all, and a
+	// *RecordError when a record is damaged; after a RecordError the
+	// Source has given up on that file and Next goes on with the next one.
+	Next(f *Frame) error
+	// Close releases files and sockets.
+	Close() error
+}
+
+// HeaderError reports a capture whose file header cannot be read: nothing
+// of it can be dissected (exit code 2).
+type HeaderError struct {
+	File string
+	Err  error
+}
+
+func (e *HeaderError) Error() string { return fmt.Sprintf("%s: %v", e.File, e.Err) }
+func (e *HeaderError) Unwrap() error { return e.Err }
+
+// RecordError reports a damaged or truncated record. The frames before it
+// were delivered; the rest of that file is skipped (a pcap record header
+// that lies about its length leaves nothing to resynchronise on).
+type RecordError struct {
+	File string
+	// Frame is the number the damaged record would have had.
+	Frame int
+	// Offset is where the damaged record starts in the file (decompressed
+	// stream for gzip files).
+	Offset int64
+	Err    error
+}
+
+func (e *RecordError) Error() string {
+	return fmt.Sprintf("%s: frame %d: record at offset %d: %v", e.File, e.Frame, e.Offset, e.Err)
+}
+func (e *RecordError) Unwrap() error { return e.Err }
+
+// ErrTruncated is wrapped by RecordErrors for a file that ends inside a
+// record (a capture cut short by a full disk or a killed tcpdump).
+var ErrTruncated = errors.New("file ends inside the record")

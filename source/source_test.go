@@ -1,0 +1,283 @@
+package source
+
+import (
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+const (
+	realRXE = "../testdata/pcaps/real/rxe-nfs42-rdma.pcap"
+	realSIW = "../testdata/pcaps/real/siw-nfs42-rdma.pcap"
+)
+
+// readAll reads every frame of src, copying the bytes.
+func readAll(t *testing.T, src Source) (frames []Frame, errs []error) {
+	t.Helper()
+	var f Frame
+	for {
+		err := src.Next(&f)
+		if err == io.EOF {
+			return frames, errs
+		}
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		c := f
+		c.Data = append([]byte(nil), f.Data...)
+		frames = append(frames, c)
+	}
+}
+
+func mustRead(t *testing.T, names ...string) []Frame {
+	t.Helper()
+	fs, err := OpenFiles(names, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fs.Close()
+	frames, errs := readAll(t, fs)
+	if len(errs) > 0 {
+		t.Fatalf("errors: %v", errs)
+	}
+	return frames
+}
+
+func TestRealCaptures(t *testing.T) {
+	for _, tc := range []struct {
+		file   string
+		frames int
+	}{{realRXE, 0}, {realSIW, 0}} {
+		frames := mustRead(t, tc.file)
+		if len(frames) < 10 {
+			t.Fatalf("%s: only %d frames", tc.file, len(frames))
+		}
+		raw, err := os.ReadFile(tc.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Each frame's bytes are in the file right after its 16-byte
+		// record header at the reported offset.
+		prev := time.Time{}
+		for i, f := range frames {
+			if f.Number != i+1 || f.LinkType != LinkTypeEthernet || f.Source != tc.file {
+				t.Fatalf("frame %d: %+v", i+1, f)
+			}
+			if !bytes.Equal(raw[f.Offset+16:f.Offset+16+int64(len(f.Data))], f.Data) {
+				t.Fatalf("frame %d: bytes at offset %d differ", f.Number, f.Offset)
+			}
+			if f.Time.Before(prev) {
+				t.Fatalf("frame %d: time goes back", f.Number)
+			}
+			prev = f.Time
+		}
+		if frames[0].Offset != 24 {
+			t.Fatalf("first record offset %d, want 24", frames[0].Offset)
+		}
+	}
+}
+
+// writeNG writes frames as pcapng and returns the bytes.
+func writeNG(t *testing.T, frames []Frame) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	w, err := NewWriter(&buf, frames[0].LinkType, "test0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range frames {
+		if err := w.Write(&frames[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func gz(t *testing.T, b []byte) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	zw.Write(b)
+	zw.Close()
+	return buf.Bytes()
+}
+
+func sameFrames(t *testing.T, what string, got, want []Frame) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d frames, want %d", what, len(got), len(want))
+	}
+	for i := range got {
+		if !bytes.Equal(got[i].Data, want[i].Data) || !got[i].Time.Equal(want[i].Time) || got[i].LinkType != want[i].LinkType {
+			t.Fatalf("%s: frame %d differs", what, i+1)
+		}
+	}
+}
+
+func TestFormats(t *testing.T) {
+	want := mustRead(t, realRXE)
+	raw, _ := os.ReadFile(realRXE)
+	// Mixed link types in one pcapng: frames 2 and 3 relabelled.
+	mixed := append([]Frame(nil), want...)
+	mixed[1].LinkType, mixed[2].LinkType = LinkTypeInfiniBand, LinkTypeERF
+	dir := t.TempDir()
+	files := map[string][]byte{
+		"a.pcapng":     writeNG(t, want),
+		"a.pcapng.bin": gz(t, writeNG(t, want)), // gzip found by magic, not name
+		"a.pcap.gz":    gz(t, raw),
+		"noext":        raw,
+		"mixed.pcapng": writeNG(t, mixed),
+	}
+	for name, b := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, name := range []string{"a.pcapng", "a.pcapng.bin", "a.pcap.gz", "noext"} {
+		sameFrames(t, name, mustRead(t, filepath.Join(dir, name)), want)
+	}
+	sameFrames(t, "mixed", mustRead(t, filepath.Join(dir, "mixed.pcapng")), mixed)
+
+	f, err := Open(filepath.Join(dir, "a.pcapng.bin"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !f.Gzipped() || f.Format() != FormatPcapNG {
+		t.Fatalf("gzip %v format %v", f.Gzipped(), f.Format())
+	}
+	f.Close()
+
+	// Several files in one run: numbering continues.
+	both := mustRead(t, filepath.Join(dir, "noext"), filepath.Join(dir, "a.pcapng"))
+	if len(both) != 2*len(want) || both[len(want)].Number != len(want)+1 {
+		t.Fatalf("two files: %d frames", len(both))
+	}
+
+	// stdin.
+	fs, err := OpenFiles([]string{"-"}, bytes.NewReader(gz(t, raw)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, errs := readAll(t, fs)
+	if len(errs) != 0 || got[0].Source != "-" {
+		t.Fatalf("stdin: %v", errs)
+	}
+	sameFrames(t, "stdin", got, want)
+	if r, tot := fs.Progress(); tot != 0 || r == 0 {
+		t.Fatalf("stdin progress %d/%d", r, tot)
+	}
+}
+
+func TestDamagedHeader(t *testing.T) {
+	raw, _ := os.ReadFile(realRXE)
+	for _, tc := range []struct {
+		name string
+		data []byte
+	}{
+		{"empty", nil},
+		{"one byte", []byte{0xd4}},
+		{"text", []byte("hello, world, not a capture file")},
+		{"short pcap header", raw[:20]},
+		{"bad version", append(append([]byte{}, raw[:4]...), append([]byte{9, 0}, raw[6:100]...)...)},
+		{"gzip garbage", []byte{0x1f, 0x8b, 1, 2, 3}},
+		{"pcapng bad byte order", []byte{0x0a, 0x0d, 0x0d, 0x0a, 28, 0, 0, 0, 1, 2, 3, 4, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 28, 0, 0, 0}},
+	} {
+		_, err := NewFile("x.pcap", bytes.NewReader(tc.data))
+		var he *HeaderError
+		if !errors.As(err, &he) || he.File != "x.pcap" {
+			t.Errorf("%s: err %v, want a HeaderError naming the file", tc.name, err)
+		}
+	}
+	_, err := Open("/nonexistent/file.pcap", nil)
+	var he *HeaderError
+	if !errors.As(err, &he) {
+		t.Fatalf("missing file: %v", err)
+	}
+}
+
+func TestTruncatedRecord(t *testing.T) {
+	raw, _ := os.ReadFile(realRXE)
+	all := mustRead(t, realRXE)
+	last := all[len(all)-1]
+	// Cut the file 5 bytes into the last record's data.
+	cut := raw[:last.Offset+16+5]
+	for name, data := range map[string][]byte{"plain": cut, "gzip": gz(t, cut)} {
+		fs, err := OpenFiles([]string{"-"}, bytes.NewReader(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, errs := readAll(t, fs)
+		if len(got) != len(all)-1 {
+			t.Fatalf("%s: %d good frames, want %d", name, len(got), len(all)-1)
+		}
+		var re *RecordError
+		if len(errs) != 1 || !errors.As(errs[0], &re) || re.Frame != last.Number || re.Offset != last.Offset || !errors.Is(re, ErrTruncated) {
+			t.Fatalf("%s: errors %v, want a truncation at frame %d offset %d", name, errs, last.Number, last.Offset)
+		}
+	}
+	// A record header claiming more than the snap length.
+	bad := append([]byte(nil), raw...)
+	off := all[2].Offset
+	copy(bad[off+8:], []byte{0xff, 0xff, 0xff, 0x7f})
+	fs, _ := OpenFiles([]string{"-"}, bytes.NewReader(bad))
+	got, errs := readAll(t, fs)
+	var re *RecordError
+	if len(got) != 2 || len(errs) != 1 || !errors.As(errs[0], &re) || re.Frame != 3 || re.Offset != off {
+		t.Fatalf("lying length: %d frames, %v", len(got), errs)
+	}
+}
+
+func TestCompileFilter(t *testing.T) {
+	for _, expr := range []string{"udp port 4791", "udp port 4791 or tcp", "tcp", "host 127.0.0.1", "udp and dst port 4791"} {
+		prog, err := CompileFilter(expr)
+		if err != nil || len(prog) == 0 {
+			t.Errorf("%q: %v (%d instructions)", expr, err, len(prog))
+		}
+	}
+	if prog, err := CompileFilter(""); err != nil || prog != nil {
+		t.Errorf("empty filter: %v %v", prog, err)
+	}
+}
+
+func FuzzFile(f *testing.F) {
+	raw, _ := os.ReadFile(realRXE)
+	f.Add(raw[:600])
+	f.Add([]byte{0x0a, 0x0d, 0x0d, 0x0a, 28, 0, 0, 0, 0x4d, 0x3c, 0x2b, 0x1a, 1, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 28, 0, 0, 0})
+	f.Add(gz(&testing.T{}, raw[:300]))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fs, err := OpenFiles([]string{"-"}, bytes.NewReader(data))
+		if err != nil {
+			var he *HeaderError
+			if !errors.As(err, &he) {
+				t.Fatalf("open error %T %v is not a HeaderError", err, err)
+			}
+			return
+		}
+		var fr Frame
+		for i := 0; i < 10000; i++ {
+			err := fs.Next(&fr)
+			if err == io.EOF {
+				return
+			}
+			if err != nil {
+				var re *RecordError
+				if !errors.As(err, &re) {
+					t.Fatalf("record error %T %v", err, err)
+				}
+				continue
+			}
+			if len(fr.Data) > fr.CaptureLength && fr.CaptureLength >= 0 {
+				t.Fatalf("data %d > caplen %d", len(fr.Data), fr.CaptureLength)
+			}
+		}
+	})
+}
