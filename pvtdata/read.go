@@ -187,8 +187,10 @@ func Read(buf []byte, mode Mode) Reading {
 	if r.Overrun {
 		r.problems |= probOverrun
 	}
+	// The Version octet may itself lie past the end of the buffer; then
+	// only the overrun is reported (there is no version to judge).
 	versionKnown := n > 4 && r.Message.Version == Version1
-	if !versionKnown {
+	if n > 4 && !versionKnown {
 		r.problems |= probUnknownVersion
 	}
 	switch mode {
