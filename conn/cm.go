@@ -1,0 +1,364 @@
+package conn
+
+import (
+	"fmt"
+
+	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
+)
+
+// CM processes one IB CM message.
+func (t *Tracker) CM(ev *CMEvent) {
+	if t.finished {
+		return
+	}
+	t.advance(ev.Time)
+	switch ev.Type {
+	case CMREQ:
+		t.cmREQ(ev)
+	case CMREP:
+		t.cmREP(ev)
+	case CMREJ:
+		t.cmREJ(ev)
+	case CMMRA:
+		t.cmMRA(ev)
+	case CMRTU:
+		t.cmRTU(ev)
+	case CMDREQ:
+		t.cmDREQ(ev)
+	case CMDREP:
+		t.cmDREP(ev)
+	case CMSIDRREQ:
+		t.cmSIDRREQ(ev)
+	case CMSIDRREP:
+		t.cmSIDRREP(ev)
+	case CMLAP, CMAPR:
+		if c := t.cmPeerConn(ev); c != nil {
+			t.step(c, ev, t.fromClient(c, ev), false, "")
+		}
+	}
+}
+
+func commKey(host Peer, id uint32) connKey {
+	return connKey{kind: keyComm, host: hostKey(host), id: id}
+}
+
+func qpKey(host Peer, qpn uint32) connKey {
+	return connKey{kind: keyQP, host: hostKey(host), id: qpn}
+}
+
+// cmPeerConn finds the connection of a message sent by one side to the
+// other: by the receiver's communication ID, else by the sender's.
+func (t *Tracker) cmPeerConn(ev *CMEvent) *Connection {
+	if ev.RemoteCommID != 0 {
+		if c := t.lookup(commKey(ev.Dst, ev.RemoteCommID)); c != nil {
+			return c
+		}
+	}
+	if ev.LocalCommID != 0 {
+		if c := t.lookup(commKey(ev.Src, ev.LocalCommID)); c != nil {
+			return c
+		}
+	}
+	return nil
+}
+
+// fromClient says whether ev travels client → server on c.
+func (t *Tracker) fromClient(c *Connection, ev *CMEvent) bool {
+	switch {
+	case c.ClientCommID != 0 && ev.LocalCommID == c.ClientCommID:
+		return true
+	case c.ServerCommID != 0 && ev.LocalCommID == c.ServerCommID:
+		return false
+	case c.ClientCommID != 0 && ev.RemoteCommID == c.ClientCommID:
+		return false
+	}
+	return hostKey(ev.Src) == hostKey(c.Client)
+}
+
+func (t *Tracker) step(c *Connection, ev *CMEvent, fromClient, retrans bool, note string) {
+	c.Steps = append(c.Steps, Step{Message: ev.Type.String(), Frame: ev.Frame, Time: ev.Time,
+		FromClient: fromClient, Retransmission: retrans, Note: note})
+	t.touch(c, ev.Time)
+}
+
+func (t *Tracker) rememberPeers(c *Connection) {
+	k := peersKey{transport: c.Transport, client: hostKey(c.Client), server: c.Server, service: c.ServiceID}
+	k.server.Port = c.Server.Port
+	if p, ok := t.last[k]; ok && p != c {
+		c.prev = p
+	}
+	t.last[k] = c
+}
+
+func (t *Tracker) cmREQ(ev *CMEvent) {
+	if c := t.lookup(commKey(ev.Src, ev.LocalCommID)); c != nil && c.ClientCommID == ev.LocalCommID {
+		if c.reqTID == ev.TID || c.State == StateRequested {
+			// The same REQ again: a MAD retransmission (same TID) or a
+			// retry of a request not yet answered.
+			t.step(c, ev, true, true, "")
+			return
+		}
+	}
+	c := t.newConn(KindConnection, ev.Transport, ev.Frame, ev.Time)
+	c.Client, c.Server = ev.Src, ev.Dst
+	c.Client.Port, c.Server.Port = 0, 0
+	if ev.CMAValid {
+		c.Client.Port = ev.CMAPort
+	}
+	c.ServiceID, c.HasServiceID = ev.ServiceID, true
+	if _, port, ok := RDMACMPort(ev.ServiceID); ok {
+		c.Server.Port = port
+	}
+	c.ClientQPN = ev.QPN
+	c.ClientCommID = ev.LocalCommID
+	c.reqTID = ev.TID
+	c.State = StateRequested
+	c.RequestFrame = ev.Frame
+	t.bind(c, commKey(ev.Src, ev.LocalCommID))
+	t.bind(c, qpKey(ev.Src, ev.QPN))
+	t.step(c, ev, true, false, "")
+	c.ClientData = t.readPrivateData(c, "client", "REQ", ev.Frame, ev.PrivateDataAt, ev.PrivateData, ev.ULPOffset)
+	t.rememberPeers(c)
+}
+
+func (t *Tracker) cmREP(ev *CMEvent) {
+	c := t.lookup(commKey(ev.Dst, ev.RemoteCommID))
+	if c == nil {
+		c = t.lookup(commKey(ev.Src, ev.LocalCommID))
+	}
+	if c != nil && c.ServerCommID == ev.LocalCommID && c.ReplyFrame != 0 {
+		t.step(c, ev, false, c.repTID == ev.TID, "")
+		return
+	}
+	if c == nil {
+		c = t.newConn(KindConnection, ev.Transport, ev.Frame, ev.Time)
+		c.Client, c.Server = ev.Dst, ev.Src
+		c.Client.Port, c.Server.Port = 0, 0
+		c.ClientCommID = ev.RemoteCommID
+		c.State = StateReplied
+		t.bind(c, commKey(ev.Dst, ev.RemoteCommID))
+		t.finding(c, pvtdata.Finding{
+			Code: CodeREPWithoutREQ, Severity: pvtdata.SeverityWarning, Section: "IBTA vol 1 §12.6.8",
+			Layer: "conn", Frame: ev.Frame, Offset: -1,
+			Message: fmt.Sprintf("REP (local comm ID 0x%08x) answers comm ID 0x%08x, for which no REQ was seen (capture started late, or a stray REP): the client's private data is unknown, so the negotiation assumes the defaults",
+				ev.LocalCommID, ev.RemoteCommID),
+		})
+	}
+	c.ServerCommID = ev.LocalCommID
+	c.ServerQPN = ev.QPN
+	c.repTID = ev.TID
+	if c.State == StateRequested || c.State == StateTimedOut {
+		c.State = StateReplied
+	}
+	c.ReplyFrame = ev.Frame
+	t.bind(c, commKey(ev.Src, ev.LocalCommID))
+	t.bind(c, qpKey(ev.Src, ev.QPN))
+	t.step(c, ev, false, false, "")
+	c.ServerData = t.readPrivateData(c, "server", "REP", ev.Frame, ev.PrivateDataAt, ev.PrivateData, ev.ULPOffset)
+	t.negotiate(c, ev.Frame)
+}
+
+func (t *Tracker) cmREJ(ev *CMEvent) {
+	c := t.cmPeerConn(ev)
+	note := fmt.Sprintf("reason %d", ev.RejectReason)
+	if ev.RejectReasonName != "" {
+		note += " " + ev.RejectReasonName
+	}
+	if c == nil {
+		t.orphan(pvtdata.Finding{Code: CodeUnknownConnection, Severity: pvtdata.SeverityInfo, Layer: "conn",
+			Frame: ev.Frame, Offset: -1,
+			Message: fmt.Sprintf("REJ (%s) for comm ID 0x%08x matches no connection seen", note, ev.RemoteCommID)})
+		return
+	}
+	from := t.fromClient(c, ev)
+	if c.State == StateRejected {
+		t.step(c, ev, from, true, note)
+		return
+	}
+	t.step(c, ev, from, false, note)
+	c.State = StateRejected
+	c.RejectReason, c.RejectReasonName = ev.RejectReason, ev.RejectReasonName
+	c.RejectFrame = ev.Frame
+	if !from && c.ReplyFrame == 0 {
+		c.ReplyFrame = ev.Frame
+		if ev.LocalCommID != 0 {
+			c.ServerCommID = ev.LocalCommID
+		}
+		c.ServerData = t.readPrivateData(c, "server", "REJ", ev.Frame, ev.PrivateDataAt, ev.PrivateData, ev.ULPOffset)
+	}
+	t.finding(c, pvtdata.Finding{Code: CodeRejected, Severity: pvtdata.SeverityInfo, Section: "IBTA vol 1 §12.6.7",
+		Layer: "conn", Frame: ev.Frame, Offset: -1,
+		Message: fmt.Sprintf("the %s rejected the connection: %s", sideName(from), note)})
+}
+
+func sideName(fromClient bool) string {
+	if fromClient {
+		return "client"
+	}
+	return "server"
+}
+
+func (t *Tracker) cmMRA(ev *CMEvent) {
+	c := t.cmPeerConn(ev)
+	if c == nil {
+		t.orphan(pvtdata.Finding{Code: CodeUnknownConnection, Severity: pvtdata.SeverityInfo, Layer: "conn",
+			Frame: ev.Frame, Offset: -1,
+			Message: fmt.Sprintf("MRA for comm ID 0x%08x matches no connection seen", ev.RemoteCommID)})
+		return
+	}
+	from := t.fromClient(c, ev)
+	if !from && c.ServerCommID == 0 && ev.LocalCommID != 0 {
+		c.ServerCommID = ev.LocalCommID
+		t.bind(c, commKey(ev.Src, ev.LocalCommID))
+	}
+	t.step(c, ev, from, false, "")
+}
+
+func (t *Tracker) cmRTU(ev *CMEvent) {
+	c := t.cmPeerConn(ev)
+	if c == nil {
+		c = t.newConn(KindConnection, ev.Transport, ev.Frame, ev.Time)
+		c.Client, c.Server = ev.Src, ev.Dst
+		c.Client.Port, c.Server.Port = 0, 0
+		c.ClientCommID, c.ServerCommID = ev.LocalCommID, ev.RemoteCommID
+		t.bind(c, commKey(ev.Src, ev.LocalCommID))
+		t.bind(c, commKey(ev.Dst, ev.RemoteCommID))
+		t.finding(c, pvtdata.Finding{Code: CodeRTUWithoutREP, Severity: pvtdata.SeverityWarning,
+			Section: "IBTA vol 1 §12.6.9", Layer: "conn", Frame: ev.Frame, Offset: -1,
+			Message: fmt.Sprintf("RTU (comm IDs 0x%08x → 0x%08x) for a connection whose REQ and REP were not seen", ev.LocalCommID, ev.RemoteCommID)})
+	} else if c.ReplyFrame == 0 {
+		t.finding(c, pvtdata.Finding{Code: CodeRTUWithoutREP, Severity: pvtdata.SeverityWarning,
+			Section: "IBTA vol 1 §12.6.9", Layer: "conn", Frame: ev.Frame, Offset: -1,
+			Message: fmt.Sprintf("RTU for the REQ of frame %d, but no REP was seen", c.RequestFrame)})
+	}
+	if c.EstablishedFrame != 0 {
+		t.step(c, ev, true, true, "")
+		return
+	}
+	c.EstablishedFrame = ev.Frame
+	switch c.State {
+	case 0, StateRequested, StateReplied, StateTimedOut:
+		c.State = StateEstablished
+	}
+	t.step(c, ev, true, false, "")
+}
+
+func (t *Tracker) cmDREQ(ev *CMEvent) {
+	c := t.cmPeerConn(ev)
+	if c == nil {
+		c = t.newConn(KindConnection, ev.Transport, ev.Frame, ev.Time)
+		// Which side is the client is unknown: show the sender as client.
+		c.Client, c.Server = ev.Src, ev.Dst
+		c.Client.Port, c.Server.Port = 0, 0
+		c.ClientCommID, c.ServerCommID = ev.LocalCommID, ev.RemoteCommID
+		c.ServerQPN = ev.QPN
+		t.bind(c, commKey(ev.Src, ev.LocalCommID))
+		t.bind(c, commKey(ev.Dst, ev.RemoteCommID))
+		t.finding(c, pvtdata.Finding{Code: CodeDREQUnknown, Severity: pvtdata.SeverityWarning,
+			Section: "IBTA vol 1 §12.6.10", Layer: "conn", Frame: ev.Frame, Offset: -1,
+			Message: fmt.Sprintf("DREQ (comm IDs 0x%08x → 0x%08x) for a connection never seen set up (which peer was the client is unknown)", ev.LocalCommID, ev.RemoteCommID)})
+	}
+	from := t.fromClient(c, ev)
+	if c.DisconnectRequestFrame != 0 {
+		t.step(c, ev, from, true, "")
+		return
+	}
+	c.DisconnectRequestFrame = ev.Frame
+	if c.State != StateRejected && c.State != StateDisconnected {
+		c.State = StateDisconnecting
+	}
+	t.step(c, ev, from, false, "by "+sideName(from))
+}
+
+func (t *Tracker) cmDREP(ev *CMEvent) {
+	c := t.cmPeerConn(ev)
+	if c == nil {
+		t.orphan(pvtdata.Finding{Code: CodeUnknownConnection, Severity: pvtdata.SeverityInfo, Layer: "conn",
+			Frame: ev.Frame, Offset: -1,
+			Message: fmt.Sprintf("DREP (comm IDs 0x%08x → 0x%08x) matches no connection seen", ev.LocalCommID, ev.RemoteCommID)})
+		return
+	}
+	from := t.fromClient(c, ev)
+	if c.DisconnectReplyFrame != 0 {
+		t.step(c, ev, from, true, "")
+		return
+	}
+	c.DisconnectReplyFrame = ev.Frame
+	if c.State != StateRejected {
+		c.State = StateDisconnected
+	}
+	t.step(c, ev, from, false, "")
+}
+
+func sidrKey(host Peer, reqID uint32) connKey {
+	return connKey{kind: keySIDR, host: hostKey(host), id: reqID}
+}
+
+func (t *Tracker) cmSIDRREQ(ev *CMEvent) {
+	if c := t.lookup(sidrKey(ev.Src, ev.LocalCommID)); c != nil && c.State == StateRequested {
+		t.step(c, ev, true, true, "")
+		return
+	}
+	c := t.newConn(KindSIDR, ev.Transport, ev.Frame, ev.Time)
+	c.Client, c.Server = ev.Src, ev.Dst
+	c.Client.Port, c.Server.Port = 0, 0
+	if ev.CMAValid {
+		c.Client.Port = ev.CMAPort
+	}
+	c.ServiceID, c.HasServiceID = ev.ServiceID, true
+	if _, port, ok := RDMACMPort(ev.ServiceID); ok {
+		c.Server.Port = port
+	}
+	c.ClientCommID = ev.LocalCommID
+	c.State = StateRequested
+	c.RequestFrame = ev.Frame
+	t.bind(c, sidrKey(ev.Src, ev.LocalCommID))
+	t.step(c, ev, true, false, "")
+	c.ClientData = t.readPrivateData(c, "client", "SIDR_REQ", ev.Frame, ev.PrivateDataAt, ev.PrivateData, ev.ULPOffset)
+}
+
+func (t *Tracker) cmSIDRREP(ev *CMEvent) {
+	c := t.lookup(sidrKey(ev.Dst, ev.LocalCommID))
+	note := fmt.Sprintf("status %d qpn 0x%06x", ev.SIDRStatus, ev.QPN)
+	if c == nil {
+		t.orphan(pvtdata.Finding{Code: CodeUnknownConnection, Severity: pvtdata.SeverityInfo, Layer: "conn",
+			Frame: ev.Frame, Offset: -1,
+			Message: fmt.Sprintf("SIDR_REP (request ID 0x%08x, %s) matches no SIDR_REQ seen", ev.LocalCommID, note)})
+		return
+	}
+	if c.ReplyFrame != 0 {
+		t.step(c, ev, false, true, note)
+		return
+	}
+	c.ReplyFrame = ev.Frame
+	c.ServerQPN = ev.QPN
+	c.SIDRStatus = ev.SIDRStatus
+	c.State = StateReplied
+	if ev.SIDRStatus != 0 {
+		c.State = StateRejected
+		c.RejectReason = uint16(ev.SIDRStatus)
+		c.RejectReasonName = sidrStatusName(ev.SIDRStatus)
+	}
+	t.step(c, ev, false, false, note)
+	c.ServerData = t.readPrivateData(c, "server", "SIDR_REP", ev.Frame, ev.PrivateDataAt, ev.PrivateData, ev.ULPOffset)
+	c.Negotiated = pvtdata.Negotiate(c.ClientData.Effective(), c.ServerData.Effective())
+}
+
+// SIDR_REP status values (IBTA vol 1 Table 123).
+func sidrStatusName(s uint8) string {
+	switch s {
+	case 0:
+		return "valid"
+	case 1:
+		return "service ID not supported"
+	case 2:
+		return "rejected by service provider"
+	case 3:
+		return "no QP available"
+	case 4:
+		return "redirect"
+	case 5:
+		return "unsupported version"
+	}
+	return fmt.Sprintf("status %d", s)
+}

@@ -1,0 +1,233 @@
+package conn
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
+)
+
+// State is where a connection's setup or teardown stands.
+type State uint8
+
+const (
+	// StateRequested: REQ (MPA Request, SIDR_REQ) seen, no answer yet.
+	StateRequested State = iota + 1
+	// StateReplied: REP seen, no RTU yet (SIDR: SIDR_REP seen).
+	StateReplied
+	// StateEstablished: RTU seen (iWARP: MPA Reply accepted).
+	StateEstablished
+	// StateRejected: REJ or MPA Reject.
+	StateRejected
+	// StateDisconnecting: DREQ seen, no DREP yet.
+	StateDisconnecting
+	// StateDisconnected: DREP seen.
+	StateDisconnected
+	// StateTimedOut: setup or teardown did not finish within the timeout
+	// of capture time.
+	StateTimedOut
+)
+
+var stateNames = [...]string{
+	StateRequested: "requested", StateReplied: "replied", StateEstablished: "established",
+	StateRejected: "rejected", StateDisconnecting: "disconnecting",
+	StateDisconnected: "disconnected", StateTimedOut: "timed out",
+}
+
+func (s State) String() string {
+	if int(s) < len(stateNames) && stateNames[s] != "" {
+		return stateNames[s]
+	}
+	return fmt.Sprintf("State(%d)", uint8(s))
+}
+
+// MarshalText renders the state as its name.
+func (s State) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// ParseState parses a name String returns.
+func ParseState(name string) (State, error) {
+	for i, n := range stateNames {
+		if n != "" && n == name {
+			return State(i), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown connection state %q", name)
+}
+
+// Kind distinguishes connected (RC) setup from SIDR service resolution.
+type Kind uint8
+
+const (
+	KindConnection Kind = iota
+	KindSIDR
+)
+
+func (k Kind) String() string {
+	if k == KindSIDR {
+		return "sidr"
+	}
+	return "connection"
+}
+
+// PrivateData is what one side sent in its connection request or reply.
+type PrivateData struct {
+	// Frame carried it; Message names the message ("REQ", "MPA Reply" …).
+	Frame   int
+	Message string
+	// Bytes is the whole private data field (a copy); ULPOffset is where
+	// the ULP's part starts (after the 36-byte rdma_cm header on an IB/RoCE
+	// REQ, after IRD/ORD on MPA v2).
+	Bytes     []byte
+	ULPOffset int
+	// Reading is the ULP part read in the tracker's mode.
+	Reading pvtdata.Reading
+	// Diverges reports that rfc8797, draft and linux receivers would act
+	// differently on the ULP part; Readings holds the three readings.
+	Diverges bool
+	Readings [len(pvtdata.Modes)]pvtdata.Reading
+}
+
+// ULP returns the ULP's part of the private data.
+func (pd *PrivateData) ULP() []byte {
+	if pd.ULPOffset > len(pd.Bytes) {
+		return nil
+	}
+	return pd.Bytes[pd.ULPOffset:]
+}
+
+// Format names what the ULP part holds: "rfc8797" when an RPC-over-RDMA
+// message was found, "none" when it is empty or all zero, "unknown"
+// otherwise.
+func (pd *PrivateData) Format() string {
+	if pd.Reading.Found {
+		return "rfc8797"
+	}
+	for _, b := range pd.ULP() {
+		if b != 0 {
+			return "unknown"
+		}
+	}
+	return "none"
+}
+
+// Effective is what a receiver in the tracker's mode acts on.
+func (pd *PrivateData) Effective() pvtdata.Effective {
+	if pd == nil {
+		return pvtdata.Defaults
+	}
+	return pd.Reading.Effective()
+}
+
+// Step is one message of a connection's ladder.
+type Step struct {
+	// Message is "REQ", "MRA", "REP", "MPA Request" …
+	Message string
+	Frame   int
+	Time    time.Time
+	// FromClient gives the direction: client → server when true.
+	FromClient bool
+	// Retransmission marks a repeated MAD (same transaction ID).
+	Retransmission bool
+	// Note is a short detail ("reason 28 Consumer reject", "status 0").
+	Note string
+}
+
+// Direction renders the step's direction as an arrow.
+func (s Step) Direction() string {
+	if s.FromClient {
+		return "client → server"
+	}
+	return "server → client"
+}
+
+// SendCounts summarises the traffic checked in one direction.
+type SendCounts struct {
+	// Sends is how many Sends were matched to the connection, RPCRDMA how
+	// many of them carried an RPC-over-RDMA header, Invalidate how many
+	// were Send with Invalidate; MaxLength is the largest Send.
+	Sends      int `json:"sends"`
+	RPCRDMA    int `json:"rpcrdma"`
+	Invalidate int `json:"invalidate"`
+	MaxLength  int `json:"max_length"`
+}
+
+// Connection is everything known about one connection (or one SIDR
+// exchange).
+type Connection struct {
+	// ID numbers connections from 1 in the order their first message was
+	// seen.
+	ID        int
+	Kind      Kind
+	Transport Transport
+	// Client initiated (REQ, MPA Request); Server answered.
+	Client, Server Peer
+	// ServiceID is the IB service ID (for iWARP, the rdma_cm TCP-port-space
+	// equivalent of the server port); HasServiceID when known.
+	ServiceID    uint64
+	HasServiceID bool
+	// ClientQPN and ServerQPN are the QPs from REQ and REP (SIDR: the
+	// granted QP in ServerQPN).
+	ClientQPN, ServerQPN uint32
+	// ClientCommID and ServerCommID are the CM communication IDs (SIDR:
+	// the request ID in ClientCommID).
+	ClientCommID, ServerCommID uint32
+	State                      State
+	// RejectReason and RejectReasonName are from the REJ (MPA Reject:
+	// reason 0, name "MPA Reject").
+	RejectReason     uint16
+	RejectReasonName string
+	// SIDRStatus is the SIDR_REP status.
+	SIDRStatus uint8
+	// Frames of each step; 0 when not seen.
+	RequestFrame, ReplyFrame, RejectFrame, EstablishedFrame int
+	DisconnectRequestFrame, DisconnectReplyFrame            int
+	// FirstTime and LastTime bound the connection's messages and traffic.
+	FirstTime, LastTime time.Time
+	// ClientData and ServerData are each side's private data; nil when the
+	// message carrying it was not seen.
+	ClientData, ServerData *PrivateData
+	// Negotiated is the RFC 8797 result from both sides' data (defaults
+	// for a side that sent none); meaningful once Replied.
+	Negotiated pvtdata.Negotiated
+	Steps      []Step
+	Findings   []pvtdata.Finding
+	// ToServer and ToClient count the Sends checked in each direction.
+	ToServer, ToClient SendCounts
+	// Evicted reports the tracker stopped following the connection when its
+	// table was full.
+	Evicted bool
+
+	// tracker bookkeeping
+	reqTID, repTID uint64
+	lastActive     time.Time
+	active         bool
+	prev           *Connection // the earlier connection between the same peers
+	pending        pendingXIDs
+	keys           []connKey
+}
+
+// Service names the service: "NFS/RDMA (rdma_cm TCP port 20049)".
+func (c *Connection) Service() string {
+	if !c.HasServiceID {
+		return ""
+	}
+	return ServiceName(c.ServiceID)
+}
+
+// Replied reports that the server's answer (REP, REJ, MPA Reply or Reject)
+// was seen, so Negotiated holds what both sides agreed.
+func (c *Connection) Replied() bool { return c.ReplyFrame != 0 }
+
+func (c *Connection) addFinding(f pvtdata.Finding) {
+	c.Findings = append(c.Findings, f)
+}
+
+// HasFinding reports whether the connection carries a finding with code.
+func (c *Connection) HasFinding(code string) bool {
+	for _, f := range c.Findings {
+		if f.Code == code {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,236 @@
+// Package conn follows RDMA connections through a capture: it pairs the IB
+// CM messages (REQ, MRA, REP or REJ, RTU, DREQ, DREP; SIDR_REQ and SIDR_REP)
+// and the iWARP MPA Request and Reply or Reject into connections, reads each
+// side's private data with pvtdata, negotiates what RFC 8797 says the peers
+// agreed, and checks the RPC-over-RDMA Sends that follow against it.
+//
+// The tracker works on a small event model (CMEvent, MPAEvent, SendEvent)
+// so the state machines and checks are independent of how the layers are
+// decoded; Tracker.Record turns a dissect.Record into those events. It is
+// the only place besides reassembly with memory across packets, and its
+// memory is bounded (Config).
+package conn
+
+import (
+	"fmt"
+	"net/netip"
+	"time"
+)
+
+// Transport is the RDMA transport a connection runs over.
+type Transport uint8
+
+const (
+	TransportUnknown Transport = iota
+	// RoCEv2 is IB transport over UDP/IP (port 4791).
+	RoCEv2
+	// RoCEv1 is IB transport with a GRH directly over Ethernet (0x8915).
+	RoCEv1
+	// IB is native InfiniBand (LRH first).
+	IB
+	// IWARP is MPA/DDP/RDMAP over TCP.
+	IWARP
+)
+
+var transportNames = [...]string{TransportUnknown: "unknown", RoCEv2: "rocev2", RoCEv1: "rocev1", IB: "ib", IWARP: "iwarp"}
+
+func (t Transport) String() string {
+	if int(t) < len(transportNames) {
+		return transportNames[t]
+	}
+	return fmt.Sprintf("Transport(%d)", uint8(t))
+}
+
+// MarshalText renders the transport as its lower-case name.
+func (t Transport) MarshalText() ([]byte, error) { return []byte(t.String()), nil }
+
+// ParseTransport parses a name String returns.
+func ParseTransport(s string) (Transport, error) {
+	for i, n := range transportNames {
+		if n == s {
+			return Transport(i), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown transport %q (want rocev2, rocev1, ib or iwarp)", s)
+}
+
+// Peer is one end of a connection as the network shows it.
+type Peer struct {
+	// Addr is the IP address (RoCEv2, iWARP) or the GID (RoCEv1, IB with a
+	// GRH); the zero Addr when the packet carried none.
+	Addr netip.Addr
+	// LID is the InfiniBand local identifier (native IB; 0 otherwise).
+	LID uint16
+	// Port is the TCP port (iWARP) or the rdma_cm port (IB/RoCE: the
+	// client's port from the rdma_cm header, the server's from the service
+	// ID); 0 when unknown.
+	Port uint16
+}
+
+// IsZero reports that nothing is known of the peer.
+func (p Peer) IsZero() bool { return !p.Addr.IsValid() && p.LID == 0 && p.Port == 0 }
+
+// host is p without its port: the key that identifies a node.
+func (p Peer) host() Peer { p.Port = 0; return p }
+
+// String renders "192.0.2.1:20049", "[fe80::1]:20049", "lid 0x0005" or
+// "lid 0x0005 gid fe80::1".
+func (p Peer) String() string {
+	var s string
+	switch {
+	case p.Addr.IsValid() && p.LID != 0:
+		s = fmt.Sprintf("lid 0x%04x gid %s", p.LID, p.Addr)
+	case p.Addr.IsValid():
+		s = p.Addr.String()
+		if p.Port != 0 {
+			return netip.AddrPortFrom(p.Addr, p.Port).String()
+		}
+		return s
+	case p.LID != 0:
+		s = fmt.Sprintf("lid 0x%04x", p.LID)
+	default:
+		s = "?"
+	}
+	if p.Port != 0 {
+		s += fmt.Sprintf(" port %d", p.Port)
+	}
+	return s
+}
+
+// MarshalText renders the peer as String does.
+func (p Peer) MarshalText() ([]byte, error) { return []byte(p.String()), nil }
+
+// CMType is an IB CM message (its MAD attribute ID).
+type CMType uint16
+
+// CM attribute IDs (IBTA vol 1 §12.6, wire-formats.md §3).
+const (
+	CMREQ     CMType = 0x0010
+	CMMRA     CMType = 0x0011
+	CMREJ     CMType = 0x0012
+	CMREP     CMType = 0x0013
+	CMRTU     CMType = 0x0014
+	CMDREQ    CMType = 0x0015
+	CMDREP    CMType = 0x0016
+	CMSIDRREQ CMType = 0x0017
+	CMSIDRREP CMType = 0x0018
+	CMLAP     CMType = 0x0019
+	CMAPR     CMType = 0x001a
+)
+
+var cmTypeNames = map[CMType]string{
+	CMREQ: "REQ", CMMRA: "MRA", CMREJ: "REJ", CMREP: "REP", CMRTU: "RTU", CMDREQ: "DREQ",
+	CMDREP: "DREP", CMSIDRREQ: "SIDR_REQ", CMSIDRREP: "SIDR_REP", CMLAP: "LAP", CMAPR: "APR",
+}
+
+func (t CMType) String() string {
+	if s, ok := cmTypeNames[t]; ok {
+		return s
+	}
+	return fmt.Sprintf("CM(0x%04x)", uint16(t))
+}
+
+// CMEvent is one IB CM MAD seen on the wire (IB, RoCEv1 or RoCEv2).
+//
+// Slices alias the caller's buffers: the tracker copies what it keeps.
+type CMEvent struct {
+	Frame     int
+	Time      time.Time
+	Transport Transport
+	// Src and Dst are the network ends the MAD travelled between (IP
+	// addresses on RoCEv2, GIDs on RoCEv1, LIDs and GIDs on IB); ports 0.
+	Src, Dst Peer
+	Type     CMType
+	// TID is the MAD transaction ID: a retransmitted MAD repeats it.
+	TID uint64
+	// LocalCommID is the sender's communication ID, RemoteCommID the
+	// receiver's (0 where the message has none, as in a REQ). For SIDR the
+	// RequestID is in LocalCommID.
+	LocalCommID, RemoteCommID uint32
+	// ServiceID is set on REQ, SIDR_REQ and SIDR_REP.
+	ServiceID uint64
+	// QPN is the sender's QP on REQ and REP, the granted QP on SIDR_REP
+	// and the receiver's QP on DREQ.
+	QPN uint32
+	// Reject holds REJ's reason code and its name; SIDRStatus the
+	// SIDR_REP status.
+	RejectReason     uint16
+	RejectReasonName string
+	SIDRStatus       uint8
+	// PrivateData is the message's whole private data field and ULPOffset
+	// where the ULP's part starts in it (36 after the rdma_cm header in
+	// REQ and SIDR_REQ; 0 otherwise).
+	PrivateData []byte
+	ULPOffset   int
+	// PrivateDataAt is the frame offset of PrivateData[0]; 0 when unknown.
+	PrivateDataAt int
+	// CMAValid reports an rdma_cm IP header in the private data; CMASrc,
+	// CMADst and CMAPort are its addresses and the initiator's port.
+	CMAValid       bool
+	CMASrc, CMADst netip.Addr
+	CMAPort        uint16
+}
+
+// MPAType is the kind of MPA start-up frame.
+type MPAType uint8
+
+const (
+	MPARequest MPAType = iota + 1
+	MPAReply
+	MPAReject
+)
+
+func (t MPAType) String() string {
+	switch t {
+	case MPARequest:
+		return "MPA Request"
+	case MPAReply:
+		return "MPA Reply"
+	case MPAReject:
+		return "MPA Reject"
+	}
+	return fmt.Sprintf("MPAType(%d)", uint8(t))
+}
+
+// MPAEvent is one MPA Request, Reply or Reject frame on a TCP stream.
+type MPAEvent struct {
+	Frame int
+	Time  time.Time
+	// Src and Dst are the TCP ends (address and port).
+	Src, Dst Peer
+	Type     MPAType
+	Revision uint8
+	// Flags is the raw flags octet (M 0x80, C 0x40, R 0x20, Enhanced 0x10).
+	Flags uint8
+	// PrivateData is the whole MPA private data, ULPOffset where the ULP
+	// part starts (4 after the MPA v2 IRD/ORD words).
+	PrivateData []byte
+	ULPOffset   int
+	// PrivateDataAt is the frame offset of PrivateData[0]; 0 when unknown
+	// (reassembled from several segments).
+	PrivateDataAt int
+}
+
+// SendEvent is one complete RDMA Send (reassembled if it spanned packets),
+// with what the RPC-over-RDMA decoder found in it.
+type SendEvent struct {
+	FirstFrame, LastFrame int
+	Time                  time.Time
+	Transport             Transport
+	// Src and Dst are the network ends; on iWARP with TCP ports.
+	Src, Dst Peer
+	// DestQP is the BTH destination QP (IB/RoCE; 0 on iWARP).
+	DestQP uint32
+	// Length is the Send's payload length in octets.
+	Length int
+	// Invalidate marks Send with Invalidate; InvalidateSTag is the STag.
+	Invalidate     bool
+	InvalidateSTag uint32
+	// RPCRDMA reports the payload decoded as an RPC-over-RDMA header; XID
+	// and Proc are from it, Handles every chunk-segment handle (STag) it
+	// offers in its read list, write list and reply chunk.
+	RPCRDMA bool
+	XID     uint32
+	Proc    uint32
+	Handles []uint32
+}

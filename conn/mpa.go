@@ -1,0 +1,67 @@
+package conn
+
+import (
+	"fmt"
+
+	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
+)
+
+// MPA processes one MPA Request, Reply or Reject frame.
+func (t *Tracker) MPA(ev *MPAEvent) {
+	if t.finished {
+		return
+	}
+	t.advance(ev.Time)
+	k := streamKey(ev.Src, ev.Dst)
+	c := t.lookup(k)
+	switch ev.Type {
+	case MPARequest:
+		if c != nil && c.RequestFrame != 0 && c.ReplyFrame == 0 && c.Client == ev.Src {
+			t.mpaStep(c, ev, true, true)
+			return
+		}
+		c = t.newConn(KindConnection, IWARP, ev.Frame, ev.Time)
+		c.Client, c.Server = ev.Src, ev.Dst
+		c.ServiceID, c.HasServiceID = ServiceIDFor(PortSpaceTCP, ev.Dst.Port), true
+		c.State = StateRequested
+		c.RequestFrame = ev.Frame
+		// A new MPA Request on a stream replaces whatever it carried before.
+		t.index[k] = c
+		c.keys = append(c.keys, k)
+		t.mpaStep(c, ev, true, false)
+		c.ClientData = t.readPrivateData(c, "client", "MPA Request", ev.Frame, ev.PrivateDataAt, ev.PrivateData, ev.ULPOffset)
+		t.rememberPeers(c)
+	case MPAReply, MPAReject:
+		if c == nil {
+			t.orphan(pvtdata.Finding{Code: CodeUnknownConnection, Severity: pvtdata.SeverityInfo, Layer: "conn",
+				Frame: ev.Frame, Offset: -1,
+				Message: fmt.Sprintf("%s from %s to %s on a TCP stream where no MPA Request was seen", ev.Type, ev.Src, ev.Dst)})
+			return
+		}
+		if c.ReplyFrame != 0 {
+			t.mpaStep(c, ev, false, true)
+			return
+		}
+		c.ReplyFrame = ev.Frame
+		t.mpaStep(c, ev, false, false)
+		c.ServerData = t.readPrivateData(c, "server", ev.Type.String(), ev.Frame, ev.PrivateDataAt, ev.PrivateData, ev.ULPOffset)
+		if ev.Type == MPAReject {
+			c.State = StateRejected
+			c.RejectFrame = ev.Frame
+			c.RejectReasonName = "MPA Reject"
+			t.finding(c, pvtdata.Finding{Code: CodeRejected, Severity: pvtdata.SeverityInfo, Section: "RFC 5044 §7.1.1",
+				Layer: "conn", Frame: ev.Frame, Offset: -1, Message: "the server rejected the connection with an MPA Reject (Reject flag set)"})
+			return
+		}
+		c.State = StateEstablished
+		c.EstablishedFrame = ev.Frame
+		t.negotiate(c, ev.Frame)
+	}
+}
+
+func (t *Tracker) mpaStep(c *Connection, ev *MPAEvent, fromClient, retrans bool) {
+	note := fmt.Sprintf("rev %d flags 0x%02x", ev.Revision, ev.Flags)
+	c.Steps = append(c.Steps, Step{Message: ev.Type.String(), Frame: ev.Frame, Time: ev.Time,
+		FromClient: fromClient, Retransmission: retrans, Note: note})
+	t.touch(c, ev.Time)
+}

@@ -1,0 +1,182 @@
+package conn
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
+)
+
+// Finding codes raised by this package. They are stable: expectation files
+// and users key on them.
+const (
+	// CodeSendExceedsInline: an RPC-over-RDMA Send larger than the
+	// receiver's negotiated inline threshold.
+	CodeSendExceedsInline = "conn.send-exceeds-inline"
+	// CodeSendInvNotNegotiated: Send with Invalidate although R was not
+	// set by both peers.
+	CodeSendInvNotNegotiated = "conn.send-inv-not-negotiated"
+	// CodeSendInvFromRequester: the requester (client) sent Send with
+	// Invalidate; RFC 8797 lets only the responder use it.
+	CodeSendInvFromRequester = "conn.send-inv-from-requester"
+	// CodeInvalidatedSTagNotOffered: the STag a Send with Invalidate names
+	// is not among the handles the requester offered in that xid's chunks.
+	CodeInvalidatedSTagNotOffered = "conn.invalidated-stag-not-offered"
+	// CodeServerSendExceedsClientReceive: the server advertises a Send Size
+	// above the client's Receive Size (the Linux server deviation).
+	CodeServerSendExceedsClientReceive = "conn.server-send-exceeds-client-receive"
+	// CodeAdvertisedValuesChanged: a reconnection between the same peers
+	// advertised different values than the previous connection.
+	CodeAdvertisedValuesChanged = "conn.advertised-values-changed"
+	// CodeREPWithoutREQ, CodeRTUWithoutREP, CodeDREQUnknown: CM messages
+	// for a connection whose earlier steps were not seen.
+	CodeREPWithoutREQ = "conn.rep-without-req"
+	CodeRTUWithoutREP = "conn.rtu-without-rep"
+	CodeDREQUnknown   = "conn.dreq-unknown-connection"
+	// CodeUnknownConnection: another CM message (MRA, REJ, DREP, SIDR_REP,
+	// MPA Reply) that matches no connection.
+	CodeUnknownConnection = "conn.unknown-connection"
+	// CodeRejected: the server rejected the connection (REJ, MPA Reject).
+	CodeRejected = "conn.rejected"
+	// CodeTimedOut: setup or teardown did not finish in time.
+	CodeTimedOut = "conn.timed-out"
+	// CodeTableFull: the connection table was full; the oldest was evicted.
+	CodeTableFull = "conn.table-full"
+	// CodeFindingsSuppressed: more findings of one code than listed.
+	CodeFindingsSuppressed = "conn.findings-suppressed"
+)
+
+// Codes lists every code this package raises, with its usual severity, for
+// documentation and expectation files.
+var Codes = map[string]pvtdata.Severity{
+	CodeSendExceedsInline:              pvtdata.SeverityError,
+	CodeSendInvNotNegotiated:           pvtdata.SeverityError,
+	CodeSendInvFromRequester:           pvtdata.SeverityWarning,
+	CodeInvalidatedSTagNotOffered:      pvtdata.SeverityError,
+	CodeServerSendExceedsClientReceive: pvtdata.SeverityWarning,
+	CodeAdvertisedValuesChanged:        pvtdata.SeverityInfo,
+	CodeREPWithoutREQ:                  pvtdata.SeverityWarning,
+	CodeRTUWithoutREP:                  pvtdata.SeverityWarning,
+	CodeDREQUnknown:                    pvtdata.SeverityWarning,
+	CodeUnknownConnection:              pvtdata.SeverityInfo,
+	CodeRejected:                       pvtdata.SeverityInfo,
+	CodeTimedOut:                       pvtdata.SeverityWarning,
+	CodeTableFull:                      pvtdata.SeverityWarning,
+	CodeFindingsSuppressed:             pvtdata.SeverityInfo,
+}
+
+// readPrivateData copies and reads one side's private data. frameOffset is
+// where data[0] sits in its frame, 0 when unknown.
+func (t *Tracker) readPrivateData(c *Connection, side, msg string, frame, frameOffset int, data []byte, ulpOffset int) *PrivateData {
+	pd := &PrivateData{Frame: frame, Message: msg, Bytes: append([]byte(nil), data...), ULPOffset: ulpOffset}
+	if ulpOffset < 0 || ulpOffset > len(pd.Bytes) {
+		pd.ULPOffset = len(pd.Bytes)
+	}
+	ulp := pd.ULP()
+	pd.Reading = pvtdata.Read(ulp, t.cfg.Mode)
+	pd.Diverges, pd.Readings = pvtdata.Diverges(ulp)
+
+	base := -1
+	if frameOffset > 0 {
+		base = frameOffset + pd.ULPOffset
+	}
+	var fs []pvtdata.Finding
+	fs = pd.Reading.AppendFindings(fs)
+	for _, f := range fs {
+		if f.Code == pvtdata.CodeNotFound && pd.Format() == "none" && c.Transport != IWARP && msg != "REQ" {
+			// An all-zero IB CM private data field is what a peer that sends
+			// nothing puts on the wire: not worth a note on every REP.
+			continue
+		}
+		f.Frame = frame
+		f.Message = side + " " + msg + " private data: " + f.Message
+		if f.Offset >= 0 && base >= 0 {
+			f.Offset += base
+		} else {
+			f.Offset = -1
+		}
+		t.finding(c, f)
+	}
+	if pd.Diverges {
+		t.finding(c, pvtdata.Finding{
+			Code: pvtdata.CodeReaderDivergence, Severity: pvtdata.SeverityWarning, Section: "RFC 8797 §5.2",
+			Layer: "pvtdata", Frame: frame, Offset: -1,
+			Message: fmt.Sprintf("%s %s private data is read differently by different receivers: %s", side, msg, describeReadings(pd.Readings)),
+		})
+	}
+	return pd
+}
+
+func describeReadings(rs [len(pvtdata.Modes)]pvtdata.Reading) string {
+	parts := make([]string, len(rs))
+	for i := range rs {
+		parts[i] = rs[i].Mode.String() + " " + describeEffective(rs[i].Effective(), rs[i].Valid)
+	}
+	return strings.Join(parts, "; ")
+}
+
+func describeEffective(e pvtdata.Effective, valid bool) string {
+	s := fmt.Sprintf("send %d receive %d R=%d", e.SendSize, e.ReceiveSize, b2i(e.RemoteInvalidation))
+	if !valid {
+		s += " (defaults)"
+	}
+	return s
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// negotiate computes the result once the server's answer is known and
+// raises the checks that compare the two sides and the previous connection.
+func (t *Tracker) negotiate(c *Connection, frame int) {
+	c.Negotiated = pvtdata.Negotiate(c.ClientData.Effective(), c.ServerData.Effective())
+	cv := c.ClientData != nil && c.ClientData.Reading.Valid
+	sv := c.ServerData != nil && c.ServerData.Reading.Valid
+	if cv && sv {
+		ce, se := c.ClientData.Effective(), c.ServerData.Effective()
+		if se.SendSize > ce.ReceiveSize {
+			t.finding(c, pvtdata.Finding{
+				Code: CodeServerSendExceedsClientReceive, Severity: pvtdata.SeverityWarning,
+				Section: "RFC 8797 §4.2", Layer: "conn", Frame: frame, Offset: -1,
+				Message: fmt.Sprintf("the server advertises a Send Size of %d octets, more than the client's Receive Size of %d: a conforming server sends at most min(%d, %d) = %d octets inline, "+
+					"but the Linux server (svcrdma) ignores the client's sizes and uses only the R bit (wire-formats.md §1), so it may send Sends the client cannot receive",
+					se.SendSize, ce.ReceiveSize, se.SendSize, ce.ReceiveSize, min(se.SendSize, ce.ReceiveSize)),
+			})
+		}
+	}
+	t.compareWithPrevious(c, frame)
+}
+
+// compareWithPrevious reports a change of advertised values from the
+// previous connection between the same peers (RFC 8797 §4: peers must
+// expect the values to change on reconnection).
+func (t *Tracker) compareWithPrevious(c *Connection, frame int) {
+	p := c.prev
+	if p == nil || !p.Replied() {
+		return
+	}
+	var diffs []string
+	if p.ClientData != nil && c.ClientData != nil && p.ClientData.Effective() != c.ClientData.Effective() {
+		diffs = append(diffs, fmt.Sprintf("client %s → %s",
+			describeEffective(p.ClientData.Effective(), p.ClientData.Reading.Valid),
+			describeEffective(c.ClientData.Effective(), c.ClientData.Reading.Valid)))
+	}
+	if p.ServerData != nil && c.ServerData != nil && p.ServerData.Effective() != c.ServerData.Effective() {
+		diffs = append(diffs, fmt.Sprintf("server %s → %s",
+			describeEffective(p.ServerData.Effective(), p.ServerData.Reading.Valid),
+			describeEffective(c.ServerData.Effective(), c.ServerData.Reading.Valid)))
+	}
+	if len(diffs) == 0 {
+		return
+	}
+	t.finding(c, pvtdata.Finding{
+		Code: CodeAdvertisedValuesChanged, Severity: pvtdata.SeverityInfo, Section: "RFC 8797 §4",
+		Layer: "conn", Frame: frame, Offset: -1,
+		Message: fmt.Sprintf("the peers advertise different values than on connection %d (request frame %d): %s; the new values apply to this connection only",
+			p.ID, p.RequestFrame, strings.Join(diffs, "; ")),
+	})
+}

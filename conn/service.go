@@ -1,0 +1,63 @@
+package conn
+
+import "fmt"
+
+// rdma_cm port spaces (include/rdma/rdma_cm.h enum rdma_ucm_port_space).
+const (
+	PortSpaceIPoIB = 0x0002
+	PortSpaceTCP   = 0x0106
+	PortSpaceUDP   = 0x0111
+	PortSpaceIB    = 0x013f
+)
+
+var portSpaceNames = map[uint16]string{
+	PortSpaceIPoIB: "IPoIB", PortSpaceTCP: "TCP", PortSpaceUDP: "UDP", PortSpaceIB: "IB",
+}
+
+// well-known ULP ports over rdma_cm.
+var wellKnownPorts = map[uint16]string{
+	20049: "NFS/RDMA",
+	2049:  "NFS",
+	4420:  "NVMe-oF",
+	3260:  "iSER",
+	5445:  "SMB Direct",
+	445:   "SMB Direct",
+	987:   "Lustre",
+	8008:  "SRP",
+}
+
+// NFSRDMAPort is the IANA port for NFS over RDMA (RFC 8267 §3.2).
+const NFSRDMAPort = 20049
+
+// ServiceIDFor builds the rdma_cm service ID of a port in a port space:
+// (port_space << 16) + port (rdma_get_service_id).
+func ServiceIDFor(portSpace, port uint16) uint64 { return uint64(portSpace)<<16 | uint64(port) }
+
+// RDMACMPort splits an rdma_cm IP service ID into port space and port; ok
+// is false when the service ID is not in the rdma_cm IP range (the upper
+// 32 bits zero and a known port space).
+func RDMACMPort(sid uint64) (portSpace, port uint16, ok bool) {
+	if sid>>32 != 0 {
+		return 0, 0, false
+	}
+	ps := uint16(sid >> 16)
+	if _, known := portSpaceNames[ps]; !known {
+		return 0, 0, false
+	}
+	return ps, uint16(sid), true
+}
+
+// ServiceName says what a service ID means: "NFS/RDMA (rdma_cm TCP port
+// 20049)", "rdma_cm UDP port 7471", or the ID in hex when it is not an
+// rdma_cm IP service.
+func ServiceName(sid uint64) string {
+	ps, port, ok := RDMACMPort(sid)
+	if !ok {
+		return fmt.Sprintf("0x%016x", sid)
+	}
+	s := fmt.Sprintf("rdma_cm %s port %d", portSpaceNames[ps], port)
+	if name, ok := wellKnownPorts[port]; ok && ps != PortSpaceIB {
+		return name + " (" + s + ")"
+	}
+	return s
+}

@@ -1,0 +1,339 @@
+package conn
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
+)
+
+// Config bounds the tracker's memory and sets how private data is read.
+// The zero value means the defaults.
+type Config struct {
+	// MaxConnections caps the connections followed at once; when a new one
+	// would exceed it the oldest is evicted (it stays in the results with
+	// the finding conn.table-full). Default DefaultMaxConnections.
+	MaxConnections int
+	// Timeout is how long, in capture time, a connection may wait in
+	// requested, replied or disconnecting before it is marked timed out.
+	// Default DefaultTimeout.
+	Timeout time.Duration
+	// MaxPendingCalls caps, per connection, the RPC calls remembered for
+	// the invalidated-STag check (oldest forgotten first). Default
+	// DefaultMaxPendingCalls.
+	MaxPendingCalls int
+	// MaxFindingsPerCode caps the findings of one code on one connection;
+	// the rest are counted in a conn.findings-suppressed note. Default
+	// DefaultMaxFindingsPerCode.
+	MaxFindingsPerCode int
+	// Mode is how a receiver reads the private data for the negotiation
+	// (default pvtdata.ModeRFC8797).
+	Mode pvtdata.Mode
+}
+
+// Defaults for Config.
+const (
+	DefaultMaxConnections     = 65536
+	DefaultTimeout            = 60 * time.Second
+	DefaultMaxPendingCalls    = 1024
+	DefaultMaxFindingsPerCode = 100
+)
+
+func (c Config) withDefaults() Config {
+	if c.MaxConnections <= 0 {
+		c.MaxConnections = DefaultMaxConnections
+	}
+	if c.Timeout <= 0 {
+		c.Timeout = DefaultTimeout
+	}
+	if c.MaxPendingCalls <= 0 {
+		c.MaxPendingCalls = DefaultMaxPendingCalls
+	}
+	if c.MaxFindingsPerCode <= 0 {
+		c.MaxFindingsPerCode = DefaultMaxFindingsPerCode
+	}
+	return c
+}
+
+// keyKind says what a connKey identifies.
+type keyKind uint8
+
+const (
+	keyComm   keyKind = iota + 1 // a CM communication ID at a host
+	keyQP                        // a QP at a host (where Sends are delivered)
+	keySIDR                      // a SIDR request ID at the requesting host
+	keyStream                    // a TCP stream (iWARP), ends ordered
+)
+
+type connKey struct {
+	kind keyKind
+	host Peer
+	id   uint32
+	peer Peer
+}
+
+// hostKey is the part of a peer that names a node: the LID on native IB,
+// else the address.
+func hostKey(p Peer) Peer {
+	if p.LID != 0 {
+		return Peer{LID: p.LID}
+	}
+	return Peer{Addr: p.Addr}
+}
+
+func streamKey(a, b Peer) connKey {
+	if peerLess(b, a) {
+		a, b = b, a
+	}
+	return connKey{kind: keyStream, host: a, peer: b}
+}
+
+func peerLess(a, b Peer) bool {
+	if c := a.Addr.Compare(b.Addr); c != 0 {
+		return c < 0
+	}
+	if a.LID != b.LID {
+		return a.LID < b.LID
+	}
+	return a.Port < b.Port
+}
+
+// peersKey identifies "the same peers and service" across reconnections.
+type peersKey struct {
+	transport      Transport
+	client, server Peer
+	service        uint64
+}
+
+// Tracker follows connections through a capture. Feed it events (or
+// Records) in capture order, then read Connections and Findings. It is not
+// safe for concurrent use.
+type Tracker struct {
+	cfg   Config
+	conns []*Connection
+	index map[connKey]*Connection
+	// active holds the followed connections in creation order; head is the
+	// first that may still be active.
+	active    []*Connection
+	head      int
+	nActive   int
+	last      map[peersKey]*Connection
+	now       time.Time
+	lastSweep time.Time
+	orphans   []pvtdata.Finding
+	suppress  map[*Connection]map[string]int
+	evictions int
+	// Unmatched counts Sends that matched no connection.
+	Unmatched int
+	finished  bool
+}
+
+// New returns a tracker with cfg (zero fields take the defaults).
+func New(cfg Config) *Tracker {
+	return &Tracker{
+		cfg:      cfg.withDefaults(),
+		index:    map[connKey]*Connection{},
+		last:     map[peersKey]*Connection{},
+		suppress: map[*Connection]map[string]int{},
+	}
+}
+
+// Config returns the configuration in use, defaults applied.
+func (t *Tracker) Config() Config { return t.cfg }
+
+// Connections returns every connection seen, in order of first message.
+func (t *Tracker) Connections() []*Connection { return t.conns }
+
+// Findings returns what the tracker noticed that belongs to no connection
+// (a DREP or MRA for a connection never seen, …).
+func (t *Tracker) Findings() []pvtdata.Finding { return t.orphans }
+
+// AllFindings returns the connections' findings and the tracker's own.
+func (t *Tracker) AllFindings() []pvtdata.Finding {
+	var out []pvtdata.Finding
+	for _, c := range t.conns {
+		out = append(out, c.Findings...)
+	}
+	return append(out, t.orphans...)
+}
+
+// Finish ends the capture: it adds the notes of suppressed findings. Call
+// it once after the last event; further events are ignored.
+func (t *Tracker) Finish() {
+	if t.finished {
+		return
+	}
+	t.finished = true
+	for _, c := range t.conns {
+		counts := t.suppress[c]
+		for _, code := range sortedKeys(counts) {
+			c.Findings = append(c.Findings, pvtdata.Finding{
+				Code: CodeFindingsSuppressed, Severity: pvtdata.SeverityInfo, Layer: "conn", Offset: -1,
+				Message: fmt.Sprintf("%d more %s findings on this connection were not listed (limit %d per code)",
+					counts[code], code, t.cfg.MaxFindingsPerCode),
+			})
+		}
+	}
+}
+
+// advance moves capture time forward and times out stalled connections.
+func (t *Tracker) advance(now time.Time) {
+	if now.After(t.now) {
+		t.now = now
+	}
+	step := t.cfg.Timeout / 8
+	if step < time.Millisecond {
+		step = time.Millisecond
+	}
+	if t.lastSweep.IsZero() {
+		t.lastSweep = t.now
+		return
+	}
+	if t.now.Sub(t.lastSweep) < step {
+		return
+	}
+	t.lastSweep = t.now
+	for _, c := range t.active[t.head:] {
+		if c == nil || !c.active {
+			continue
+		}
+		switch c.State {
+		case StateRequested, StateReplied, StateDisconnecting:
+			if t.now.Sub(c.lastActive) > t.cfg.Timeout {
+				c.State = StateTimedOut
+				t.finding(c, pvtdata.Finding{
+					Code: CodeTimedOut, Severity: pvtdata.SeverityWarning, Layer: "conn", Offset: -1,
+					Frame:   lastFrame(c),
+					Section: "IBTA vol 1 §12.9",
+					Message: fmt.Sprintf("no answer within %s of capture time after frame %d; the connection is taken as timed out", t.cfg.Timeout, lastFrame(c)),
+				})
+			}
+		}
+	}
+}
+
+func lastFrame(c *Connection) int {
+	if len(c.Steps) == 0 {
+		return 0
+	}
+	return c.Steps[len(c.Steps)-1].Frame
+}
+
+// newConn creates a connection and makes room for it.
+func (t *Tracker) newConn(kind Kind, tr Transport, frame int, at time.Time) *Connection {
+	c := &Connection{ID: len(t.conns) + 1, Kind: kind, Transport: tr, FirstTime: at, LastTime: at,
+		lastActive: at, active: true}
+	t.conns = append(t.conns, c)
+	t.active = append(t.active, c)
+	t.nActive++
+	for t.nActive > t.cfg.MaxConnections {
+		t.evictOldest(c, frame)
+	}
+	// Compact the active queue now and then so it does not grow without
+	// bound.
+	if t.head > 1024 && t.head > len(t.active)/2 {
+		n := copy(t.active, t.active[t.head:])
+		clear(t.active[n:])
+		t.active = t.active[:n]
+		t.head = 0
+	}
+	return c
+}
+
+func (t *Tracker) evictOldest(keep *Connection, frame int) {
+	for t.head < len(t.active) {
+		c := t.active[t.head]
+		t.active[t.head] = nil
+		t.head++
+		if c == nil || !c.active || c == keep {
+			continue
+		}
+		t.forget(c)
+		c.Evicted = true
+		t.evictions++
+		t.finding(c, pvtdata.Finding{
+			Code: CodeTableFull, Severity: pvtdata.SeverityWarning, Layer: "conn", Offset: -1, Frame: frame,
+			Message: fmt.Sprintf("the connection table is full (%d connections): this, the oldest, is no longer followed from frame %d on; later messages and Sends of it are not matched (raise the limit to follow more)",
+				t.cfg.MaxConnections, frame),
+		})
+		return
+	}
+}
+
+// forget drops c from the indexes.
+func (t *Tracker) forget(c *Connection) {
+	for _, k := range c.keys {
+		if t.index[k] == c {
+			delete(t.index, k)
+		}
+	}
+	c.keys = nil
+	c.pending = pendingXIDs{}
+	c.active = false
+	t.nActive--
+}
+
+func (t *Tracker) bind(c *Connection, k connKey) {
+	if !c.active {
+		return
+	}
+	if old, ok := t.index[k]; ok && old == c {
+		return
+	}
+	t.index[k] = c
+	c.keys = append(c.keys, k)
+}
+
+func (t *Tracker) lookup(k connKey) *Connection {
+	c := t.index[k]
+	if c != nil && !c.active {
+		return nil
+	}
+	return c
+}
+
+// finding adds f to c, within the per-code cap.
+func (t *Tracker) finding(c *Connection, f pvtdata.Finding) {
+	n := 0
+	for i := range c.Findings {
+		if c.Findings[i].Code == f.Code {
+			n++
+		}
+	}
+	if n >= t.cfg.MaxFindingsPerCode {
+		m := t.suppress[c]
+		if m == nil {
+			m = map[string]int{}
+			t.suppress[c] = m
+		}
+		m[f.Code]++
+		return
+	}
+	c.addFinding(f)
+}
+
+func (t *Tracker) orphan(f pvtdata.Finding) {
+	if len(t.orphans) < 10*t.cfg.MaxFindingsPerCode {
+		t.orphans = append(t.orphans, f)
+	}
+}
+
+func (t *Tracker) touch(c *Connection, at time.Time) {
+	c.lastActive = at
+	if at.After(c.LastTime) {
+		c.LastTime = at
+	}
+}
+
+func sortedKeys(m map[string]int) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	for i := 1; i < len(out); i++ {
+		for j := i; j > 0 && out[j] < out[j-1]; j-- {
+			out[j], out[j-1] = out[j-1], out[j]
+		}
+	}
+	return out
+}
