@@ -117,7 +117,7 @@ func (t *Tracker) cmREQ(ev *CMEvent) {
 	t.bind(c, commKey(ev.Src, ev.LocalCommID))
 	t.bind(c, qpKey(ev.Src, ev.QPN))
 	t.step(c, ev, true, false, "")
-	c.ClientData = t.readPrivateData(c, "client", "REQ", ev.Frame, ev.PrivateDataAt, ev.PrivateData, ev.ULPOffset)
+	c.ClientData = t.readPrivateData(c, "client", "REQ", pvtdata.MsgRequest, ev.Frame, ev.PrivateDataAt, ev.PrivateData, ev.ULPOffset)
 	t.rememberPeers(c)
 }
 
@@ -154,7 +154,7 @@ func (t *Tracker) cmREP(ev *CMEvent) {
 	t.bind(c, commKey(ev.Src, ev.LocalCommID))
 	t.bind(c, qpKey(ev.Src, ev.QPN))
 	t.step(c, ev, false, false, "")
-	c.ServerData = t.readPrivateData(c, "server", "REP", ev.Frame, ev.PrivateDataAt, ev.PrivateData, ev.ULPOffset)
+	c.ServerData = t.readPrivateData(c, "server", "REP", pvtdata.MsgReply, ev.Frame, ev.PrivateDataAt, ev.PrivateData, ev.ULPOffset)
 	t.negotiate(c, ev.Frame)
 }
 
@@ -184,7 +184,7 @@ func (t *Tracker) cmREJ(ev *CMEvent) {
 		if ev.LocalCommID != 0 {
 			c.ServerCommID = ev.LocalCommID
 		}
-		c.ServerData = t.readPrivateData(c, "server", "REJ", ev.Frame, ev.PrivateDataAt, ev.PrivateData, ev.ULPOffset)
+		c.ServerData = t.readPrivateData(c, "server", "REJ", pvtdata.MsgReject, ev.Frame, ev.PrivateDataAt, ev.PrivateData, ev.ULPOffset)
 	}
 	t.finding(c, pvtdata.Finding{Code: CodeRejected, Severity: pvtdata.SeverityInfo, Section: "IBTA vol 1 §12.6.7",
 		Layer: "conn", Frame: ev.Frame, Offset: -1,
@@ -314,7 +314,7 @@ func (t *Tracker) cmSIDRREQ(ev *CMEvent) {
 	c.RequestFrame = ev.Frame
 	t.bind(c, sidrKey(ev.Src, ev.LocalCommID))
 	t.step(c, ev, true, false, "")
-	c.ClientData = t.readPrivateData(c, "client", "SIDR_REQ", ev.Frame, ev.PrivateDataAt, ev.PrivateData, ev.ULPOffset)
+	c.ClientData = t.readPrivateData(c, "client", "SIDR_REQ", pvtdata.MsgRequest, ev.Frame, ev.PrivateDataAt, ev.PrivateData, ev.ULPOffset)
 }
 
 func (t *Tracker) cmSIDRREP(ev *CMEvent) {
@@ -340,7 +340,7 @@ func (t *Tracker) cmSIDRREP(ev *CMEvent) {
 		c.RejectReasonName = sidrStatusName(ev.SIDRStatus)
 	}
 	t.step(c, ev, false, false, note)
-	c.ServerData = t.readPrivateData(c, "server", "SIDR_REP", ev.Frame, ev.PrivateDataAt, ev.PrivateData, ev.ULPOffset)
+	c.ServerData = t.readPrivateData(c, "server", "SIDR_REP", pvtdata.MsgReply, ev.Frame, ev.PrivateDataAt, ev.PrivateData, ev.ULPOffset)
 	c.Negotiated = pvtdata.Negotiate(c.ClientData.Effective(), c.ServerData.Effective())
 }
 

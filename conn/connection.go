@@ -79,12 +79,9 @@ type PrivateData struct {
 	// REQ, after IRD/ORD on MPA v2).
 	Bytes     []byte
 	ULPOffset int
-	// Reading is the ULP part read in the tracker's mode.
-	Reading pvtdata.Reading
-	// Diverges reports that rfc8797, draft and linux receivers would act
-	// differently on the ULP part; Readings holds the three readings.
-	Diverges bool
-	Readings [len(pvtdata.Modes)]pvtdata.Reading
+	// Decode is pvtdata's decode of the ULP part in the tracker's mode: the
+	// ULP it was recognised as, the RFC 8797 reading, the three readers.
+	Decode pvtdata.PrivateData
 }
 
 // ULP returns the ULP's part of the private data.
@@ -95,27 +92,28 @@ func (pd *PrivateData) ULP() []byte {
 	return pd.Bytes[pd.ULPOffset:]
 }
 
-// Format names what the ULP part holds: "rfc8797" when an RPC-over-RDMA
-// message was found, "none" when it is empty or all zero, "unknown"
-// otherwise.
-func (pd *PrivateData) Format() string {
-	if pd.Reading.Found {
-		return "rfc8797"
-	}
-	for _, b := range pd.ULP() {
-		if b != 0 {
-			return "unknown"
-		}
-	}
-	return "none"
-}
+// Format names what the ULP part holds, as pvtdata labels it: "rpcrdma-v1",
+// "zero", "empty", "nvmeof", "unknown" …
+func (pd *PrivateData) Format() string { return pd.Decode.ULP.Kind.String() }
 
-// Effective is what a receiver in the tracker's mode acts on.
+// Valid reports an RFC 8797 message a receiver in the tracker's mode acts on.
+func (pd *PrivateData) Valid() bool { return pd != nil && pd.Decode.Reading.Valid }
+
+// Effective is what a receiver in the tracker's mode acts on (the RFC 8166
+// defaults for a nil PrivateData: the message was not seen).
 func (pd *PrivateData) Effective() pvtdata.Effective {
 	if pd == nil {
 		return pvtdata.Defaults
 	}
-	return pd.Reading.Effective()
+	return pd.Decode.Reading.Effective()
+}
+
+// Report is the object "cmpd-dissect pvtdata --json" prints, for the ULP
+// part, with its offset in the private data field.
+func (pd *PrivateData) Report() pvtdata.Report {
+	r := pd.Decode.Report()
+	r.ULPOffset = pd.ULPOffset
+	return r
 }
 
 // Step is one message of a connection's ladder.

@@ -29,7 +29,7 @@ func (t *Tracker) MPA(ev *MPAEvent) {
 		t.index[k] = c
 		c.keys = append(c.keys, k)
 		t.mpaStep(c, ev, true, false)
-		c.ClientData = t.readPrivateData(c, "client", "MPA Request", ev.Frame, ev.PrivateDataAt, ev.PrivateData, ev.ULPOffset)
+		c.ClientData = t.readPrivateData(c, "client", "MPA Request", pvtdata.MsgRequest, ev.Frame, ev.PrivateDataAt, ev.PrivateData, ev.ULPOffset)
 		t.rememberPeers(c)
 	case MPAReply, MPAReject:
 		if c == nil {
@@ -44,7 +44,8 @@ func (t *Tracker) MPA(ev *MPAEvent) {
 		}
 		c.ReplyFrame = ev.Frame
 		t.mpaStep(c, ev, false, false)
-		c.ServerData = t.readPrivateData(c, "server", ev.Type.String(), ev.Frame, ev.PrivateDataAt, ev.PrivateData, ev.ULPOffset)
+		name, kind := mpaKind(ev.Type)
+		c.ServerData = t.readPrivateData(c, "server", name, kind, ev.Frame, ev.PrivateDataAt, ev.PrivateData, ev.ULPOffset)
 		if ev.Type == MPAReject {
 			c.State = StateRejected
 			c.RejectFrame = ev.Frame
@@ -64,4 +65,11 @@ func (t *Tracker) mpaStep(c *Connection, ev *MPAEvent, fromClient, retrans bool)
 	c.Steps = append(c.Steps, Step{Message: ev.Type.String(), Frame: ev.Frame, Time: ev.Time,
 		FromClient: fromClient, Retransmission: retrans, Note: note})
 	t.touch(c, ev.Time)
+}
+
+func mpaKind(t MPAType) (string, pvtdata.MsgKind) {
+	if t == MPAReject {
+		return t.String(), pvtdata.MsgReject
+	}
+	return t.String(), pvtdata.MsgReply
 }

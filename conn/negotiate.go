@@ -65,29 +65,27 @@ var Codes = map[string]pvtdata.Severity{
 	CodeFindingsSuppressed:             pvtdata.SeverityInfo,
 }
 
-// readPrivateData copies and reads one side's private data. frameOffset is
-// where data[0] sits in its frame, 0 when unknown.
-func (t *Tracker) readPrivateData(c *Connection, side, msg string, frame, frameOffset int, data []byte, ulpOffset int) *PrivateData {
+// readPrivateData copies and decodes one side's private data. frameOffset
+// is where data[0] sits in its frame, 0 when unknown; kind is the message
+// kind for pvtdata's ULP recognition.
+func (t *Tracker) readPrivateData(c *Connection, side, msg string, kind pvtdata.MsgKind, frame, frameOffset int, data []byte, ulpOffset int) *PrivateData {
 	pd := &PrivateData{Frame: frame, Message: msg, Bytes: append([]byte(nil), data...), ULPOffset: ulpOffset}
 	if ulpOffset < 0 || ulpOffset > len(pd.Bytes) {
 		pd.ULPOffset = len(pd.Bytes)
 	}
-	ulp := pd.ULP()
-	pd.Reading = pvtdata.Read(ulp, t.cfg.Mode)
-	pd.Diverges, pd.Readings = pvtdata.Diverges(ulp)
+	hint := pvtdata.Hint{Msg: kind}
+	if c.HasServiceID {
+		if ps, port, ok := RDMACMPort(c.ServiceID); ok && ps != PortSpaceIB {
+			hint.Port = port
+		}
+	}
+	pd.Decode = pvtdata.Dissect(pd.ULP(), hint, t.cfg.Mode)
 
 	base := -1
 	if frameOffset > 0 {
 		base = frameOffset + pd.ULPOffset
 	}
-	var fs []pvtdata.Finding
-	fs = pd.Reading.AppendFindings(fs)
-	for _, f := range fs {
-		if f.Code == pvtdata.CodeNotFound && pd.Format() == "none" && c.Transport != IWARP && msg != "REQ" {
-			// An all-zero IB CM private data field is what a peer that sends
-			// nothing puts on the wire: not worth a note on every REP.
-			continue
-		}
+	for _, f := range pd.Decode.AppendFindings(nil) {
 		f.Frame = frame
 		f.Message = side + " " + msg + " private data: " + f.Message
 		if f.Offset >= 0 && base >= 0 {
@@ -97,22 +95,7 @@ func (t *Tracker) readPrivateData(c *Connection, side, msg string, frame, frameO
 		}
 		t.finding(c, f)
 	}
-	if pd.Diverges {
-		t.finding(c, pvtdata.Finding{
-			Code: pvtdata.CodeReaderDivergence, Severity: pvtdata.SeverityWarning, Section: "RFC 8797 §5.2",
-			Layer: "pvtdata", Frame: frame, Offset: -1,
-			Message: fmt.Sprintf("%s %s private data is read differently by different receivers: %s", side, msg, describeReadings(pd.Readings)),
-		})
-	}
 	return pd
-}
-
-func describeReadings(rs [len(pvtdata.Modes)]pvtdata.Reading) string {
-	parts := make([]string, len(rs))
-	for i := range rs {
-		parts[i] = rs[i].Mode.String() + " " + describeEffective(rs[i].Effective(), rs[i].Valid)
-	}
-	return strings.Join(parts, "; ")
 }
 
 func describeEffective(e pvtdata.Effective, valid bool) string {
@@ -134,9 +117,7 @@ func b2i(b bool) int {
 // raises the checks that compare the two sides and the previous connection.
 func (t *Tracker) negotiate(c *Connection, frame int) {
 	c.Negotiated = pvtdata.Negotiate(c.ClientData.Effective(), c.ServerData.Effective())
-	cv := c.ClientData != nil && c.ClientData.Reading.Valid
-	sv := c.ServerData != nil && c.ServerData.Reading.Valid
-	if cv && sv {
+	if c.ClientData.Valid() && c.ServerData.Valid() {
 		ce, se := c.ClientData.Effective(), c.ServerData.Effective()
 		if se.SendSize > ce.ReceiveSize {
 			t.finding(c, pvtdata.Finding{
@@ -162,13 +143,13 @@ func (t *Tracker) compareWithPrevious(c *Connection, frame int) {
 	var diffs []string
 	if p.ClientData != nil && c.ClientData != nil && p.ClientData.Effective() != c.ClientData.Effective() {
 		diffs = append(diffs, fmt.Sprintf("client %s → %s",
-			describeEffective(p.ClientData.Effective(), p.ClientData.Reading.Valid),
-			describeEffective(c.ClientData.Effective(), c.ClientData.Reading.Valid)))
+			describeEffective(p.ClientData.Effective(), p.ClientData.Valid()),
+			describeEffective(c.ClientData.Effective(), c.ClientData.Valid())))
 	}
 	if p.ServerData != nil && c.ServerData != nil && p.ServerData.Effective() != c.ServerData.Effective() {
 		diffs = append(diffs, fmt.Sprintf("server %s → %s",
-			describeEffective(p.ServerData.Effective(), p.ServerData.Reading.Valid),
-			describeEffective(c.ServerData.Effective(), c.ServerData.Reading.Valid)))
+			describeEffective(p.ServerData.Effective(), p.ServerData.Valid()),
+			describeEffective(c.ServerData.Effective(), c.ServerData.Valid())))
 	}
 	if len(diffs) == 0 {
 		return

@@ -112,11 +112,11 @@ func TestKernelExchange(t *testing.T) {
 	if c.Negotiated != want {
 		t.Errorf("negotiated %+v, want %+v", c.Negotiated, want)
 	}
-	if c.ClientData.Reading.Offset != 0 || c.ClientData.ULPOffset != 36 || !c.ClientData.Reading.Message.RemoteInvalidation() {
-		t.Errorf("client reading %+v ulp offset %d", c.ClientData.Reading, c.ClientData.ULPOffset)
+	if c.ClientData.Decode.Reading.Offset != 0 || c.ClientData.ULPOffset != 36 || !c.ClientData.Decode.Reading.Message.RemoteInvalidation() {
+		t.Errorf("client reading %+v ulp offset %d", c.ClientData.Decode.Reading, c.ClientData.ULPOffset)
 	}
-	if c.ServerData.Reading.Offset != 0 || c.ServerData.Reading.Message.RemoteInvalidation() || c.ServerData.Format() != "rfc8797" {
-		t.Errorf("server reading %+v", c.ServerData.Reading)
+	if c.ServerData.Decode.Reading.Offset != 0 || c.ServerData.Decode.Reading.Message.RemoteInvalidation() || c.ServerData.Format() != "rpcrdma-v1" {
+		t.Errorf("server reading %+v", c.ServerData.Decode.Reading)
 	}
 	if c.Client.String() != "192.168.122.10:1023" || c.Server.String() != "192.168.122.11:20049" {
 		t.Errorf("client %s server %s", c.Client, c.Server)
