@@ -1,0 +1,384 @@
+package torture
+
+import (
+	"bytes"
+	"encoding/binary"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func loadReal(t testing.TB, name string) (*Capture, []byte) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "testdata", "pcaps", "real", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := Parse(name, b)
+	if err != nil {
+		t.Fatalf("Parse(%s): %v", name, err)
+	}
+	return c, b
+}
+
+func TestParseEncodeRoundTrip(t *testing.T) {
+	for _, name := range []string{"rxe-nfs42-rdma.pcap", "siw-nfs42-rdma.pcap"} {
+		c, raw := loadReal(t, name)
+		if c.Format != FormatPcap || len(c.Packets) == 0 {
+			t.Fatalf("%s: format %v, %d packets", name, c.Format, len(c.Packets))
+		}
+		// Records re-encode to the very bytes of the file (headers differ
+		// only in fields we do not keep: version, zone, sigfigs).
+		enc, idx := c.Encode(FormatPcap)
+		if !bytes.Equal(enc[24:], raw[24:]) {
+			t.Errorf("%s: re-encoded records differ from the file", name)
+		}
+		if idx.Records[0].Start != 24 || idx.Records[len(idx.Records)-1].End != len(enc) {
+			t.Errorf("%s: index %+v … does not span the file", name, idx.Records[0])
+		}
+		for _, f := range []Format{FormatPcap, FormatPcapng} {
+			b, _ := c.Encode(f)
+			for _, gz := range []bool{false, true} {
+				in := b
+				if gz {
+					in = Gzip(b)
+				}
+				d, err := Parse(name, in)
+				if err != nil {
+					t.Fatalf("%s as %v gzip=%v: %v", name, f, gz, err)
+				}
+				if d.Format != f || d.Gzipped != gz || len(d.Packets) != len(c.Packets) {
+					t.Fatalf("%s as %v gzip=%v: got %v gzip=%v %d packets", name, f, gz, d.Format, d.Gzipped, len(d.Packets))
+				}
+				for i := range c.Packets {
+					p, q := c.Packets[i], d.Packets[i]
+					if !bytes.Equal(p.Data, q.Data) || p.OrigLen != q.OrigLen || !p.Time.Equal(q.Time) || p.LinkType != q.LinkType {
+						t.Fatalf("%s as %v: packet %d differs", name, f, i+1)
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestParseRejects(t *testing.T) {
+	for _, b := range [][]byte{nil, {1, 2, 3}, []byte("not a capture at all"), {0xd4, 0xc3, 0xb2, 0xa1, 2, 0}} {
+		if _, err := Parse("x", b); err == nil {
+			t.Errorf("Parse(%q) succeeded", b)
+		}
+	}
+}
+
+// The walker finds what the real captures' provenance says is there: the
+// client's RFC 8797 message after the 36-byte rdma_cm header of the REQ
+// (frame offset 262) and after the MPA v2 IRD/ORD words.
+func TestWalkRealCaptures(t *testing.T) {
+	rfc8797Client := []byte{0xf6, 0xab, 0x0e, 0x18, 0x01, 0x01, 0x03, 0x03}
+	rxe, _ := loadReal(t, "rxe-nfs42-rdma.pcap")
+	l := Walk(rxe.Packets[0].LinkType, rxe.Packets[0].Data)
+	names := spanNames(l.Layers)
+	if names != "ethernet ipv4 udp bth deth mad cm" || !l.CM || !l.RDMA {
+		t.Fatalf("rxe frame 1 layers %q CM=%v", names, l.CM)
+	}
+	if len(l.Strings) != 1 || l.Strings[0].Start != 226 {
+		t.Fatalf("rxe frame 1 private data %+v, want at 226", l.Strings)
+	}
+	if pd := rxe.Packets[0].Data[262:270]; !bytes.Equal(pd, rfc8797Client) {
+		t.Errorf("rxe REQ ULP data % x", pd)
+	}
+	// An RC SEND with RPC-over-RDMA and an AUTH_SYS call.
+	l = Walk(rxe.Packets[7].LinkType, rxe.Packets[7].Data)
+	if !strings.Contains(spanNames(l.Layers), "bth rpcrdma rpc") || len(l.Lists) != 1 {
+		t.Fatalf("rxe frame 8: %q lists %v", spanNames(l.Layers), l.Lists)
+	}
+	if len(l.Strings) != 1 || l.Strings[0].Name != "rpc.auth_sys.machinename" {
+		t.Fatalf("rxe frame 8 strings %+v", l.Strings)
+	}
+
+	siw, _ := loadReal(t, "siw-nfs42-rdma.pcap")
+	l = Walk(siw.Packets[3].LinkType, siw.Packets[3].Data)
+	if spanNames(l.Layers) != "ethernet ipv4 tcp mpa mpa.ird_ord" || !l.CM {
+		t.Fatalf("siw frame 4 layers %q", spanNames(l.Layers))
+	}
+	if s := l.Strings[0]; !bytes.Equal(siw.Packets[3].Data[s.Start:s.End], rfc8797Client) {
+		t.Errorf("siw MPA request ULP data % x", siw.Packets[3].Data[s.Start:s.End])
+	}
+	found := false
+	for _, ln := range l.Lengths {
+		if ln.Name == "mpa.pd_length" && getField(siw.Packets[3].Data, ln) == 12 {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("siw frame 4: no mpa.pd_length of 12 in %+v", l.Lengths)
+	}
+	l = Walk(siw.Packets[7].LinkType, siw.Packets[7].Data)
+	if spanNames(l.Layers) != "ethernet ipv4 tcp fpdu ddp rpcrdma rpc" {
+		t.Fatalf("siw frame 8 layers %q", spanNames(l.Layers))
+	}
+}
+
+func spanNames(s []Span) string {
+	var n []string
+	for _, x := range s {
+		n = append(n, x.Name)
+	}
+	return strings.Join(n, " ")
+}
+
+func TestPlanDeterministicAndCoversEveryKind(t *testing.T) {
+	kinds := map[Kind]int{}
+	total := 0
+	for _, name := range []string{"rxe-nfs42-rdma.pcap", "siw-nfs42-rdma.pcap"} {
+		c, _ := loadReal(t, name)
+		a := Plan(c, Options{Seed: 7, Repeat: 10})
+		b := Plan(c, Options{Seed: 7, Repeat: 10})
+		o := Plan(c, Options{Seed: 8, Repeat: 10})
+		if len(a) != len(b) {
+			t.Fatalf("%s: plans of one seed differ in length", name)
+		}
+		names := map[string]bool{}
+		differ := false
+		for i := range a {
+			if a[i].Name != b[i].Name || !bytes.Equal(a[i].Build(), b[i].Build()) {
+				t.Fatalf("%s: mutant %d differs between runs of one seed: %s", name, i, a[i].Name)
+			}
+			if names[a[i].Name] {
+				t.Errorf("%s: duplicate mutant name %s", name, a[i].Name)
+			}
+			names[a[i].Name] = true
+			kinds[a[i].Kind]++
+			if i < len(o) && o[i].Name != a[i].Name {
+				differ = true
+			}
+		}
+		if !differ {
+			t.Errorf("%s: seeds 7 and 8 gave the same plan", name)
+		}
+		total += len(a)
+	}
+	for _, k := range Kinds {
+		if kinds[k] == 0 {
+			t.Errorf("no mutant of kind %s", k)
+		}
+	}
+	if total < 2000 {
+		t.Errorf("only %d mutants from the real captures, want thousands", total)
+	}
+	t.Logf("%d mutants: %v", total, kinds)
+}
+
+// Each mutant leaves every frame before its Frame as it was, and damages
+// what its name says.
+func TestMutantsKeepFramesBeforeDamage(t *testing.T) {
+	for _, name := range []string{"rxe-nfs42-rdma.pcap", "siw-nfs42-rdma.pcap"} {
+		c, _ := loadReal(t, name)
+		for _, m := range Plan(c, Options{Seed: 1, Repeat: 50}) {
+			b := m.Build()
+			d, err := Parse(name, b)
+			if m.HeaderDamaged {
+				if err == nil && len(d.Packets) > 0 {
+					t.Errorf("%s: header damaged but parsed with %d packets", m.Name, len(d.Packets))
+				}
+				continue
+			}
+			if err != nil {
+				// Damaged framing: the strict parser stops, but only at or
+				// after the promised frame.
+				continue
+			}
+			for i := 0; i < m.Frame-1 && i < len(c.Packets); i++ {
+				if i >= len(d.Packets) || !bytes.Equal(d.Packets[i].Data, c.Packets[i].Data) {
+					if m.Kind == KindFileHeader || m.Kind == KindGzip {
+						continue // link type or garbage: content kept, meaning changed
+					}
+					t.Errorf("%s: frame %d changed", m.Name, i+1)
+					break
+				}
+			}
+			switch m.Kind {
+			case KindRepeat:
+				if len(d.Packets) != len(c.Packets)+50 {
+					t.Errorf("%s: %d packets", m.Name, len(d.Packets))
+				}
+			case KindDuplicate:
+				if len(d.Packets) != len(c.Packets)+1 {
+					t.Errorf("%s: %d packets", m.Name, len(d.Packets))
+				}
+			case KindDrop:
+				if len(d.Packets) != len(c.Packets)-1 {
+					t.Errorf("%s: %d packets", m.Name, len(d.Packets))
+				}
+			case KindTruncLayer:
+				p := d.Packets[m.Frame-1]
+				if len(p.Data) >= len(c.Packets[m.Frame-1].Data) || p.OrigLen != c.Packets[m.Frame-1].OrigLen {
+					t.Errorf("%s: caplen %d origlen %d", m.Name, len(p.Data), p.OrigLen)
+				}
+			case KindFlip, KindLength, KindChunkList, KindControlChars:
+				if len(d.Packets) == len(c.Packets) && bytes.Equal(d.Packets[m.Frame-1].Data, c.Packets[m.Frame-1].Data) &&
+					!strings.HasSuffix(m.Name, "=0") {
+					t.Errorf("%s: frame %d unchanged", m.Name, m.Frame)
+				}
+			}
+		}
+	}
+}
+
+func TestLengthLies(t *testing.T) {
+	siw, _ := loadReal(t, "siw-nfs42-rdma.pcap")
+	var got []byte
+	for _, m := range Plan(siw, Options{Seed: 1, Repeat: 1}) {
+		if m.Name == "siw-nfs42-rdma.pcap/length/f4/mpa.pd_length=513" {
+			got = m.Build()
+		}
+	}
+	if got == nil {
+		t.Fatal("no mpa.pd_length=513 mutant for the MPA request")
+	}
+	d, err := Parse("x", got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := binary.BigEndian.Uint16(d.Packets[3].Data[66+18:]); v != 513 {
+		t.Errorf("PD_Length %d, want 513", v)
+	}
+	// Bit fields keep their neighbours.
+	b := []byte{0xff, 0xff}
+	putField(b, Length{Off: 0, Size: 2, Bits: 11}, 0)
+	if b[0] != 0xf8 || b[1] != 0 {
+		t.Errorf("11-bit field cleared to % x", b)
+	}
+	b = []byte{0x81}
+	putField(b, Length{Off: 0, Size: 1, Shift: 1, Bits: 7}, 0x7f)
+	if b[0] != 0xff || getField(b, Length{Off: 0, Size: 1, Shift: 1, Bits: 7}) != 0x7f {
+		t.Errorf("7-bit field at bit 1: % x", b)
+	}
+}
+
+func TestSample(t *testing.T) {
+	c, _ := loadReal(t, "rxe-nfs42-rdma.pcap")
+	plan := Plan(c, Options{Seed: 3, Repeat: 10})
+	s := Sample(plan, 40, 9)
+	if len(s) != 40 {
+		t.Fatalf("sampled %d", len(s))
+	}
+	kinds := map[Kind]bool{}
+	for _, m := range s {
+		kinds[m.Kind] = true
+	}
+	if len(kinds) != len(Kinds) {
+		t.Errorf("40 samples cover %d kinds, want all %d", len(kinds), len(Kinds))
+	}
+	s2 := Sample(plan, 40, 9)
+	for i := range s {
+		if s[i] != s2[i] {
+			t.Fatal("Sample is not deterministic")
+		}
+	}
+	if len(Sample(plan, 0, 9)) != len(plan) {
+		t.Error("Sample(0) is not the whole plan")
+	}
+}
+
+func TestCheckTerminalSafe(t *testing.T) {
+	for _, tc := range []struct {
+		in string
+		ok bool
+	}{
+		{"1\t0.000000\tCM REQ svc=NFS/RDMA(20049)\n", true},
+		{"name=\\x1b]0;pwned\\x07 über\n", true},
+		{"a\x1b[2Jb", false},
+		{"a\rb", false},
+		{"a\x07", false},
+		{"a\x00", false},
+		{"a\x7f", false},
+		{"a\u009bb", false},
+		{"a\x9bb", false},
+		{"a\u202eb", false},
+		{"a\u2067b", false},
+	} {
+		err := CheckTerminalSafe([]byte(tc.in))
+		if (err == nil) != tc.ok {
+			t.Errorf("CheckTerminalSafe(%q) = %v, want ok=%v", tc.in, err, tc.ok)
+		}
+	}
+}
+
+func TestCheckJSON(t *testing.T) {
+	if err := CheckJSONLines([]byte("{\"a\":1}\n\n[1,2]\n")); err != nil {
+		t.Error(err)
+	}
+	for _, bad := range []string{"{\"a\":1}\n{\"a\":", "{\"a\":\"\xff\"}\n", "{} {}\n"} {
+		if CheckJSONLines([]byte(bad)) == nil {
+			t.Errorf("CheckJSONLines(%q) passed", bad)
+		}
+	}
+	if err := CheckJSON([]byte("{\"a\":[1,\n2]}\n{\"b\":2}")); err != nil {
+		t.Error(err)
+	}
+	if CheckJSON([]byte("{\"a\":[1,\n")) == nil || CheckJSON([]byte("\"\xff\"")) == nil {
+		t.Error("CheckJSON passed bad input")
+	}
+}
+
+func TestFrameLines(t *testing.T) {
+	m := FrameLines([]byte("1\tx\n  2 0.1 a b\n{\"frame\":3,\"layers\":[]}\n{\"frame\":{\"number\":4}}\nFrame 5\n\n"))
+	for _, n := range []int{1, 2, 3, 4} {
+		if _, ok := m[n]; !ok {
+			t.Errorf("frame %d not found in %v", n, m)
+		}
+	}
+	if len(m) != 4 {
+		t.Errorf("frames %v", m)
+	}
+}
+
+func FuzzWalk(f *testing.F) {
+	for _, name := range []string{"rxe-nfs42-rdma.pcap", "siw-nfs42-rdma.pcap"} {
+		c, _ := loadReal(f, name)
+		for i, p := range c.Packets {
+			if i%7 == 0 {
+				f.Add(LinkEthernet, p.Data)
+			}
+		}
+	}
+	f.Add(LinkInfiniBand, []byte{0, 0x02, 0, 8, 0, 0, 0, 0, 0x64, 0, 0xff, 0xff, 0, 0, 0, 1})
+	f.Add(LinkERF, make([]byte, 40))
+	f.Fuzz(func(t *testing.T, link int, data []byte) {
+		l := Walk(link, data)
+		for _, s := range append(append(l.Layers, l.Lists...), l.Strings...) {
+			if s.Start < 0 || s.Start > s.End || s.End > len(data) {
+				t.Fatalf("span %+v outside %d octets", s, len(data))
+			}
+		}
+		for _, ln := range l.Lengths {
+			if ln.Off < 0 || ln.Off+ln.Size > len(data) {
+				t.Fatalf("length %+v outside %d octets", ln, len(data))
+			}
+		}
+	})
+}
+
+func FuzzParse(f *testing.F) {
+	for _, name := range []string{"rxe-nfs42-rdma.pcap", "siw-nfs42-rdma.pcap"} {
+		c, raw := loadReal(f, name)
+		f.Add(raw[:min(len(raw), 600)])
+		ng, _ := c.Encode(FormatPcapng)
+		f.Add(ng[:min(len(ng), 600)])
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		c, err := Parse("fuzz", b)
+		if err != nil {
+			return
+		}
+		// What parses re-encodes and parses to the same packets.
+		for _, fm := range []Format{FormatPcap, FormatPcapng} {
+			enc, _ := c.Encode(fm)
+			d, err := Parse("re", enc)
+			if err != nil || len(d.Packets) != len(c.Packets) {
+				t.Fatalf("re-encoded as %v: %v, %d packets", fm, err, len(d.Packets))
+			}
+		}
+	})
+}
