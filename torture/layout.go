@@ -91,7 +91,9 @@ type walker struct {
 
 var be = binary.BigEndian
 
-func (w *walker) layer(name string, start, end int) { w.l.Layers = append(w.l.Layers, Span{name, start, end}) }
+func (w *walker) layer(name string, start, end int) {
+	w.l.Layers = append(w.l.Layers, Span{name, start, end})
+}
 
 func (w *walker) length(name string, off, size int) {
 	w.l.Lengths = append(w.l.Lengths, Length{Name: name, Off: off, Size: size})
