@@ -1,0 +1,707 @@
+package main
+
+// The torture harness (issue 9, make torture): every committed capture is
+// damaged thousands of ways by package torture, and every view of the real
+// command runs on each damaged capture in-process, through run(). A run
+// fails on a panic, on running past its time bound, on heap growth past its
+// memory bound, on a good frame before the damage that is missing from the
+// output (or changed), on text output that could drive a terminal, and on
+// JSON output that is not valid UTF-8 JSON.
+//
+// Environment: CMPD_TORTURE_N mutants per capture (default 40, or 8 with
+// -short; make torture sets it), CMPD_TORTURE_SEED (default 1),
+// CMPD_TORTURE_TIMEOUT per-run time bound (default 30s; large mutants get
+// 4×), CMPD_TORTURE_MEM heap growth bound in MiB (default 1024),
+// CMPD_TORTURE_OUT where failing inputs are written (default a new
+// temporary directory), CMPD_TORTURE_ONLY runs only mutants whose name
+// contains it.
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/cmpd-dissect/cmpd-dissect/field"
+	"github.com/cmpd-dissect/cmpd-dissect/source"
+	"github.com/cmpd-dissect/cmpd-dissect/torture"
+	"github.com/spf13/cobra"
+)
+
+// outputMode says how a view's stdout is checked.
+type outputMode int
+
+const (
+	outText      outputMode = iota // terminal-safe text
+	outJSONLines                   // one valid UTF-8 JSON value per line
+	outJSONDoc                     // valid UTF-8 JSON values, possibly indented
+)
+
+// tortureView is one way of running the command on a capture.
+type tortureView struct {
+	name string
+	// args builds the command line for a capture file ("-" for stdin).
+	args func(file string) []string
+	out  outputMode
+	// frames: stdout has one line per frame, starting with (or carrying in
+	// "frame") the frame number, so lost good frames can be detected.
+	frames bool
+	// checkExit: exit status 1 only reports findings (check).
+	checkExit bool
+	// stdin: the capture is given on standard input (-r -).
+	stdin bool
+}
+
+// fieldNames is every declared non-group field, for a -T fields view that
+// renders them all.
+func fieldNames() []string {
+	var out []string
+	for _, p := range field.Protos() {
+		for _, f := range p.Fields {
+			if f.Kind != field.KindGroup {
+				out = append(out, f.Name)
+			}
+		}
+	}
+	return out
+}
+
+// discoverViews lists the views this build of the command has, and says
+// which expected ones are missing (their commands or flags not written
+// yet): those are skipped, never failed.
+func discoverViews() (views []tortureView, missing []string) {
+	root := newRoot(strings.NewReader(""), io.Discard, io.Discard)
+	hasFlag := func(c *cobra.Command, name string) bool {
+		if c == nil {
+			return false
+		}
+		return c.Flags().Lookup(name) != nil || c.PersistentFlags().Lookup(name) != nil ||
+			c.InheritedFlags().Lookup(name) != nil
+	}
+	sub := func(name string) *cobra.Command {
+		for _, c := range root.Commands() {
+			if c.Name() == name {
+				return c
+			}
+		}
+		return nil
+	}
+	want := func(ok bool, what string, v tortureView) {
+		if ok {
+			views = append(views, v)
+		} else {
+			missing = append(missing, what)
+		}
+	}
+	r := hasFlag(root, "r")
+	want(r, "-r (packet summary)", tortureView{name: "summary", frames: true,
+		args: func(f string) []string { return []string{"-r", f} }})
+	want(r && hasFlag(root, "all"), "-r --all", tortureView{name: "summary-all", frames: true,
+		args: func(f string) []string { return []string{"-r", f, "--all"} }})
+	want(r && hasFlag(root, "V"), "-V (tree)", tortureView{name: "tree",
+		args: func(f string) []string { return []string{"-r", f, "-V"} }})
+	want(r && hasFlag(root, "T"), "-T json", tortureView{name: "json", out: outJSONLines, frames: true,
+		args: func(f string) []string { return []string{"-r", f, "-T", "json"} }})
+	want(r && hasFlag(root, "T") && hasFlag(root, "e"), "-T fields", tortureView{name: "fields", frames: true, stdin: true,
+		args: func(f string) []string { return []string{"-r", f, "-T", "fields", "-e", "frame.number"} }})
+	if r && hasFlag(root, "T") && hasFlag(root, "e") {
+		names := fieldNames()
+		views = append(views, tortureView{name: "fields-all", frames: true,
+			args: func(f string) []string {
+				a := []string{"-r", f, "-T", "fields", "-e", "frame.number"}
+				for _, n := range names {
+					if n != "frame.number" {
+						a = append(a, "-e", n)
+					}
+				}
+				return a
+			}})
+	}
+	want(r && hasFlag(root, "Y"), "-Y (display filter)", tortureView{name: "filter", frames: true,
+		args: func(f string) []string { return []string{"-r", f, "-Y", "cm or mpa or rpcrdma or not bth"} }})
+	st := sub("stats")
+	want(st != nil, "stats", tortureView{name: "stats",
+		args: func(f string) []string { return []string{"stats", f} }})
+	want(hasFlag(st, "json"), "stats --json", tortureView{name: "stats-json", out: outJSONDoc,
+		args: func(f string) []string { return []string{"stats", "--json", f} }})
+	cn := sub("conns")
+	want(cn != nil, "conns", tortureView{name: "conns",
+		args: func(f string) []string { return []string{"conns", f} }})
+	want(hasFlag(cn, "json"), "conns --json", tortureView{name: "conns-json", out: outJSONLines,
+		args: func(f string) []string { return []string{"conns", "--json", f} }})
+	want(hasFlag(cn, "V"), "conns -V", tortureView{name: "conns-ladder",
+		args: func(f string) []string { return []string{"conns", "-V", f} }})
+	ck := sub("check")
+	want(ck != nil, "check", tortureView{name: "check", checkExit: true,
+		args: func(f string) []string { return []string{"check", f} }})
+	want(hasFlag(ck, "format"), "check --format json", tortureView{name: "check-json", checkExit: true, out: outJSONDoc,
+		args: func(f string) []string { return []string{"check", "--format", "json", f} }})
+	return views, missing
+}
+
+// runResult is what one in-process run produced.
+type runResult struct {
+	code     int
+	stdout   *checkedWriter
+	stderr   *checkedWriter
+	panicked any
+	stack    []byte
+	elapsed  time.Duration
+	timedOut bool
+	memOver  bool
+	peakHeap uint64
+}
+
+// checkedWriter checks output as it streams (so a 100k-frame run needs no
+// 100k-frame buffer): each complete line is checked for terminal safety or
+// JSON validity, frame lines are kept (all, or those below keepBelow),
+// and the first few MiB are kept for messages.
+type checkedWriter struct {
+	mode      outputMode
+	frames    bool
+	keepBelow int // keep frame lines with numbers below this (0: all)
+	partial   []byte
+	head      []byte
+	doc       []byte // whole output for outJSONDoc (bounded)
+	n         int64
+	lines     int
+	err       error
+	frameLine map[int]string
+}
+
+const headMax = 1 << 20
+
+func newCheckedWriter(mode outputMode, frames bool, keepBelow int) *checkedWriter {
+	return &checkedWriter{mode: mode, frames: frames, keepBelow: keepBelow, frameLine: map[int]string{}}
+}
+
+func (w *checkedWriter) Write(p []byte) (int, error) {
+	n := len(p)
+	w.n += int64(n)
+	if len(w.head) < headMax {
+		w.head = append(w.head, p[:min(len(p), headMax-len(w.head))]...)
+	}
+	if w.mode == outJSONDoc {
+		if len(w.doc) < 64<<20 {
+			w.doc = append(w.doc, p...)
+		}
+		return n, nil
+	}
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			w.partial = append(w.partial, p...)
+			break
+		}
+		line := p[:i]
+		if len(w.partial) > 0 {
+			line = append(w.partial, line...)
+		}
+		w.line(line)
+		w.partial = w.partial[:0]
+		p = p[i+1:]
+	}
+	return n, nil
+}
+
+func (w *checkedWriter) line(line []byte) {
+	w.lines++
+	if w.err == nil {
+		var err error
+		if w.mode == outJSONLines {
+			err = torture.CheckJSONLines(line)
+		} else {
+			err = torture.CheckTerminalSafe(line)
+		}
+		if err != nil {
+			w.err = fmt.Errorf("output line %d: %v", w.lines, err)
+		}
+	}
+	if w.frames {
+		for n, l := range torture.FrameLines(line) {
+			if w.keepBelow == 0 || n < w.keepBelow {
+				if _, dup := w.frameLine[n]; !dup {
+					w.frameLine[n] = l
+				}
+			}
+		}
+	}
+}
+
+// finish checks a last line without newline and whole-document JSON.
+func (w *checkedWriter) finish() error {
+	if len(w.partial) > 0 {
+		w.line(w.partial)
+		w.partial = nil
+	}
+	if w.mode == outJSONDoc && w.err == nil {
+		if err := torture.CheckJSON(w.doc); err != nil {
+			w.err = fmt.Errorf("output: %v", err)
+		}
+	}
+	return w.err
+}
+
+func (w *checkedWriter) String() string { return string(w.head) }
+
+var heapSample = []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+
+func heapBytes() uint64 {
+	metrics.Read(heapSample)
+	return heapSample[0].Value.Uint64()
+}
+
+// runBounded runs the command line in-process with a time bound and a heap
+// growth bound, recovering a panic. A run that times out or exceeds the
+// memory bound is abandoned (its goroutine cannot be stopped).
+func runBounded(args []string, stdin []byte, stdout, stderr *checkedWriter, timeout time.Duration, memBound uint64) runResult {
+	res := runResult{stdout: stdout, stderr: stderr}
+	runtime.GC()
+	base := heapBytes()
+	done := make(chan struct{})
+	start := time.Now()
+	go func() {
+		defer close(done)
+		defer func() {
+			if p := recover(); p != nil {
+				res.panicked = p
+				res.stack = debug.Stack()
+			}
+		}()
+		res.code = run(args, bytes.NewReader(stdin), stdout, stderr)
+	}()
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	for {
+		select {
+		case <-done:
+			res.elapsed = time.Since(start)
+			return res
+		case <-deadline.C:
+			res.timedOut = true
+			res.elapsed = time.Since(start)
+			return res
+		case <-tick.C:
+			if h := heapBytes(); h > base {
+				res.peakHeap = max(res.peakHeap, h-base)
+				if h-base > memBound {
+					res.memOver = true
+					res.elapsed = time.Since(start)
+					return res
+				}
+			}
+		}
+	}
+}
+
+// tortureConfig is read from the environment.
+type tortureConfig struct {
+	n        int
+	seed     uint64
+	timeout  time.Duration
+	memBound uint64
+	only     string
+}
+
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil {
+		return v
+	}
+	return def
+}
+
+func loadTortureConfig() tortureConfig {
+	c := tortureConfig{n: 40, seed: 1, timeout: 30 * time.Second, memBound: 1 << 30}
+	if testing.Short() {
+		c.n = 8
+	}
+	c.n = envInt("CMPD_TORTURE_N", c.n)
+	c.seed = uint64(envInt("CMPD_TORTURE_SEED", int(c.seed)))
+	if d, err := time.ParseDuration(os.Getenv("CMPD_TORTURE_TIMEOUT")); err == nil {
+		c.timeout = d
+	}
+	c.memBound = uint64(envInt("CMPD_TORTURE_MEM", int(c.memBound>>20))) << 20
+	c.only = os.Getenv("CMPD_TORTURE_ONLY")
+	return c
+}
+
+// failureDir is where failing inputs are written for reproduction.
+var failureDir = sync.OnceValue(func() string {
+	if d := os.Getenv("CMPD_TORTURE_OUT"); d != "" {
+		os.MkdirAll(d, 0o755)
+		return d
+	}
+	d, err := os.MkdirTemp("", "cmpd-torture-")
+	if err != nil {
+		return os.TempDir()
+	}
+	return d
+})
+
+func saveFailure(name string, data []byte) string {
+	safe := strings.Map(func(r rune) rune {
+		if r == '/' || r == '\\' || r == ' ' || r < 0x20 || r == ':' || r == '*' || r == '?' {
+			return '_'
+		}
+		return r
+	}, name)
+	p := filepath.Join(failureDir(), safe)
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		return "(not written: " + err.Error() + ")"
+	}
+	return p
+}
+
+// captureFiles lists the committed captures (testdata/pcaps/, recursively).
+func captureFiles(t testing.TB) []string {
+	t.Helper()
+	var out []string
+	root := filepath.Join("..", "..", "testdata", "pcaps")
+	filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil
+		}
+		n := d.Name()
+		if strings.HasSuffix(n, ".pcap") || strings.HasSuffix(n, ".pcapng") || strings.HasSuffix(n, ".gz") {
+			out = append(out, p)
+		}
+		return nil
+	})
+	sort.Strings(out)
+	if len(out) == 0 {
+		t.Fatal("no captures under testdata/pcaps")
+	}
+	return out
+}
+
+// regressionInputs lists testdata/torture/ (crashers and hangs found
+// before, kept as inputs).
+func regressionInputs() []string {
+	var out []string
+	ents, _ := os.ReadDir(filepath.Join("..", "..", "testdata", "torture"))
+	for _, e := range ents {
+		if !e.IsDir() && !strings.HasSuffix(e.Name(), ".md") {
+			out = append(out, filepath.Join("..", "..", "testdata", "torture", e.Name()))
+		}
+	}
+	return out
+}
+
+// cleanRun is a view's output on an undamaged capture.
+type cleanRun struct {
+	code   int
+	frames map[int]string
+	ok     bool
+}
+
+// judge runs one view on one input and returns what was wrong ("" if
+// nothing). clean is the view's run on the undamaged capture (nil for
+// regression inputs); m the mutant (nil likewise).
+func judge(v tortureView, path string, data []byte, m *torture.Mutant, clean *cleanRun, cfg tortureConfig) (runResult, string) {
+	file := path
+	var stdin []byte
+	if v.stdin {
+		file, stdin = "-", data
+	}
+	keep := 0
+	if m != nil {
+		keep = max(m.Frame, 1)
+	}
+	stdout := newCheckedWriter(v.out, v.frames, keep)
+	stderr := newCheckedWriter(outText, false, 0)
+	timeout := cfg.timeout
+	if m != nil && m.Large {
+		timeout *= 4
+	}
+	res := runBounded(v.args(file), stdin, stdout, stderr, timeout, cfg.memBound)
+	switch {
+	case res.panicked != nil:
+		return res, fmt.Sprintf("panic: %v\n%s", res.panicked, res.stack)
+	case res.timedOut:
+		return res, fmt.Sprintf("still running after %v (hang or runaway): %d octets of output so far", timeout, stdout.n)
+	case res.memOver:
+		return res, fmt.Sprintf("heap grew by %d MiB, over the bound of %d MiB", res.peakHeap>>20, cfg.memBound>>20)
+	}
+	if err := stdout.finish(); err != nil {
+		return res, "stdout: " + err.Error()
+	}
+	if err := stderr.finish(); err != nil {
+		return res, "stderr: " + err.Error()
+	}
+	if res.code < 0 || res.code > 2 {
+		return res, fmt.Sprintf("exit status %d", res.code)
+	}
+	if m == nil || clean == nil {
+		return res, ""
+	}
+	if m.HeaderDamaged && res.code != exitUsage {
+		return res, fmt.Sprintf("damaged file header: exit status %d, want %d (stderr %q)", res.code, exitUsage, trim(stderr.String()))
+	}
+	switch m.Kind {
+	case torture.KindFlip, torture.KindLength, torture.KindChunkList, torture.KindControlChars,
+		torture.KindTruncLayer, torture.KindDuplicate, torture.KindReorder, torture.KindDrop, torture.KindRepeat:
+		// The file is well formed: damaged packets must not end the run.
+		if res.code != clean.code && !(v.checkExit && res.code <= 1) {
+			return res, fmt.Sprintf("exit status %d on damaged packets, %d on the clean capture (stderr %q)", res.code, clean.code, trim(stderr.String()))
+		}
+	}
+	if v.frames && clean.ok {
+		for f, want := range clean.frames {
+			if f >= m.Frame {
+				continue
+			}
+			got, ok := stdout.frameLine[f]
+			if !ok {
+				return res, fmt.Sprintf("good frame %d (before the damage at frame %d) missing from the output", f, m.Frame)
+			}
+			// The last frame before the damage may carry PDUs flushed at the
+			// end of the input; earlier frames must be exactly as clean.
+			if f < m.Frame-1 && got != want && m.Kind != torture.KindFileHeader && m.Kind != torture.KindGzip {
+				return res, fmt.Sprintf("good frame %d (before the damage at frame %d) changed:\n clean: %s\n  got: %s", f, m.Frame, want, got)
+			}
+		}
+	}
+	return res, ""
+}
+
+func trim(s string) string {
+	if len(s) > 300 {
+		s = s[:300] + "…"
+	}
+	return s
+}
+
+// tortureStats accumulates the summary.
+type tortureStats struct {
+	inputs, runs, failures int
+	byKind                 map[torture.Kind]int
+	slowest                time.Duration
+	slowestName            string
+	peakHeap               uint64
+}
+
+func TestTorture(t *testing.T) {
+	cfg := loadTortureConfig()
+	views, missing := discoverViews()
+	for _, m := range missing {
+		t.Logf("skipped (not built yet): %s", m)
+	}
+	if len(views) == 0 {
+		t.Skip("no capture views are built yet; the reader-level torture test still runs (TestTortureReader)")
+	}
+	names := make([]string, len(views))
+	for i, v := range views {
+		names[i] = v.name
+	}
+	t.Logf("views: %s", strings.Join(names, ", "))
+	st := tortureStats{byKind: map[torture.Kind]int{}}
+	start := time.Now()
+	tmp := t.TempDir()
+	stop := false
+	fail := func(v tortureView, name string, data []byte, res runResult, why string) {
+		st.failures++
+		p := saveFailure(name, data)
+		t.Errorf("%s: view %s (%s): %s\n  input written to %s\n  reproduce: go run ./cmd/cmpd-dissect %s",
+			name, v.name, strings.Join(v.args("FILE")[:min(len(v.args("FILE")), 6)], " "), why, p,
+			strings.Join(v.args(p)[:min(len(v.args(p)), 6)], " "))
+		if res.timedOut || res.memOver {
+			stop = true // the abandoned run still holds a goroutine
+		}
+	}
+	for _, capPath := range captureFiles(t) {
+		raw, err := os.ReadFile(capPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := torture.Parse(filepath.Base(capPath), raw)
+		if err != nil {
+			t.Errorf("%s: the harness cannot parse a committed capture: %v", capPath, err)
+			continue
+		}
+		// Clean runs.
+		cleans := make([]*cleanRun, len(views))
+		for i, v := range views {
+			res, why := judge(v, capPath, raw, nil, nil, cfg)
+			st.runs++
+			if why != "" {
+				fail(v, filepath.Base(capPath)+"-clean", raw, res, why)
+				continue
+			}
+			cr := &cleanRun{code: res.code, frames: res.stdout.frameLine, ok: res.code == exitOK || (v.checkExit && res.code == exitFindings)}
+			if !cr.ok {
+				t.Errorf("%s: view %s fails on the clean capture: exit %d: %s", capPath, v.name, res.code, trim(res.stderr.String()))
+			}
+			if v.frames && cr.ok && len(cr.frames) == 0 && len(c.Packets) > 0 {
+				t.Logf("%s: view %s printed no frame numbers on the clean capture; frame checks off for it", capPath, v.name)
+			}
+			cleans[i] = cr
+		}
+		plan := torture.Plan(c, torture.Options{Seed: cfg.seed})
+		sample := torture.Sample(plan, cfg.n, cfg.seed)
+		mpath := filepath.Join(tmp, "mutant")
+		for _, m := range sample {
+			if stop {
+				break
+			}
+			if cfg.only != "" && !strings.Contains(m.Name, cfg.only) {
+				continue
+			}
+			data := m.Build()
+			if err := os.WriteFile(mpath, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			st.inputs++
+			st.byKind[m.Kind]++
+			for i, v := range views {
+				if cleans[i] == nil || stop {
+					continue
+				}
+				res, why := judge(v, mpath, data, m, cleans[i], cfg)
+				st.runs++
+				if res.elapsed > st.slowest {
+					st.slowest, st.slowestName = res.elapsed, m.Name+" "+v.name
+				}
+				st.peakHeap = max(st.peakHeap, res.peakHeap)
+				if why != "" {
+					fail(v, m.Name, data, res, why)
+				}
+			}
+			m.Data = nil // release
+		}
+	}
+	// Regression inputs kept from earlier failures: run as they are.
+	for _, p := range regressionInputs() {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st.inputs++
+		for _, v := range views {
+			if stop {
+				break
+			}
+			res, why := judge(v, p, data, nil, nil, cfg)
+			st.runs++
+			if why != "" {
+				fail(v, filepath.Base(p), data, res, why)
+			}
+		}
+	}
+	kinds := make([]string, 0, len(st.byKind))
+	for _, k := range torture.Kinds {
+		if st.byKind[k] > 0 {
+			kinds = append(kinds, fmt.Sprintf("%s=%d", k, st.byKind[k]))
+		}
+	}
+	summary := fmt.Sprintf("torture: %d inputs (%s), %d views, %d runs, %d failures, %v; slowest run %v (%s); peak heap growth %d MiB",
+		st.inputs, strings.Join(kinds, " "), len(views), st.runs, st.failures, time.Since(start).Round(time.Millisecond),
+		st.slowest.Round(time.Millisecond), st.slowestName, st.peakHeap>>20)
+	t.Log(summary)
+	fmt.Fprintln(os.Stderr, summary)
+	if st.failures > 0 {
+		fmt.Fprintf(os.Stderr, "torture: failing inputs written to %s\n", failureDir())
+	}
+}
+
+// TestTortureReader runs the capture reader alone over the mutants: no
+// panic, every good frame before the damage delivered with its bytes, a
+// HeaderError naming the file for damaged headers, and RecordErrors that
+// name the file, the frame and the offset.
+func TestTortureReader(t *testing.T) {
+	cfg := loadTortureConfig()
+	n := cfg.n * 10
+	start := time.Now()
+	inputs := 0
+	for _, capPath := range captureFiles(t) {
+		raw, _ := os.ReadFile(capPath)
+		c, err := torture.Parse(filepath.Base(capPath), raw)
+		if err != nil {
+			continue
+		}
+		tmp := filepath.Join(t.TempDir(), "mutant.pcap")
+		for _, m := range torture.Sample(torture.Plan(c, torture.Options{Seed: cfg.seed}), n, cfg.seed) {
+			data := m.Build()
+			os.WriteFile(tmp, data, 0o644)
+			inputs++
+			frames, errs, pan := readFrames(tmp)
+			if pan != nil {
+				t.Errorf("%s: reader panicked: %v (input %s)", m.Name, pan, saveFailure(m.Name, data))
+				continue
+			}
+			var he *source.HeaderError
+			if m.HeaderDamaged {
+				if len(errs) == 0 || !errors.As(errs[0], &he) {
+					t.Errorf("%s: damaged header read without a HeaderError (errors %v)", m.Name, errs)
+				} else if !strings.Contains(he.Error(), tmp) {
+					t.Errorf("%s: HeaderError %q does not name the file", m.Name, he)
+				}
+				continue
+			}
+			for i := 0; i < m.Frame-1 && i < len(c.Packets); i++ {
+				if i >= len(frames) {
+					t.Errorf("%s: good frame %d not delivered (errors %v)", m.Name, i+1, errs)
+					break
+				}
+				if m.Kind != torture.KindFileHeader && m.Kind != torture.KindGzip && !bytes.Equal(frames[i], c.Packets[i].Data) {
+					t.Errorf("%s: good frame %d delivered with other bytes", m.Name, i+1)
+					break
+				}
+			}
+			for _, err := range errs {
+				var re *source.RecordError
+				if errors.As(err, &re) {
+					msg := re.Error()
+					if !strings.Contains(msg, tmp) || !strings.Contains(msg, fmt.Sprintf("frame %d", re.Frame)) ||
+						!strings.Contains(msg, "offset") || re.Frame < 1 {
+						t.Errorf("%s: record error %q does not name file, frame and offset", m.Name, msg)
+					}
+					if !utf8.ValidString(msg) || torture.CheckTerminalSafe([]byte(msg)) != nil {
+						t.Errorf("%s: record error is not terminal-safe: %q", m.Name, msg)
+					}
+				}
+			}
+		}
+	}
+	t.Logf("reader torture: %d inputs in %v", inputs, time.Since(start).Round(time.Millisecond))
+}
+
+// readFrames reads every frame of a file with the source package.
+func readFrames(path string) (frames [][]byte, errs []error, panicked any) {
+	defer func() { panicked = recover() }()
+	src, err := source.OpenFiles([]string{path}, nil)
+	if err != nil {
+		return nil, []error{err}, nil
+	}
+	defer src.Close()
+	var f source.Frame
+	for k := 0; k < 1<<22; k++ {
+		err := src.Next(&f)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			errs = append(errs, err)
+			var he *source.HeaderError
+			if errors.As(err, &he) {
+				break
+			}
+			continue
+		}
+		frames = append(frames, bytes.Clone(f.Data))
+	}
+	return frames, errs, nil
+}
