@@ -1,6 +1,7 @@
 package pvtdata
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 )
@@ -44,6 +45,12 @@ func ParseMode(s string) (Mode, error) {
 	}
 	return 0, fmt.Errorf("unknown reading mode %q (want rfc8797, draft or linux)", s)
 }
+
+// The identifier as it appears on the wire, and byte-swapped.
+var (
+	identifierBytes = [4]byte{0xf6, 0xab, 0x0e, 0x18}
+	swappedBytes    = [4]byte{0x18, 0x0e, 0xab, 0xf6}
+)
 
 // MaxCandidates is how many identifier offsets a Reading keeps; more are
 // counted but not stored, so reading never allocates.
@@ -132,18 +139,21 @@ func (r *Reading) Effective() Effective {
 // receiver in mode does. It does not allocate.
 func Read(buf []byte, mode Mode) Reading {
 	r := Reading{Mode: mode, Len: len(buf), Offset: -1, swapped: -1}
-	for i := 0; i+4 <= len(buf); i++ {
-		switch binary.BigEndian.Uint32(buf[i:]) {
-		case FormatIdentifier:
-			if r.nCandidates < MaxCandidates {
-				r.candidates[r.nCandidates] = int32(i)
-			}
-			r.nCandidates++
-		case SwappedIdentifier:
-			if r.swapped < 0 {
-				r.swapped = int32(i)
-			}
+	// bytes.Index is vectorised: far faster than testing every offset.
+	for i := 0; i+4 <= len(buf); {
+		j := bytes.Index(buf[i:], identifierBytes[:])
+		if j < 0 {
+			break
 		}
+		i += j
+		if r.nCandidates < MaxCandidates {
+			r.candidates[r.nCandidates] = int32(i)
+		}
+		r.nCandidates++
+		i += 4 // the identifier cannot overlap itself
+	}
+	if j := bytes.Index(buf, swappedBytes[:]); j >= 0 {
+		r.swapped = int32(j)
 	}
 	if r.swapped >= 0 {
 		r.problems |= probByteSwapped
@@ -202,13 +212,8 @@ func Read(buf []byte, mode Mode) Reading {
 	if n > 5 && r.Message.Reserved() != 0 {
 		r.problems |= probReservedBits
 	}
-	if end := r.Offset + MessageLen; end < len(buf) {
-		for _, b := range buf[end:] {
-			if b != 0 {
-				r.problems |= probTrailing
-				break
-			}
-		}
+	if end := r.Offset + MessageLen; end < len(buf) && !allZero(buf[end:]) {
+		r.problems |= probTrailing
 	}
 	return r
 }

@@ -309,7 +309,14 @@ func Identify(buf []byte, hint Hint) ULP {
 	return u
 }
 
+// allZero reports whether every octet of b is zero, eight at a time.
 func allZero(b []byte) bool {
+	for len(b) >= 8 {
+		if binary.LittleEndian.Uint64(b) != 0 {
+			return false
+		}
+		b = b[8:]
+	}
 	for _, c := range b {
 		if c != 0 {
 			return false
