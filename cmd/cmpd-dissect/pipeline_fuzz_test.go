@@ -1,0 +1,164 @@
+package main
+
+// Whole-pipeline fuzz targets (issue 9): file bytes → reader → layers →
+// connections → every view, in-process through run(). They complement the
+// per-decoder targets in each layer package. Run one for a sustained time:
+//
+//	go test -run='^$' -fuzz='^FuzzPipeline$' -fuzztime=30m -parallel 1 ./cmd/cmpd-dissect
+//
+// A failure is a panic, a run over its time bound or memory bound, text
+// output that could drive a terminal, invalid UTF-8 JSON, or an exit status
+// other than 0, 1 or 2. Crashers land in testdata/fuzz/<Target>/ and run
+// as regression tests with every plain go test.
+
+import (
+	"encoding/binary"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cmpd-dissect/cmpd-dissect/torture"
+)
+
+var fuzzViews = sync.OnceValue(func() []tortureView {
+	v, _ := discoverViews()
+	return v
+})
+
+func fuzzConfig() tortureConfig {
+	cfg := loadTortureConfig()
+	if os.Getenv("CMPD_TORTURE_TIMEOUT") == "" {
+		cfg.timeout = 10 * time.Second
+	}
+	return cfg
+}
+
+// fuzzRunAll runs the reader and every view on one capture file's bytes.
+func fuzzRunAll(t *testing.T, data []byte) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "in.pcap")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, p := readFrames(path); p != nil {
+		t.Fatalf("reader panicked: %v", p)
+	}
+	cfg := fuzzConfig()
+	for _, v := range fuzzViews() {
+		res, why := judge(v, path, data, nil, nil, cfg)
+		if why != "" {
+			// A run over its time or memory bound is abandoned (its goroutine
+			// cannot be stopped): failing here makes the fuzzer keep the input.
+			t.Fatalf("view %s (%v): %s (%v, exit %d)", v.name, v.args(path), why, res.elapsed, res.code)
+		}
+	}
+}
+
+// seedCaptures adds the committed captures (and their pcapng and gzip
+// encodings) and the kept regression inputs.
+func seedCaptures(f *testing.F) []*torture.Capture {
+	var caps []*torture.Capture
+	for _, p := range captureFiles(f) {
+		raw, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(raw)
+		c, err := torture.Parse(filepath.Base(p), raw)
+		if err != nil {
+			continue
+		}
+		caps = append(caps, c)
+		ng, _ := c.Encode(torture.FormatPcapng)
+		f.Add(ng)
+		pc, _ := c.Encode(torture.FormatPcap)
+		f.Add(torture.Gzip(pc))
+	}
+	for _, p := range regressionInputs() {
+		if b, err := os.ReadFile(p); err == nil {
+			f.Add(b)
+		}
+	}
+	return caps
+}
+
+// FuzzPipeline feeds arbitrary file bytes to the whole command.
+func FuzzPipeline(f *testing.F) {
+	seedCaptures(f)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fuzzRunAll(t, data)
+	})
+}
+
+// FuzzPipelinePacket is structure-aware: the fuzzer edits one packet, which
+// is placed in a valid capture after the real captures' connection setup
+// (so connection state, reassembly and Send decoding see it), or alone
+// under the InfiniBand and ERF link types. ctx picks the context:
+// 0 RoCEv2 after the rxe CM exchange, 1 iWARP after the siw handshake and
+// MPA exchange, 2 LINKTYPE_INFINIBAND, 3 LINKTYPE_ERF.
+func FuzzPipelinePacket(f *testing.F) {
+	load := func(name string) *torture.Capture {
+		b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "pcaps", "real", name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		c, err := torture.Parse(name, b)
+		if err != nil {
+			f.Fatal(err)
+		}
+		return c
+	}
+	rxe, siw := load("rxe-nfs42-rdma.pcap"), load("siw-nfs42-rdma.pcap")
+	for i, p := range rxe.Packets {
+		if i < 12 || i%9 == 0 {
+			f.Add(uint8(0), p.Data)
+		}
+	}
+	for i, p := range siw.Packets {
+		if i < 12 || i%9 == 0 {
+			f.Add(uint8(1), p.Data)
+		}
+	}
+	// Native IB: the rxe REQ's BTH onwards behind an LRH (LNH 2: BTH next).
+	req := rxe.Packets[0].Data[42:]
+	lrh := []byte{0xf0, 0x02, 0, 0, 0, 0, 0, 0}
+	binary.BigEndian.PutUint16(lrh[2:], uint16((8+len(req)+2)/4))
+	f.Add(uint8(2), append(append(lrh, req...), 0, 0))
+	erf := make([]byte, 16)
+	erf[8] = 21
+	binary.BigEndian.PutUint16(erf[10:], uint16(16+8+len(req)+2))
+	binary.BigEndian.PutUint16(erf[14:], uint16(8+len(req)+2))
+	f.Add(uint8(3), append(append(append(erf, lrh...), req...), 0, 0))
+
+	f.Fuzz(func(t *testing.T, ctx uint8, pkt []byte) {
+		var c *torture.Capture
+		switch ctx % 4 {
+		case 0:
+			c = rxe.Clone()
+			c.Packets = c.Packets[:3]
+		case 1:
+			c = siw.Clone()
+			c.Packets = c.Packets[:7]
+		case 2, 3:
+			c = &torture.Capture{Name: "fuzz", Format: torture.FormatPcap}
+		}
+		link := torture.LinkEthernet
+		switch ctx % 4 {
+		case 2:
+			link = torture.LinkInfiniBand
+		case 3:
+			link = torture.LinkERF
+		}
+		base := time.Unix(1700000000, 0)
+		if len(c.Packets) > 0 {
+			base = c.Packets[len(c.Packets)-1].Time
+		}
+		c.Packets = append(c.Packets, torture.Packet{Time: base.Add(time.Millisecond), LinkType: link, Data: pkt, OrigLen: len(pkt)})
+		// The packet twice more: a retransmission and a duplicate after it.
+		c.Packets = append(c.Packets, c.Packets[len(c.Packets)-1])
+		b, _ := c.Encode(torture.FormatPcap)
+		fuzzRunAll(t, b)
+	})
+}
