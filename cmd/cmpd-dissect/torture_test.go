@@ -18,6 +18,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -704,4 +705,92 @@ func readFrames(path string) (frames [][]byte, errs []error, panicked any) {
 		frames = append(frames, bytes.Clone(f.Data))
 	}
 	return frames, errs, nil
+}
+
+// loadRealCapture parses one of the committed real captures.
+func loadRealCapture(t testing.TB, name string) *torture.Capture {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "pcaps", "real", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := torture.Parse(name, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// fillEscape overwrites data[start:end] with the torture escape payload.
+func fillEscape(data []byte, start, end int) {
+	for k := 0; start+k < end && start+k < len(data); k++ {
+		data[start+k] = torture.Escape[k%len(torture.Escape)]
+	}
+}
+
+// craftedEscapes builds captures whose packets carry terminal escape
+// sequences wherever a view might print packet bytes as text: the RPC
+// AUTH_SYS machine names, the CM REQ/REP private data, a REJ's ARI and
+// private data (the rxe REP turned into a REJ, reason 5 "Invalid GID" whose
+// ARI is a GID, and reason 28 "Consumer Reject"), and the MPA
+// request/reply private data.
+func craftedEscapes(t testing.TB) map[string][]byte {
+	out := map[string][]byte{}
+	for _, name := range []string{"rxe-nfs42-rdma.pcap", "siw-nfs42-rdma.pcap"} {
+		c := loadRealCapture(t, name).Clone()
+		var rej []torture.Packet
+		for i := range c.Packets {
+			p := &c.Packets[i]
+			l := torture.Walk(p.LinkType, p.Data)
+			for _, s := range l.Strings {
+				fillEscape(p.Data, s.Start, s.End)
+			}
+			// A REP (attribute 0x0013) becomes two REJs.
+			for _, s := range l.Layers {
+				if s.Name == "mad" && len(p.Data) >= s.End+84 && binary.BigEndian.Uint16(p.Data[s.Start+16:]) == 0x0013 {
+					for _, reason := range []uint16{5, 28} {
+						q := torture.Packet{Time: p.Time, LinkType: p.LinkType, Data: bytes.Clone(p.Data), OrigLen: p.OrigLen}
+						cm := s.End
+						binary.BigEndian.PutUint16(q.Data[s.Start+16:], 0x0012)
+						q.Data[cm+8] = 0 << 6  // MsgRejected: REQ
+						q.Data[cm+9] = 72 << 1 // RejInfoLen 72: the whole ARI
+						binary.BigEndian.PutUint16(q.Data[cm+10:], reason)
+						fillEscape(q.Data, cm+12, len(q.Data)-4)
+						rej = append(rej, q)
+					}
+				}
+			}
+		}
+		c.Packets = append(c.Packets, rej...)
+		b, _ := c.Encode(torture.FormatPcap)
+		out["escapes-"+name] = b
+	}
+	return out
+}
+
+// TestOutputSafety: a capture whose packets carry escape sequences and
+// control characters is printed safely by every text view, and every JSON
+// view stays valid UTF-8 JSON.
+func TestOutputSafety(t *testing.T) {
+	views, missing := discoverViews()
+	if len(views) == 0 {
+		t.Skipf("no views built yet (missing: %s)", strings.Join(missing, ", "))
+	}
+	cfg := loadTortureConfig()
+	for name, data := range craftedEscapes(t) {
+		path := filepath.Join(t.TempDir(), name)
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range views {
+			res, why := judge(v, path, data, nil, nil, cfg)
+			if why != "" {
+				t.Errorf("%s: view %s: %s (input %s)", name, v.name, why, saveFailure(name, data))
+				continue
+			}
+			if res.code == exitUsage {
+				t.Errorf("%s: view %s: exit 2: %s", name, v.name, trim(res.stderr.String()))
+			}
+		}
+	}
 }
