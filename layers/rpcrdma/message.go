@@ -1,0 +1,144 @@
+package rpcrdma
+
+import (
+	"fmt"
+
+	"github.com/gopacket/gopacket"
+
+	"github.com/cmpd-dissect/cmpd-dissect/field"
+	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
+)
+
+// CallMatcher pairs RPC replies with their calls. Message.Decode calls
+// MatchCall for every RPC it decodes: a matcher remembers calls (by xid)
+// and, for a reply, calls r.SetCall with what the call asked for so the
+// reply's results can be named. Matching needs memory across packets, so
+// it lives with the caller (dissect), not in this package.
+type CallMatcher interface {
+	MatchCall(r *RPC)
+}
+
+// Message decodes one complete Send payload into its layers: the
+// transport Header, the RPC message when one follows, and the NFS-family
+// body when the RPC program is NFS, MOUNT, NLM or NFS_ACL. A Message is
+// reusable; decoding allocates nothing once its slices have grown.
+type Message struct {
+	Header Header
+	RPC    RPC
+	NFS    NFS
+
+	// HasHeader, HasRPC and HasNFS say which layers hold decoded values
+	// (a layer whose decode failed part-way is present when it decoded at
+	// least its first fixed fields).
+	HasHeader, HasRPC, HasNFS bool
+
+	// RPCOffset is the offset of the RPC message in the payload (the
+	// header's length).
+	RPCOffset int
+
+	xidMismatch bool
+}
+
+// DecodeFeedback that ignores truncation (the error says it).
+type nilFeedback struct{}
+
+func (nilFeedback) SetTruncated() {}
+
+// NilDecodeFeedback ignores SetTruncated; the decode errors carry the
+// same information.
+var NilDecodeFeedback gopacket.DecodeFeedback = nilFeedback{}
+
+// Decode decodes payload. The returned error is the first decode error
+// (an *Error); layers decoded before it stay available. m may be nil.
+func (m *Message) Decode(payload []byte, match CallMatcher) error {
+	m.HasHeader, m.HasRPC, m.HasNFS, m.xidMismatch, m.RPCOffset = false, false, false, false, 0
+	err := m.Header.DecodeFromBytes(payload, NilDecodeFeedback)
+	m.HasHeader = len(payload) >= 8
+	if err != nil {
+		return err
+	}
+	h := &m.Header
+	if !h.CarriesRPC() {
+		return nil
+	}
+	body := h.Payload
+	if h.Proc == ProcOptional {
+		// An RPC message MAY follow RDMA_OPTIONAL: decode it only when it
+		// looks like one of this xid.
+		if len(body) < 8 || be32(body, 0) != h.XID || be32(body, 4) > MsgReply {
+			return nil
+		}
+	}
+	m.RPCOffset = len(h.Contents)
+	err = m.RPC.DecodeFromBytes(body, NilDecodeFeedback)
+	m.HasRPC = len(body) >= 8
+	if m.HasRPC && m.RPC.XID != h.XID {
+		m.xidMismatch = true
+	}
+	if err != nil {
+		return shift(err, m.RPCOffset)
+	}
+	if match != nil {
+		match.MatchCall(&m.RPC)
+	}
+	if !m.RPC.HasBody() || !IsNFSFamily(m.RPC.Program) {
+		return nil
+	}
+	err = m.NFS.DecodeBody(m.RPC.Program, m.RPC.ProgVersion, m.RPC.Procedure, m.RPC.MsgType == MsgReply, m.RPC.Payload, NilDecodeFeedback)
+	m.HasNFS = true
+	return shift(err, m.RPCOffset+len(m.RPC.Contents))
+}
+
+// shift makes an *Error's offset relative to the Send payload.
+func shift(err error, by int) error {
+	if e, ok := err.(*Error); ok {
+		e.Offset += by
+	}
+	return err
+}
+
+// Layers appends the decoded layers, outermost first.
+func (m *Message) Layers(dst []field.Layer) []field.Layer {
+	if m.HasHeader {
+		dst = append(dst, &m.Header)
+	}
+	if m.HasRPC {
+		dst = append(dst, &m.RPC)
+	}
+	if m.HasNFS {
+		dst = append(dst, &m.NFS)
+	}
+	return dst
+}
+
+// AppendFindings appends the findings of every decoded layer and the
+// xid check, Offsets relative to the start of the payload.
+func (m *Message) AppendFindings(dst []pvtdata.Finding) []pvtdata.Finding {
+	if m.HasHeader {
+		dst = m.Header.AppendFindings(dst)
+	}
+	if m.xidMismatch {
+		dst = append(dst, pvtdata.Finding{Code: CodeXIDMismatch, Severity: pvtdata.SeverityError,
+			Message: fmt.Sprintf("RPC xid 0x%08x differs from rdma_xid 0x%08x", m.RPC.XID, m.Header.XID),
+			Section: sectionFor(CodeXIDMismatch), Layer: "rpcrdma", Offset: m.RPCOffset})
+	}
+	if m.HasRPC {
+		n := len(dst)
+		dst = m.RPC.AppendFindings(dst)
+		for i := n; i < len(dst); i++ {
+			dst[i].Offset += m.RPCOffset
+		}
+	}
+	if m.HasNFS {
+		n := len(dst)
+		dst = m.NFS.AppendFindings(dst)
+		base := m.RPCOffset + len(m.RPC.Contents)
+		for i := n; i < len(dst); i++ {
+			dst[i].Offset += base
+		}
+	}
+	return dst
+}
+
+// XIDMismatch reports whether the RPC xid differs from rdma_xid.
+func (m *Message) XIDMismatch() bool { return m.xidMismatch }

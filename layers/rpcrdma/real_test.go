@@ -1,0 +1,180 @@
+package rpcrdma
+
+import (
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// callMap is a test CallMatcher.
+type callMap map[uint32][3]uint32
+
+func (c callMap) MatchCall(r *RPC) {
+	if r.MsgType == MsgCall {
+		c[r.XID] = [3]uint32{r.Program, r.ProgVersion, r.Procedure}
+		return
+	}
+	if v, ok := c[r.XID]; ok {
+		r.SetCall(v[0], v[1], v[2])
+	}
+}
+
+func decodeSends(t *testing.T, sends []send) map[int]collect {
+	t.Helper()
+	out := map[int]collect{}
+	calls := callMap{}
+	var m Message
+	for _, s := range sends {
+		if err := m.Decode(s.payload, calls); err != nil {
+			t.Fatalf("frame %d: %v", s.frame, err)
+		}
+		if f := m.AppendFindings(nil); len(f) > 0 {
+			t.Errorf("frame %d: unexpected findings %v", s.frame, f)
+		}
+		c := collect{}
+		m.Header.VisitFields(c)
+		if m.HasRPC {
+			m.RPC.VisitFields(c)
+		}
+		if m.HasNFS {
+			m.NFS.VisitFields(c)
+		}
+		out[s.frame] = c
+	}
+	return out
+}
+
+func TestRealCapturesSendCount(t *testing.T) {
+	if n := len(roceSends(t)); n != 46 {
+		t.Errorf("rxe: %d RC SEND_ONLY/SEND_ONLY_INV packets, want 46", n)
+	}
+	if n := len(iwarpSends(t)); n != 46 {
+		t.Errorf("siw: %d Send FPDUs, want 46", n)
+	}
+}
+
+// tsharkFields are compared one for one; ours[i] is our field name for
+// tshark's field i.
+var tsharkFields = [][2]string{
+	{"rpcordma.xid", "rpcrdma.xid"},
+	{"rpcordma.version", "rpcrdma.version"},
+	{"rpcordma.flow_control", "rpcrdma.flow_control"},
+	{"rpcordma.msg_type", "rpcrdma.msg_type"},
+	{"rpcordma.reads_count", "rpcrdma.reads_count"},
+	{"rpcordma.writes_count", "rpcrdma.writes_count"},
+	{"rpcordma.reply_count", "rpcrdma.reply_count"},
+	{"rpcordma.segment_count", "rpcrdma.segment_count"},
+	{"rpcordma.position", "rpcrdma.position"},
+	{"rpcordma.rdma_handle", "rpcrdma.rdma_handle"},
+	{"rpcordma.rdma_length", "rpcrdma.rdma_length"},
+	{"rpcordma.rdma_offset", "rpcrdma.rdma_offset"},
+	{"rpcordma.errcode", "rpcrdma.errcode"},
+	// The RPC and NFS fields: tshark also decodes RPC messages it
+	// reassembles from RDMA Writes into reply chunks (RDMA_NOMSG); those
+	// are not in the Send, so they are compared for RDMA_MSG only.
+	{"rpc.xid", "rpc.xid"},
+	{"rpc.msgtyp", "rpc.msgtyp"},
+	{"rpc.version", "rpc.version"},
+	{"rpc.program", "rpc.program"},
+	{"rpc.programversion", "rpc.programversion"},
+	{"rpc.procedure", "rpc.procedure"},
+	{"rpc.replystat", "rpc.replystat"},
+	{"rpc.state_accept", "rpc.state_accept"},
+	{"rpc.auth.flavor", "rpc.auth.flavor"},
+	{"rpc.auth.machinename", "rpc.auth.machinename"},
+	{"rpc.auth.uid", "rpc.auth.uid"},
+	{"nfs.procedure_v4", "nfs.procedure_v4"},
+	{"nfs.minorversion", "nfs.minorversion"},
+	{"nfs.ops.count", "nfs.ops.count"},
+	{"nfs.opcode", "nfs.opcode"},
+	{"nfs.nfsstat4", "nfs.nfsstat4"},
+}
+
+const firstRPCField = 13
+
+func tshark(t *testing.T, pcap string) map[int][]string {
+	t.Helper()
+	bin, err := exec.LookPath("tshark")
+	if err != nil {
+		t.Skip("tshark not installed: the comparison with Wireshark's rpcordma dissector is skipped (apt-get install tshark)")
+	}
+	args := []string{"-r", pcap, "-Y", "rpcordma", "-T", "fields", "-E", "separator=/t", "-e", "frame.number"}
+	for _, f := range tsharkFields {
+		args = append(args, "-e", f[0])
+	}
+	out, err := exec.Command(bin, args...).Output()
+	if err != nil {
+		t.Fatalf("tshark: %v", err)
+	}
+	res := map[int][]string{}
+	for _, line := range strings.Split(strings.TrimRight(string(out), "\n"), "\n") {
+		cols := strings.Split(line, "\t")
+		n, err := strconv.Atoi(cols[0])
+		if err != nil || len(cols) != len(tsharkFields)+1 {
+			t.Fatalf("tshark line %q", line)
+		}
+		res[n] = cols[1:]
+	}
+	return res
+}
+
+// dedupeRepeat undoes tshark's repetition of the RPC/NFS fields when it
+// decodes a reply twice (the reduced Send and the message with the write
+// chunk data placed): "a,b,a,b" with k=2 RPC messages becomes "a,b".
+func dedupeRepeat(v string, k int) string {
+	if k < 2 || v == "" {
+		return v
+	}
+	parts := strings.Split(v, ",")
+	if len(parts)%k != 0 {
+		return v
+	}
+	n := len(parts) / k
+	for i := n; i < len(parts); i++ {
+		if parts[i] != parts[i%n] {
+			return v
+		}
+	}
+	return strings.Join(parts[:n], ",")
+}
+
+func compareWithTshark(t *testing.T, pcap string, sends []send) {
+	want := tshark(t, pcap)
+	got := decodeSends(t, sends)
+	if len(want) != len(got) {
+		t.Errorf("tshark decodes %d RPC-over-RDMA messages, we %d", len(want), len(got))
+	}
+	compared := 0
+	for frame, cols := range want {
+		c, ok := got[frame]
+		if !ok {
+			t.Errorf("frame %d: tshark decodes RPC-over-RDMA, we found no Send", frame)
+			continue
+		}
+		msgType := cols[3]
+		k := strings.Count(cols[firstRPCField], ",") + 1
+		for i, f := range tsharkFields {
+			w := cols[i]
+			if i >= firstRPCField {
+				if msgType != "0" {
+					continue
+				}
+				if f[0] == "rpc.programversion" {
+					// tshark adds this field twice per RPC message.
+					w = dedupeRepeat(w, 2*k)
+				} else {
+					w = dedupeRepeat(w, k)
+				}
+			}
+			if g := c.get(f[1]); g != w {
+				t.Errorf("frame %d: %s = %q, tshark %s = %q", frame, f[1], g, f[0], w)
+			}
+			compared++
+		}
+	}
+	t.Logf("%s: %d messages, %d field values equal to tshark's", pcap, len(want), compared)
+}
+
+func TestRealRoCEMatchesTshark(t *testing.T)  { compareWithTshark(t, rxePcap, roceSends(t)) }
+func TestRealIWARPMatchesTshark(t *testing.T) { compareWithTshark(t, siwPcap, iwarpSends(t)) }

@@ -1,0 +1,542 @@
+package rpcrdma
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
+
+	"github.com/cmpd-dissect/cmpd-dissect/field"
+	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
+)
+
+// RPC message types and reply states (RFC 5531 §9).
+const (
+	MsgCall  = 0
+	MsgReply = 1
+
+	ReplyAccepted = 0 // MSG_ACCEPTED
+	ReplyDenied   = 1 // MSG_DENIED
+
+	AcceptSuccess      = 0
+	AcceptProgUnavail  = 1
+	AcceptProgMismatch = 2
+	AcceptProcUnavail  = 3
+	AcceptGarbageArgs  = 4
+	AcceptSystemErr    = 5
+
+	RejectRPCMismatch = 0
+	RejectAuthError   = 1
+)
+
+// Auth flavors (RFC 5531 §8.2, RFC 2203).
+const (
+	AuthNone  = 0
+	AuthSys   = 1
+	AuthShort = 2
+	AuthDH    = 3
+	RPCSecGSS = 6
+)
+
+// Well-known program numbers.
+const (
+	ProgPortmap = 100000
+	ProgNFS     = 100003
+	ProgMount   = 100005
+	ProgNLM     = 100021
+	ProgNSM     = 100024
+	ProgNFSACL  = 100227
+)
+
+var msgTypeNames = map[uint64]string{0: "Call", 1: "Reply"}
+var replyStatNames = map[uint64]string{0: "accepted", 1: "denied"}
+var acceptNames = map[uint64]string{0: "SUCCESS", 1: "PROG_UNAVAIL", 2: "PROG_MISMATCH", 3: "PROC_UNAVAIL", 4: "GARBAGE_ARGS", 5: "SYSTEM_ERR"}
+var rejectNames = map[uint64]string{0: "RPC_MISMATCH", 1: "AUTH_ERROR"}
+var authStatNames = map[uint64]string{
+	0: "AUTH_OK", 1: "AUTH_BADCRED", 2: "AUTH_REJECTEDCRED", 3: "AUTH_BADVERF", 4: "AUTH_REJECTEDVERF",
+	5: "AUTH_TOOWEAK", 6: "AUTH_INVALIDRESP", 7: "AUTH_FAILED", 8: "AUTH_KERB_GENERIC", 9: "AUTH_TIMEEXPIRE",
+	10: "AUTH_TKT_FILE", 11: "AUTH_DECODE", 12: "AUTH_NET_ADDR", 13: "RPCSEC_GSS_CREDPROBLEM", 14: "RPCSEC_GSS_CTXPROBLEM",
+}
+var flavorNames = map[uint64]string{0: "AUTH_NONE", 1: "AUTH_SYS", 2: "AUTH_SHORT", 3: "AUTH_DH", 6: "RPCSEC_GSS", 390003: "RPCSEC_GSS_KRB5", 390004: "RPCSEC_GSS_KRB5I", 390005: "RPCSEC_GSS_KRB5P"}
+var programNames = map[uint64]string{
+	100000: "Portmap", 100003: "NFS", 100005: "MOUNT", 100021: "NLM", 100024: "STATUS (NSM)", 100227: "NFS_ACL",
+	0x40000000: "NFSv4 callback (Linux cb_program)",
+}
+
+// ProgramName returns the name of a well-known RPC program, or "".
+func ProgramName(prog uint32) string { return programNames[uint64(prog)] }
+
+// Auth is an opaque_auth: a flavor and its body (at most 400 octets).
+type Auth struct {
+	Flavor uint32
+	Body   []byte
+}
+
+// AuthSysParms is the decoded body of an AUTH_SYS credential (RFC 5531 §A.2).
+type AuthSysParms struct {
+	Stamp       uint32
+	MachineName []byte
+	UID, GID    uint32
+	GIDs        [16]uint32
+	NGIDs       int
+}
+
+// RPC is an ONC RPC message header (RFC 5531): a call up to its verifier,
+// or a reply up to its status. Payload holds the procedure's arguments or
+// results.
+type RPC struct {
+	layers.BaseLayer
+
+	XID     uint32
+	MsgType uint32 // MsgCall or MsgReply
+
+	// Call: rpcvers, prog, vers, proc. Replies carry them only when the
+	// caller matched the call (SetCall); CallKnown says so.
+	RPCVersion  uint32
+	Program     uint32
+	ProgVersion uint32
+	Procedure   uint32
+	CallKnown   bool
+
+	Cred    Auth         // call credential
+	AuthSys AuthSysParms // Cred decoded when Cred.Flavor is AUTH_SYS and it parsed
+	HasSys  bool
+	Verf    Auth // call or accepted-reply verifier
+
+	ReplyStat  uint32 // ReplyAccepted / ReplyDenied
+	AcceptStat uint32
+	RejectStat uint32
+	AuthStat   uint32
+	// Low and High are the version range of PROG_MISMATCH or RPC_MISMATCH.
+	Low, High uint32
+
+	notes notes
+}
+
+// LayerType is LayerTypeRPC.
+func (r *RPC) LayerType() gopacket.LayerType { return LayerTypeRPC }
+
+// CanDecode is LayerTypeRPC.
+func (r *RPC) CanDecode() gopacket.LayerClass { return LayerTypeRPC }
+
+// NextLayerType is LayerTypeNFS for calls (and matched successful replies)
+// of NFS, MOUNT, NLM and NFS_ACL.
+func (r *RPC) NextLayerType() gopacket.LayerType {
+	if r.HasBody() && IsNFSFamily(r.Program) {
+		return LayerTypeNFS
+	}
+	return gopacket.LayerTypePayload
+}
+
+// HasBody reports whether Payload holds procedure arguments (a call) or
+// results (an accepted, successful reply whose call is known).
+func (r *RPC) HasBody() bool {
+	if r.MsgType == MsgCall {
+		return true
+	}
+	return r.MsgType == MsgReply && r.CallKnown && r.ReplyStat == ReplyAccepted && r.AcceptStat == AcceptSuccess
+}
+
+// SetCall records what the call of this reply asked for (matched by xid by
+// the caller), so the reply's body can be decoded.
+func (r *RPC) SetCall(program, version, procedure uint32) {
+	r.Program, r.ProgVersion, r.Procedure, r.CallKnown = program, version, procedure, true
+}
+
+func rerr(code, what string, off int, format string, args ...any) *Error {
+	return &Error{Code: code, Layer: "rpc", Field: what, Offset: off, Msg: fmt.Sprintf(format, args...)}
+}
+
+func need(data []byte, off, n int, what string, df gopacket.DecodeFeedback) error {
+	if len(data)-off < n {
+		df.SetTruncated()
+		return rerr(CodeRPCTruncated, what, off, "need %d octets, have %d", n, max(len(data)-off, 0))
+	}
+	return nil
+}
+
+func readAuth(data []byte, off int, what string, a *Auth, df gopacket.DecodeFeedback) (int, error) {
+	if err := need(data, off, 8, what+" flavor/length", df); err != nil {
+		return off, err
+	}
+	a.Flavor = be32(data, off)
+	n := be32(data, off+4)
+	off += 8
+	if n > 400 {
+		return off - 4, rerr(CodeRPCTruncated, what+" length", off-4, "%d exceeds the 400 octets RFC 5531 allows", n)
+	}
+	if err := need(data, off, pad4(int(n)), what+" body", df); err != nil {
+		return off, err
+	}
+	a.Body = data[off : off+int(n)]
+	return off + pad4(int(n)), nil
+}
+
+func (r *RPC) reset() {
+	*r = RPC{}
+}
+
+// DecodeFromBytes decodes an RPC call or reply header.
+func (r *RPC) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
+	r.reset()
+	if err := need(data, 0, 8, "xid/msg_type", df); err != nil {
+		return err
+	}
+	r.XID, r.MsgType = be32(data, 0), be32(data, 4)
+	off := 8
+	var err error
+	switch r.MsgType {
+	case MsgCall:
+		if err = need(data, off, 16, "rpcvers/prog/vers/proc", df); err != nil {
+			break
+		}
+		r.RPCVersion, r.Program, r.ProgVersion, r.Procedure = be32(data, 8), be32(data, 12), be32(data, 16), be32(data, 20)
+		r.CallKnown = true
+		if r.RPCVersion != 2 {
+			r.notes.add(CodeRPCBadVersion, pvtdata.SeverityError, 8, r.RPCVersion, 0)
+		}
+		off = 24
+		if off, err = readAuth(data, off, "credential", &r.Cred, df); err != nil {
+			break
+		}
+		if r.Cred.Flavor == AuthSys {
+			r.HasSys = parseAuthSys(r.Cred.Body, &r.AuthSys)
+		}
+		off, err = readAuth(data, off, "verifier", &r.Verf, df)
+	case MsgReply:
+		if err = need(data, off, 4, "reply_stat", df); err != nil {
+			break
+		}
+		r.ReplyStat = be32(data, off)
+		off += 4
+		switch r.ReplyStat {
+		case ReplyAccepted:
+			if off, err = readAuth(data, off, "verifier", &r.Verf, df); err != nil {
+				break
+			}
+			if err = need(data, off, 4, "accept_stat", df); err != nil {
+				break
+			}
+			r.AcceptStat = be32(data, off)
+			off += 4
+			if r.AcceptStat == AcceptProgMismatch {
+				if err = need(data, off, 8, "mismatch_info", df); err != nil {
+					break
+				}
+				r.Low, r.High = be32(data, off), be32(data, off+4)
+				off += 8
+			}
+		case ReplyDenied:
+			if err = need(data, off, 4, "reject_stat", df); err != nil {
+				break
+			}
+			r.RejectStat = be32(data, off)
+			off += 4
+			switch r.RejectStat {
+			case RejectRPCMismatch:
+				if err = need(data, off, 8, "mismatch_info", df); err != nil {
+					break
+				}
+				r.Low, r.High = be32(data, off), be32(data, off+4)
+				off += 8
+			case RejectAuthError:
+				if err = need(data, off, 4, "auth_stat", df); err != nil {
+					break
+				}
+				r.AuthStat = be32(data, off)
+				off += 4
+			default:
+				err = rerr(CodeRPCBadMsgType, "reject_stat", off-4, "%d is not RPC_MISMATCH or AUTH_ERROR", r.RejectStat)
+			}
+		default:
+			err = rerr(CodeRPCBadMsgType, "reply_stat", off-4, "%d is not MSG_ACCEPTED or MSG_DENIED", r.ReplyStat)
+		}
+	default:
+		err = rerr(CodeRPCBadMsgType, "msg_type", 4, "%d is not CALL (0) or REPLY (1)", r.MsgType)
+	}
+	if off > len(data) {
+		off = len(data)
+	}
+	r.Contents, r.Payload = data[:off], data[off:]
+	if err != nil {
+		r.Payload = nil
+	}
+	return err
+}
+
+func parseAuthSys(b []byte, p *AuthSysParms) bool {
+	*p = AuthSysParms{}
+	if len(b) < 8 {
+		return false
+	}
+	p.Stamp = be32(b, 0)
+	n := be32(b, 4)
+	if n > 255 || uint64(len(b)-8) < uint64(pad4(int(n))) {
+		return false
+	}
+	p.MachineName = b[8 : 8+n]
+	off := 8 + pad4(int(n))
+	if len(b)-off < 12 {
+		return false
+	}
+	p.UID, p.GID = be32(b, off), be32(b, off+4)
+	ng := be32(b, off+8)
+	off += 12
+	if ng > 16 || uint64(len(b)-off) < uint64(ng)*4 {
+		return false
+	}
+	for i := 0; i < int(ng); i++ {
+		p.GIDs[i] = be32(b, off+4*i)
+	}
+	p.NGIDs = int(ng)
+	return true
+}
+
+func decodeRPC(data []byte, p gopacket.PacketBuilder) error {
+	r := &RPC{}
+	if err := r.DecodeFromBytes(data, p); err != nil {
+		return err
+	}
+	p.AddLayer(r)
+	return p.NextDecoder(r.NextLayerType())
+}
+
+// SerializeTo writes the call or reply header in front of b's contents
+// (the procedure's arguments or results).
+func (r *RPC) SerializeTo(b gopacket.SerializeBuffer, opts gopacket.SerializeOptions) error {
+	n := 8
+	switch r.MsgType {
+	case MsgCall:
+		n += 16 + 8 + pad4(len(r.Cred.Body)) + 8 + pad4(len(r.Verf.Body))
+	case MsgReply:
+		n += 4
+		if r.ReplyStat == ReplyAccepted {
+			n += 8 + pad4(len(r.Verf.Body)) + 4
+			if r.AcceptStat == AcceptProgMismatch {
+				n += 8
+			}
+		} else {
+			n += 4
+			if r.RejectStat == RejectRPCMismatch {
+				n += 8
+			} else {
+				n += 4
+			}
+		}
+	}
+	w, err := b.PrependBytes(n)
+	if err != nil {
+		return err
+	}
+	clear(w)
+	put32(w, r.XID)
+	put32(w[4:], r.MsgType)
+	w = w[8:]
+	putAuth := func(a Auth) {
+		put32(w, a.Flavor)
+		put32(w[4:], uint32(len(a.Body)))
+		copy(w[8:], a.Body)
+		w = w[8+pad4(len(a.Body)):]
+	}
+	switch r.MsgType {
+	case MsgCall:
+		put32(w, r.RPCVersion)
+		put32(w[4:], r.Program)
+		put32(w[8:], r.ProgVersion)
+		put32(w[12:], r.Procedure)
+		w = w[16:]
+		putAuth(r.Cred)
+		putAuth(r.Verf)
+	case MsgReply:
+		put32(w, r.ReplyStat)
+		w = w[4:]
+		if r.ReplyStat == ReplyAccepted {
+			putAuth(r.Verf)
+			put32(w, r.AcceptStat)
+			if r.AcceptStat == AcceptProgMismatch {
+				put32(w[4:], r.Low)
+				put32(w[8:], r.High)
+			}
+		} else {
+			put32(w, r.RejectStat)
+			if r.RejectStat == RejectRPCMismatch {
+				put32(w[4:], r.Low)
+				put32(w[8:], r.High)
+			} else {
+				put32(w[4:], r.AuthStat)
+			}
+		}
+	}
+	return nil
+}
+
+// Field declarations (tshark's rpc.* names).
+var (
+	ProtoRPC = field.NewProto("rpc", "ONC Remote Procedure Call")
+
+	fRPCXID       = ProtoRPC.Hex("rpc.xid", 32, "XID").WithRef("RFC 5531 §9")
+	fRPCMsgType   = ProtoRPC.Uint("rpc.msgtyp", 32, "Message Type").WithNames(msgTypeNames)
+	fRPCVersion   = ProtoRPC.Uint("rpc.version", 32, "RPC Version")
+	fRPCProgram   = ProtoRPC.Uint("rpc.program", 32, "Program").WithNames(programNames)
+	fRPCProgVers  = ProtoRPC.Uint("rpc.programversion", 32, "Program Version")
+	fRPCProcedure = ProtoRPC.Uint("rpc.procedure", 32, "Procedure")
+	gRPCCred      = ProtoRPC.Group("rpc.cred", "Credentials")
+	gRPCVerf      = ProtoRPC.Group("rpc.verf", "Verifier")
+	fAuthFlavor   = ProtoRPC.Uint("rpc.auth.flavor", 32, "Flavor").WithNames(flavorNames)
+	fAuthLength   = ProtoRPC.Uint("rpc.auth.length", 32, "Length").WithUnit("bytes")
+	fAuthStamp    = ProtoRPC.Hex("rpc.auth.stamp", 32, "Stamp")
+	fAuthMachine  = ProtoRPC.String("rpc.auth.machinename", "Machine Name")
+	fAuthUID      = ProtoRPC.Uint("rpc.auth.uid", 32, "UID")
+	fAuthGID      = ProtoRPC.Uint("rpc.auth.gid", 32, "GID")
+	fAuthGIDs     = ProtoRPC.Uint("rpc.auth.gids", 32, "Auxiliary GID")
+	fAuthBody     = ProtoRPC.Bytes("rpc.auth.body", "Authenticator body")
+	fReplyStat    = ProtoRPC.Uint("rpc.replystat", 32, "Reply State").WithNames(replyStatNames)
+	fAcceptStat   = ProtoRPC.Uint("rpc.state_accept", 32, "Accept State").WithNames(acceptNames)
+	fRejectStat   = ProtoRPC.Uint("rpc.state_reject", 32, "Reject State").WithNames(rejectNames)
+	fAuthStat     = ProtoRPC.Uint("rpc.state_auth", 32, "Auth State").WithNames(authStatNames)
+	fProgMin      = ProtoRPC.Uint("rpc.programversion.min", 32, "Program Version (Minimum)")
+	fProgMax      = ProtoRPC.Uint("rpc.programversion.max", 32, "Program Version (Maximum)")
+	fVersMin      = ProtoRPC.Uint("rpc.version.min", 32, "RPC Version (Minimum)")
+	fVersMax      = ProtoRPC.Uint("rpc.version.max", 32, "RPC Version (Maximum)")
+)
+
+// Proto is ProtoRPC ("rpc").
+func (r *RPC) Proto() *field.Proto { return ProtoRPC }
+
+func visitAuth(v field.Visitor, g *field.Field, a Auth, sys *AuthSysParms, hasSys bool) {
+	v.Begin(g)
+	v.Uint(fAuthFlavor, uint64(a.Flavor))
+	v.Uint(fAuthLength, uint64(len(a.Body)))
+	switch {
+	case hasSys:
+		v.Uint(fAuthStamp, uint64(sys.Stamp))
+		v.String(fAuthMachine, string(sys.MachineName))
+		v.Uint(fAuthUID, uint64(sys.UID))
+		v.Uint(fAuthGID, uint64(sys.GID))
+		for _, g := range sys.GIDs[:sys.NGIDs] {
+			v.Uint(fAuthGIDs, uint64(g))
+		}
+	case len(a.Body) > 0:
+		v.Bytes(fAuthBody, a.Body)
+	}
+	v.End()
+}
+
+// VisitFields reports the message header's fields in wire order.
+func (r *RPC) VisitFields(v field.Visitor) {
+	v.Uint(fRPCXID, uint64(r.XID))
+	v.Uint(fRPCMsgType, uint64(r.MsgType))
+	n := len(r.Contents)
+	switch r.MsgType {
+	case MsgCall:
+		if n < 24 {
+			return
+		}
+		v.Uint(fRPCVersion, uint64(r.RPCVersion))
+		v.Uint(fRPCProgram, uint64(r.Program))
+		v.Uint(fRPCProgVers, uint64(r.ProgVersion))
+		v.Uint(fRPCProcedure, uint64(r.Procedure))
+		if n >= 32+len(r.Cred.Body) {
+			visitAuth(v, gRPCCred, r.Cred, &r.AuthSys, r.HasSys)
+		}
+		if n >= 40+pad4(len(r.Cred.Body))+len(r.Verf.Body) {
+			visitAuth(v, gRPCVerf, r.Verf, nil, false)
+		}
+	case MsgReply:
+		if r.CallKnown {
+			v.Uint(fRPCProgram, uint64(r.Program))
+			v.Uint(fRPCProgVers, uint64(r.ProgVersion))
+			v.Uint(fRPCProcedure, uint64(r.Procedure))
+		}
+		if n < 12 {
+			return
+		}
+		v.Uint(fReplyStat, uint64(r.ReplyStat))
+		if r.ReplyStat == ReplyAccepted {
+			if n < 20+len(r.Verf.Body) {
+				return
+			}
+			visitAuth(v, gRPCVerf, r.Verf, nil, false)
+			if n < 24+pad4(len(r.Verf.Body)) {
+				return
+			}
+			v.Uint(fAcceptStat, uint64(r.AcceptStat))
+			if r.AcceptStat == AcceptProgMismatch {
+				v.Uint(fProgMin, uint64(r.Low))
+				v.Uint(fProgMax, uint64(r.High))
+			}
+		} else if n >= 16 {
+			v.Uint(fRejectStat, uint64(r.RejectStat))
+			switch r.RejectStat {
+			case RejectRPCMismatch:
+				if n >= 24 {
+					v.Uint(fVersMin, uint64(r.Low))
+					v.Uint(fVersMax, uint64(r.High))
+				}
+			case RejectAuthError:
+				if n >= 20 {
+					v.Uint(fAuthStat, uint64(r.AuthStat))
+				}
+			}
+		}
+	}
+}
+
+// AppendSummary appends "RPC Call xid=0x… NFS v4 proc 1" or the reply
+// status. The nfs layer, when present, says more.
+func (r *RPC) AppendSummary(b []byte) []byte {
+	switch r.MsgType {
+	case MsgCall:
+		b = append(b, "RPC Call xid=0x"...)
+	case MsgReply:
+		b = append(b, "RPC Reply xid=0x"...)
+	default:
+		b = append(b, "RPC msg_type="...)
+		b = strconv.AppendUint(b, uint64(r.MsgType), 10)
+		return b
+	}
+	b = appendHex32(b, r.XID)
+	if r.CallKnown {
+		b = append(b, ' ')
+		if s := ProgramName(r.Program); s != "" {
+			b = append(b, s...)
+		} else {
+			b = append(b, "prog="...)
+			b = strconv.AppendUint(b, uint64(r.Program), 10)
+		}
+		b = append(b, " v"...)
+		b = strconv.AppendUint(b, uint64(r.ProgVersion), 10)
+		b = append(b, " proc="...)
+		b = strconv.AppendUint(b, uint64(r.Procedure), 10)
+	}
+	if r.MsgType == MsgReply {
+		if r.ReplyStat == ReplyAccepted {
+			b = append(b, ' ')
+			b = appendName(b, acceptNames, r.AcceptStat)
+		} else {
+			b = append(b, " denied "...)
+			b = appendName(b, rejectNames, r.RejectStat)
+		}
+	}
+	return b
+}
+
+func appendName(b []byte, names map[uint64]string, v uint32) []byte {
+	if s, ok := names[uint64(v)]; ok {
+		return append(b, s...)
+	}
+	return strconv.AppendUint(b, uint64(v), 10)
+}
+
+// AppendFindings appends the non-fatal conditions noticed while decoding.
+func (r *RPC) AppendFindings(dst []pvtdata.Finding) []pvtdata.Finding {
+	for _, n := range r.notes.buf[:r.notes.n] {
+		f := pvtdata.Finding{Code: n.code, Severity: n.sev, Section: sectionFor(n.code), Layer: "rpc", Offset: n.offset}
+		if n.code == CodeRPCBadVersion {
+			f.Message = fmt.Sprintf("RPC call with rpcvers %d; RFC 5531 §9 requires 2", n.a)
+		}
+		dst = append(dst, f)
+	}
+	return dst
+}
