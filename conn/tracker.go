@@ -126,6 +126,8 @@ type Tracker struct {
 	// Unmatched counts Sends that matched no connection.
 	Unmatched int
 	finished  bool
+	// sends are the multi-packet IB Sends in progress (Record).
+	sends map[sendKey]*sendAcc
 }
 
 // New returns a tracker with cfg (zero fields take the defaults).

@@ -1,0 +1,415 @@
+package view
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/tw"
+
+	"github.com/cmpd-dissect/cmpd-dissect/conn"
+	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
+)
+
+// ConnJSON is the object "cmpd-dissect conns --json" prints for one
+// connection, one per line. The keys are stable; frames are null when the
+// step was not seen.
+type ConnJSON struct {
+	ID        int    `json:"id"`
+	Kind      string `json:"kind"`
+	Transport string `json:"transport"`
+	Client    string `json:"client"`
+	Server    string `json:"server"`
+	// ServiceID is the 64-bit service ID in hex ("0x0000000001064e51"),
+	// null when unknown; Service says what it means.
+	ServiceID *string `json:"service_id"`
+	Service   string  `json:"service"`
+	ClientQPN *uint32 `json:"client_qpn"`
+	ServerQPN *uint32 `json:"server_qpn"`
+	State     string  `json:"state"`
+	// RejectReason is set for a rejected connection.
+	RejectReason *RejectJSON `json:"reject_reason,omitempty"`
+	// Frames of each step.
+	RequestFrame           *int `json:"request_frame"`
+	ReplyFrame             *int `json:"reply_frame"`
+	EstablishedFrame       *int `json:"established_frame"`
+	DisconnectRequestFrame *int `json:"disconnect_request_frame"`
+	DisconnectReplyFrame   *int `json:"disconnect_reply_frame"`
+	// ClientPrivateData and ServerPrivateData are the pvtdata reports
+	// ("cmpd-dissect pvtdata --json"), null when the message was not seen.
+	ClientPrivateData *PrivateDataJSON `json:"client_private_data"`
+	ServerPrivateData *PrivateDataJSON `json:"server_private_data"`
+	// Negotiated is null until the server's answer was seen.
+	Negotiated *pvtdata.Negotiated `json:"negotiated"`
+	Traffic    TrafficJSON         `json:"traffic"`
+	Steps      []StepJSON          `json:"steps"`
+	Evicted    bool                `json:"evicted,omitempty"`
+	Findings   []pvtdata.Finding   `json:"findings"`
+}
+
+// PrivateDataJSON is the pvtdata report of one side with the message and
+// frame that carried it.
+type PrivateDataJSON struct {
+	pvtdata.Report
+	Message string `json:"message"`
+	Frame   int    `json:"frame"`
+}
+
+// RejectJSON is the reason of a rejection.
+type RejectJSON struct {
+	Code uint16 `json:"code"`
+	Name string `json:"name"`
+}
+
+// TrafficJSON counts the Sends checked in each direction.
+type TrafficJSON struct {
+	ToServer conn.SendCounts `json:"to_server"`
+	ToClient conn.SendCounts `json:"to_client"`
+}
+
+// StepJSON is one message of the ladder.
+type StepJSON struct {
+	Message        string    `json:"message"`
+	Frame          int       `json:"frame"`
+	Time           time.Time `json:"time"`
+	Direction      string    `json:"direction"`
+	Retransmission bool      `json:"retransmission,omitempty"`
+	Note           string    `json:"note,omitempty"`
+}
+
+func connFrameRef(n int) *int {
+	if n == 0 {
+		return nil
+	}
+	return &n
+}
+
+func privateDataJSON(pd *conn.PrivateData) *PrivateDataJSON {
+	if pd == nil {
+		return nil
+	}
+	return &PrivateDataJSON{Report: pd.Report(), Message: pd.Message, Frame: pd.Frame}
+}
+
+// NewConnJSON builds the JSON object of c.
+func NewConnJSON(c *conn.Connection) ConnJSON {
+	j := ConnJSON{
+		ID: c.ID, Kind: c.Kind.String(), Transport: c.Transport.String(),
+		Client: c.Client.String(), Server: c.Server.String(), Service: c.Service(),
+		State:                  c.State.String(),
+		RequestFrame:           connFrameRef(c.RequestFrame),
+		ReplyFrame:             connFrameRef(c.ReplyFrame),
+		EstablishedFrame:       connFrameRef(c.EstablishedFrame),
+		DisconnectRequestFrame: connFrameRef(c.DisconnectRequestFrame),
+		DisconnectReplyFrame:   connFrameRef(c.DisconnectReplyFrame),
+		ClientPrivateData:      privateDataJSON(c.ClientData),
+		ServerPrivateData:      privateDataJSON(c.ServerData),
+		Traffic:                TrafficJSON{ToServer: c.ToServer, ToClient: c.ToClient},
+		Steps:                  make([]StepJSON, 0, len(c.Steps)),
+		Evicted:                c.Evicted,
+		Findings:               append([]pvtdata.Finding{}, c.Findings...),
+	}
+	if c.HasServiceID {
+		s := fmt.Sprintf("0x%016x", c.ServiceID)
+		j.ServiceID = &s
+	}
+	if c.Transport != conn.IWARP {
+		if c.ClientQPN != 0 || c.RequestFrame != 0 {
+			q := c.ClientQPN
+			j.ClientQPN = &q
+		}
+		if c.ServerQPN != 0 || (c.ReplyFrame != 0 && c.State != conn.StateRejected) {
+			q := c.ServerQPN
+			j.ServerQPN = &q
+		}
+	}
+	if c.State == conn.StateRejected {
+		j.RejectReason = &RejectJSON{Code: c.RejectReason, Name: c.RejectReasonName}
+	}
+	if c.Replied() && c.State != conn.StateRejected {
+		n := c.Negotiated
+		j.Negotiated = &n
+	}
+	for _, s := range c.Steps {
+		j.Steps = append(j.Steps, StepJSON{Message: s.Message, Frame: s.Frame, Time: s.Time.UTC(),
+			Direction: s.Direction(), Retransmission: s.Retransmission, Note: s.Note})
+	}
+	return j
+}
+
+// WriteConnsJSON writes one JSON object per connection per line.
+func WriteConnsJSON(w io.Writer, cs []*conn.Connection) error {
+	bw := bufio.NewWriter(w)
+	enc := json.NewEncoder(bw)
+	enc.SetEscapeHTML(false)
+	for _, c := range cs {
+		if err := enc.Encode(NewConnJSON(c)); err != nil {
+			return err
+		}
+	}
+	return bw.Flush()
+}
+
+// PrivateDataSummary renders one side's private data in a few words:
+// "v1 R=1 4096/4096", "v1 R=0 4096/4096 @4", "none", "nvmeof", "-" when
+// the message was not seen.
+func PrivateDataSummary(pd *conn.PrivateData) string {
+	if pd == nil {
+		return "-"
+	}
+	r := &pd.Decode.Reading
+	if !r.Found {
+		return pd.Format()
+	}
+	m := r.Message
+	s := fmt.Sprintf("v%d R=%d %d/%d", m.Version, connBit(m.RemoteInvalidation()), m.SendBytes(), m.ReceiveBytes())
+	if r.Offset != 0 {
+		s += fmt.Sprintf(" @%d", r.Offset)
+	}
+	if !r.Valid {
+		s += " (ignored)"
+	}
+	if pd.Decode.Divergent {
+		s += " (readers differ)"
+	}
+	return s
+}
+
+func connBit(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// NegotiatedSummary renders "4096/4096 RI=no" (client→server / server→client
+// inline thresholds, remote invalidation), "-" before the reply.
+func NegotiatedSummary(c *conn.Connection) string {
+	if !c.Replied() || c.State == conn.StateRejected {
+		return "-"
+	}
+	n := c.Negotiated
+	ri := "no"
+	if n.RemoteInvalidation {
+		ri = "yes"
+	}
+	return fmt.Sprintf("%d/%d RI=%s", n.ClientToServerInline, n.ServerToClientInline, ri)
+}
+
+// FindingCounts renders "2 error, 1 warning" or "-".
+func FindingCounts(fs []pvtdata.Finding) string {
+	var n [4]int
+	for _, f := range fs {
+		if int(f.Severity) < len(n) {
+			n[f.Severity]++
+		}
+	}
+	var parts []string
+	for _, s := range []pvtdata.Severity{pvtdata.SeverityError, pvtdata.SeverityWarning, pvtdata.SeverityInfo} {
+		if n[s] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n[s], s))
+		}
+	}
+	if len(parts) == 0 {
+		return "-"
+	}
+	return strings.Join(parts, ", ")
+}
+
+func connStateText(c *conn.Connection) string {
+	s := c.State.String()
+	if c.State == conn.StateRejected {
+		if c.RejectReasonName != "" {
+			s += " (" + c.RejectReasonName + ")"
+		} else {
+			s += fmt.Sprintf(" (reason %d)", c.RejectReason)
+		}
+	}
+	return s
+}
+
+func connQPText(c *conn.Connection) string {
+	if c.Transport == conn.IWARP {
+		return "-"
+	}
+	q := func(v uint32, known bool) string {
+		if !known {
+			return "?"
+		}
+		return fmt.Sprintf("0x%06x", v)
+	}
+	return q(c.ClientQPN, c.ClientQPN != 0 || c.RequestFrame != 0) + "/" + q(c.ServerQPN, c.ServerQPN != 0)
+}
+
+func connFramesText(c *conn.Connection) string {
+	f := func(n int) string {
+		if n == 0 {
+			return "-"
+		}
+		return fmt.Sprint(n)
+	}
+	return f(c.RequestFrame) + "/" + f(c.ReplyFrame)
+}
+
+// WriteConnsTable writes one row per connection.
+func WriteConnsTable(w io.Writer, cs []*conn.Connection) error {
+	t := tablewriter.NewTable(w,
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithRowAutoWrap(tw.WrapNone),
+		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
+		tablewriter.WithRowAlignment(tw.AlignLeft),
+		tablewriter.WithHeaderAlignment(tw.AlignLeft),
+	)
+	t.Header("#", "Transport", "Client", "Server", "Service", "QPN c/s", "State", "REQ/REP frame",
+		"Client PD", "Server PD", "Negotiated c→s/s→c", "Findings")
+	for _, c := range cs {
+		svc := c.Service()
+		if svc == "" {
+			svc = "-"
+		}
+		if err := t.Append([]string{
+			fmt.Sprint(c.ID), c.Transport.String(), c.Client.String(), c.Server.String(), svc,
+			connQPText(c), connStateText(c), connFramesText(c),
+			PrivateDataSummary(c.ClientData), PrivateDataSummary(c.ServerData),
+			NegotiatedSummary(c), FindingCounts(c.Findings),
+		}); err != nil {
+			return err
+		}
+	}
+	return t.Render()
+}
+
+// WriteConnsLadder writes each connection's ladder: its messages with
+// frame, time since the connection's first message and direction, each
+// followed by the findings raised at that frame; findings of the traffic
+// that follows appear in frame order between the steps.
+func WriteConnsLadder(w io.Writer, cs []*conn.Connection) error {
+	bw := bufio.NewWriter(w)
+	for i, c := range cs {
+		if i > 0 {
+			bw.WriteString("\n")
+		}
+		writeLadder(bw, c)
+	}
+	return bw.Flush()
+}
+
+func writeLadder(w *bufio.Writer, c *conn.Connection) {
+	svc := c.Service()
+	if svc != "" {
+		svc = "  " + svc
+	}
+	kind := ""
+	if c.Kind == conn.KindSIDR {
+		kind = " (SIDR)"
+	}
+	fmt.Fprintf(w, "Connection %d%s  %s  %s → %s%s  %s\n", c.ID, kind, c.Transport, c.Client, c.Server, svc, connStateText(c))
+	if c.Transport != conn.IWARP {
+		fmt.Fprintf(w, "  QPN client %s server %s, comm ID client 0x%08x server 0x%08x\n",
+			connQP(c.ClientQPN), connQP(c.ServerQPN), c.ClientCommID, c.ServerCommID)
+	}
+	fmt.Fprintf(w, "  %-8s %-12s %-17s %s\n", "frame", "time", "direction", "message")
+	// Findings in frame order; each is printed under the last step at or
+	// before its frame.
+	fs := append([]pvtdata.Finding(nil), c.Findings...)
+	sortConnFindings(fs)
+	next := 0
+	for _, s := range c.Steps {
+		// Findings before this step that belong to no step (traffic).
+		for next < len(fs) && fs[next].Frame != 0 && fs[next].Frame < s.Frame {
+			writeLadderFinding(w, "  ", fs[next])
+			next++
+		}
+		arrow := "client → server"
+		if !s.FromClient {
+			arrow = "server → client"
+		}
+		msg := s.Message
+		if s.Retransmission {
+			msg += " (retransmission)"
+		}
+		if s.Note != "" {
+			msg += "  " + s.Note
+		}
+		if pd := stepPrivateData(c, s); pd != "" {
+			msg += "  pd: " + pd
+		}
+		fmt.Fprintf(w, "  %-8d %-12s %-17s %s\n", s.Frame, connRelTime(s.Time.Sub(c.FirstTime)), arrow, msg)
+		for next < len(fs) && fs[next].Frame == s.Frame {
+			writeLadderFinding(w, "      ", fs[next])
+			next++
+		}
+	}
+	for ; next < len(fs); next++ {
+		writeLadderFinding(w, "  ", fs[next])
+	}
+	if c.Replied() && c.State != conn.StateRejected {
+		n := c.Negotiated
+		fmt.Fprintf(w, "  negotiated: client → server inline %d, server → client inline %d, remote invalidation %s\n",
+			n.ClientToServerInline, n.ServerToClientInline, connYesNo(n.RemoteInvalidation))
+	}
+	if c.ToServer.Sends+c.ToClient.Sends > 0 {
+		fmt.Fprintf(w, "  traffic: client → server %d Sends (%d RPC-over-RDMA, largest %d), server → client %d Sends (%d RPC-over-RDMA, largest %d, %d with Invalidate)\n",
+			c.ToServer.Sends, c.ToServer.RPCRDMA, c.ToServer.MaxLength,
+			c.ToClient.Sends, c.ToClient.RPCRDMA, c.ToClient.MaxLength, c.ToClient.Invalidate)
+	}
+}
+
+func connQP(q uint32) string {
+	if q == 0 {
+		return "?"
+	}
+	return fmt.Sprintf("0x%06x", q)
+}
+
+func connYesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+// stepPrivateData summarises the private data carried by step s, if it
+// carried the side's request or reply data.
+func stepPrivateData(c *conn.Connection, s conn.Step) string {
+	if s.Retransmission {
+		return ""
+	}
+	for _, pd := range []*conn.PrivateData{c.ClientData, c.ServerData} {
+		if pd != nil && pd.Frame == s.Frame && pd.Message == s.Message {
+			return PrivateDataSummary(pd)
+		}
+	}
+	return ""
+}
+
+func writeLadderFinding(w *bufio.Writer, indent string, f pvtdata.Finding) {
+	where := ""
+	if f.Frame != 0 {
+		where = fmt.Sprintf("frame %d: ", f.Frame)
+	}
+	fmt.Fprintf(w, "%s! %s%s\n", indent, where, f.String())
+}
+
+func connRelTime(d time.Duration) string {
+	return fmt.Sprintf("%.6f", d.Seconds())
+}
+
+func sortConnFindings(fs []pvtdata.Finding) {
+	key := func(f pvtdata.Finding) int {
+		if f.Frame == 0 {
+			return int(^uint(0) >> 1) // not tied to a frame: last
+		}
+		return f.Frame
+	}
+	// Stable insertion sort: findings arrive nearly in order.
+	for i := 1; i < len(fs); i++ {
+		for j := i; j > 0 && key(fs[j]) < key(fs[j-1]); j-- {
+			fs[j], fs[j-1] = fs[j-1], fs[j]
+		}
+	}
+}
