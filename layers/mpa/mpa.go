@@ -1,0 +1,103 @@
+// Package mpa decodes and builds iWARP connection setup and data on TCP:
+// MPA request, reply and reject frames (RFC 5044 §7, with the MPA v2
+// enhanced connection establishment of RFC 6581), MPA FPDUs with their
+// markers and CRC32c (RFC 5044 §4), DDP segments (RFC 5041) and RDMAP
+// messages (RFC 5040).
+//
+// Every decoder works on one buffer and keeps no state across buffers: the
+// TCP stream reassembly and the per-connection negotiation of markers and CRC
+// live in package dissect, which passes what was negotiated in FPDUOptions.
+// Decoders slice without copying, call SetTruncated on short input and
+// return errors that name the field and the byte offset; SerializeTo builds
+// the same bytes (with a correct CRC and markers) for tests and the
+// generator.
+package mpa
+
+import (
+	"fmt"
+
+	"github.com/cmpd-dissect/cmpd-dissect/field"
+	"github.com/gopacket/gopacket"
+)
+
+// Layer type numbers reserved for this package: 1850–1879.
+var (
+	LayerTypeFrame = gopacket.RegisterLayerType(1850, gopacket.LayerTypeMetadata{
+		Name: "MPA", Decoder: gopacket.DecodeFunc(decodeFrame)})
+	LayerTypeFPDU = gopacket.RegisterLayerType(1851, gopacket.LayerTypeMetadata{
+		Name: "FPDU", Decoder: gopacket.DecodeFunc(decodeFPDU)})
+	LayerTypeDDP = gopacket.RegisterLayerType(1852, gopacket.LayerTypeMetadata{
+		Name: "DDP", Decoder: gopacket.DecodeFunc(decodeDDP)})
+	LayerTypeRDMAP = gopacket.RegisterLayerType(1853, gopacket.LayerTypeMetadata{
+		Name: "RDMAP", Decoder: gopacket.DecodeFunc(decodeRDMAP)})
+)
+
+// Protocols declared by this package (layer names in JSON and filters).
+var (
+	ProtoMPA   = field.NewProto("mpa", "iWARP MPA request/reply frame (RFC 5044 §7, RFC 6581)")
+	ProtoFPDU  = field.NewProto("fpdu", "iWARP MPA framed PDU (RFC 5044 §4)")
+	ProtoDDP   = field.NewProto("ddp", "iWARP Direct Data Placement (RFC 5041)")
+	ProtoRDMAP = field.NewProto("rdmap", "iWARP Remote Direct Memory Access Protocol (RFC 5040)")
+)
+
+// Finding codes raised by this package. They are stable.
+const (
+	// CodePDLengthOver512: PD_Length above the 512 octets RFC 5044 §7.1 allows.
+	CodePDLengthOver512 = "mpa.pd-length-over-512"
+	// CodePDLengthOverrun: PD_Length runs past the bytes of the frame.
+	CodePDLengthOverrun = "mpa.pd-length-overrun"
+	// CodeReservedFlags: reserved bits of the MPA flags octet are set.
+	CodeReservedFlags = "mpa.reserved-flags"
+	// CodeGSOFlag: siw's non-standard GSO_EXP flag 0x08.
+	CodeGSOFlag = "mpa.siw-gso-flag"
+	// CodeRevision: a revision other than 1 or 2.
+	CodeRevision = "mpa.unknown-revision"
+	// CodeEnhancedShort: the Enhanced flag is set but there are fewer
+	// than 4 octets of private data for IRD/ORD.
+	CodeEnhancedShort = "mpa.irdord-missing"
+	// CodeIRDORDLittleEndian: IRD/ORD written in little-endian order.
+	CodeIRDORDLittleEndian = "mpa.irdord-little-endian"
+	// CodeRejected: the responder rejected the connection.
+	CodeRejected = "mpa.rejected"
+	// CodeCRCBad: the FPDU CRC32c does not match (CRC negotiated).
+	CodeCRCBad = "mpa.crc-bad"
+	// CodePadNonZero: FPDU pad octets are not zero.
+	CodePadNonZero = "mpa.pad-non-zero"
+	// CodeMarkerBad: a marker's reserved half is non-zero or its FPDU
+	// pointer does not point at the FPDU it sits in.
+	CodeMarkerBad = "mpa.marker-bad"
+	// CodeDDPVersion: DDP version is not 1.
+	CodeDDPVersion = "ddp.version"
+	// CodeDDPReserved: DDP reserved control bits set.
+	CodeDDPReserved = "ddp.reserved-bits"
+	// CodeRDMAPVersion: RDMAP version is not 1.
+	CodeRDMAPVersion = "rdmap.version"
+	// CodeRDMAPReserved: RDMAP reserved control bits set.
+	CodeRDMAPReserved = "rdmap.reserved-bits"
+	// CodeRDMAPOpcode: an opcode RFC 5040 does not define, or one used with
+	// the wrong buffer model or queue.
+	CodeRDMAPOpcode = "rdmap.bad-opcode"
+	// CodeTerminate: a Terminate message (its error is in the message).
+	CodeTerminate = "rdmap.terminate"
+)
+
+// Severity-free description of where in the spec a code comes from.
+const (
+	refMPA   = "RFC 5044 §7.1"
+	refMPAv2 = "RFC 6581 §5"
+	refFPDU  = "RFC 5044 §4"
+	refDDP   = "RFC 5041 §4"
+	refRDMAP = "RFC 5040 §4"
+)
+
+// errShort builds the error for a field that runs past the buffer.
+func errShort(layer, what string, need, off, have int) error {
+	return fmt.Errorf("%s: %s: need %d octets at offset %d, have %d", layer, what, need, off, have)
+}
+
+func boolByte(b bool, v uint8) uint8 {
+	if b {
+		return v
+	}
+	return 0
+}
