@@ -339,3 +339,21 @@ func sortedKeys(m map[string]int) []string {
 	}
 	return out
 }
+
+// sendAcc accumulates a multi-packet IB Send until its last packet.
+type sendAcc struct {
+	first  int
+	length int
+	rpc    bool
+	xid    uint32
+	proc   uint32
+	hs     []uint32
+}
+
+// maxSendAccs bounds the Sends in progress followed at once.
+const maxSendAccs = 1 << 16
+
+type sendKey struct {
+	host Peer
+	qp   uint32
+}
