@@ -1,0 +1,473 @@
+package ibcm
+
+import (
+	"fmt"
+
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
+
+	"github.com/cmpd-dissect/cmpd-dissect/field"
+	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
+)
+
+// CM attribute IDs (IBTA vol. 1 §16.7.1 table 213 / §12.6).
+const (
+	AttrClassPortInfo uint16 = 0x0001
+	AttrREQ           uint16 = 0x0010
+	AttrMRA           uint16 = 0x0011
+	AttrREJ           uint16 = 0x0012
+	AttrREP           uint16 = 0x0013
+	AttrRTU           uint16 = 0x0014
+	AttrDREQ          uint16 = 0x0015
+	AttrDREP          uint16 = 0x0016
+	AttrSIDRReq       uint16 = 0x0017
+	AttrSIDRRep       uint16 = 0x0018
+	AttrLAP           uint16 = 0x0019
+	AttrAPR           uint16 = 0x001a
+)
+
+// CMDataLen is the CM message area of a MAD (256 − 24 octets).
+const CMDataLen = MADLen - madHeaderLen
+
+// message describes one CM attribute's layout: the fixed fields (hdr
+// octets), then private data up to CMDataLen (Linux include/rdma/ib_cm.h
+// IB_CM_*_PRIVATE_DATA_SIZE).
+type message struct {
+	name   string // "REQ"
+	prefix string // field prefix "cm.req"
+	hdr    int    // octets before the private data
+	pd     int    // private data octets
+	kind   pvtdata.MsgKind
+}
+
+var messages = map[uint16]message{
+	AttrClassPortInfo: {"ClassPortInfo", "cm.cpi", classPortInfoLen, 0, pvtdata.MsgUnknown},
+	AttrREQ:           {"REQ", "cm.req", 140, 92, pvtdata.MsgRequest},
+	AttrMRA:           {"MRA", "cm.mra", 10, 222, pvtdata.MsgUnknown},
+	AttrREJ:           {"REJ", "cm.rej", 84, 148, pvtdata.MsgReject},
+	AttrREP:           {"REP", "cm.rep", 36, 196, pvtdata.MsgReply},
+	AttrRTU:           {"RTU", "cm.rtu", 8, 224, pvtdata.MsgUnknown},
+	AttrDREQ:          {"DREQ", "cm.dreq", 12, 220, pvtdata.MsgUnknown},
+	AttrDREP:          {"DREP", "cm.drep", 8, 224, pvtdata.MsgUnknown},
+	AttrSIDRReq:       {"SIDR_REQ", "cm.sidr_req", 16, 216, pvtdata.MsgRequest},
+	AttrSIDRRep:       {"SIDR_REP", "cm.sidr_rep", 96, 136, pvtdata.MsgReply},
+	AttrLAP:           {"LAP", "cm.lap", 64, 168, pvtdata.MsgUnknown},
+	AttrAPR:           {"APR", "cm.apr", 84, 148, pvtdata.MsgUnknown},
+}
+
+var attributeNames = map[uint64]string{}
+
+func init() {
+	for id, m := range messages {
+		attributeNames[uint64(id)] = m.name
+	}
+}
+
+// ProtoCM is the one CM layer; each message has its own field prefix
+// (cm.req.*, cm.rep.* …) and cm.attribute_id names the message.
+var (
+	ProtoCM        = field.NewProto("cm", "InfiniBand Communication Management")
+	fCMAttributeID = ProtoCM.Hex("cm.attribute_id", 16, "CM message").WithNames(attributeNames)
+	fCMPvtData     = ProtoCM.Group("cm.pvtdata", "ULP private data decode")
+	fCMUndecoded   = ProtoCM.Bytes("cm.data", "CM attribute data (unknown attribute)")
+	fCMPrivateLen  = ProtoCM.Uint("cm.private_length", 16, "Private data length").WithUnit("octets")
+	fCMULPOffset   = ProtoCM.Uint("cm.ulp_offset", 16, "ULP data offset in the private data").WithUnit("octets")
+)
+
+// CM is one Communication Management message: the MAD's attribute data.
+// AttributeID (from the MAD header) selects which message field holds the
+// decode. PrivateData is the message's private data field as sent (IB CM
+// private data is fixed-length and zero-padded); ULPData is the part the
+// ULP wrote (after the rdma_cm IP CM header of a REQ or SIDR_REQ, all of
+// the private data otherwise); PD is pvtdata's decode of ULPData.
+//
+// The attribute ID is in the MAD header, so a CM decodes after a MAD it is
+// linked to (NewCM, NewStack); gopacket.NewPacket links them itself.
+type CM struct {
+	layers.BaseLayer
+	AttributeID uint16
+	Method      uint8
+
+	ClassPortInfo ClassPortInfo
+	REQ           REQ
+	MRA           MRA
+	REJ           REJ
+	REP           REP
+	RTU           RTU
+	DREQ          DREQ
+	DREP          DREP
+	SIDRReq       SIDRReq
+	SIDRRep       SIDRRep
+	LAP           LAP
+	APR           APR
+
+	PrivateData []byte
+	// HasIPCM reports that PrivateData starts with an rdma_cm IP CM header
+	// (REQ and SIDR_REQ to an rdma_cm service ID).
+	HasIPCM bool
+	IPCM    IPCMHeader
+	// ULPOffset is where ULPData starts inside PrivateData (36 or 0).
+	ULPOffset int
+	ULPData   []byte
+	PD        pvtdata.PrivateData
+
+	mad   *MAD
+	probs problems
+	// pdOffset is where the private data starts in the CM data.
+	pdOffset int
+}
+
+const (
+	cmProbUnknownAttr problems = 1 << iota
+	cmProbTruncated
+	cmProbIPCMInvalid
+	cmProbReserved
+	cmProbRejReason
+	cmProbMethod
+)
+
+// NewCM returns a CM layer that takes its attribute ID and method from mad
+// when it decodes (mad must have decoded first, as in a
+// DecodingLayerParser).
+func NewCM(mad *MAD) *CM { return &CM{mad: mad} }
+
+// Link makes c take its attribute ID from mad (see NewCM).
+func (c *CM) Link(mad *MAD) { c.mad = mad }
+
+func (c *CM) LayerType() gopacket.LayerType     { return LayerTypeCM }
+func (c *CM) CanDecode() gopacket.LayerClass    { return LayerTypeCM }
+func (c *CM) NextLayerType() gopacket.LayerType { return gopacket.LayerTypeZero }
+func (c *CM) Proto() *field.Proto               { return ProtoCM }
+func (c *CM) Payload() []byte                   { return c.PrivateData }
+
+// Name returns the message name ("REQ") or "attribute 0x…".
+func (c *CM) Name() string {
+	if m, ok := messages[c.AttributeID]; ok {
+		return m.name
+	}
+	return fmt.Sprintf("attribute 0x%04x", c.AttributeID)
+}
+
+func (c *CM) String() string { return "CM " + c.Name() }
+
+// ServiceID returns the service ID of a REQ, SIDR_REQ or SIDR_REP (ok false
+// for other messages).
+func (c *CM) ServiceID() (ServiceID, bool) {
+	switch c.AttributeID {
+	case AttrREQ:
+		return c.REQ.ServiceID, true
+	case AttrSIDRReq:
+		return c.SIDRReq.ServiceID, true
+	case AttrSIDRRep:
+		return c.SIDRRep.ServiceID, true
+	}
+	return 0, false
+}
+
+// DecodeFromBytes decodes the CM attribute data (the MAD payload). A
+// message shorter than its fixed fields is an error; one whose private data
+// is cut short decodes with a CodeTruncated finding.
+func (c *CM) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
+	mad := c.mad
+	*c = CM{mad: mad}
+	if mad != nil {
+		c.AttributeID, c.Method = mad.AttributeID, mad.Method
+	}
+	c.Contents = data
+	m, ok := messages[c.AttributeID]
+	if !ok {
+		c.probs |= cmProbUnknownAttr
+		return nil
+	}
+	if len(data) < m.hdr {
+		df.SetTruncated()
+		return short(m.name, "fixed fields", data, 0, m.hdr)
+	}
+	if len(data) < m.hdr+m.pd {
+		c.probs |= cmProbTruncated
+	}
+	end := min(len(data), m.hdr+m.pd)
+	c.pdOffset = m.hdr
+	c.PrivateData = data[m.hdr:end:end]
+	c.Contents = data[:end]
+	switch c.AttributeID {
+	case AttrClassPortInfo:
+		c.ClassPortInfo.decode(data)
+	case AttrREQ:
+		c.REQ.decode(data)
+	case AttrMRA:
+		c.MRA.decode(data)
+	case AttrREJ:
+		c.REJ.decode(data)
+		if _, ok := rejReasons[c.REJ.Reason]; !ok {
+			c.probs |= cmProbRejReason
+		}
+	case AttrREP:
+		c.REP.decode(data)
+	case AttrRTU:
+		c.RTU.decode(data)
+	case AttrDREQ:
+		c.DREQ.decode(data)
+	case AttrDREP:
+		c.DREP.decode(data)
+	case AttrSIDRReq:
+		c.SIDRReq.decode(data)
+	case AttrSIDRRep:
+		c.SIDRRep.decode(data)
+	case AttrLAP:
+		c.LAP.decode(data)
+	case AttrAPR:
+		c.APR.decode(data)
+	}
+	if c.reservedSet(data) {
+		c.probs |= cmProbReserved
+	}
+	if !c.methodExpected() {
+		c.probs |= cmProbMethod
+	}
+	c.ULPData = c.PrivateData
+	var hint pvtdata.Hint
+	hint.Msg = m.kind
+	if svc, ok := c.ServiceID(); ok && svc.IsRDMACM() {
+		hint.Port = svc.Port()
+		if c.AttributeID == AttrREQ || c.AttributeID == AttrSIDRReq {
+			if h, ok := ParseIPCMHeader(c.PrivateData); ok {
+				c.HasIPCM, c.IPCM = true, h
+				c.ULPOffset = IPCMHeaderLen
+				c.ULPData = c.PrivateData[IPCMHeaderLen:]
+			} else if svc.PortSpace() != PortSpaceIB {
+				c.probs |= cmProbIPCMInvalid
+			}
+		}
+	}
+	if c.AttributeID != AttrClassPortInfo {
+		c.PD = pvtdata.Dissect(c.ULPData, hint, pvtdata.ModeRFC8797)
+	}
+	return nil
+}
+
+// methodExpected reports whether the MAD method is one CM uses for the
+// attribute: Send for the messages, Get/Set/GetResp for ClassPortInfo.
+func (c *CM) methodExpected() bool {
+	if c.mad == nil {
+		return true
+	}
+	if c.AttributeID == AttrClassPortInfo {
+		return c.Method == MethodGet || c.Method == MethodSet || c.Method == MethodGetResp
+	}
+	return c.Method == MethodSend
+}
+
+// VisitFields reports the message: its fields in wire order, then the
+// private data bytes, the IP CM header (REQ, SIDR_REQ) and, as a subtree,
+// pvtdata's decode of the ULP data.
+func (c *CM) VisitFields(v field.Visitor) {
+	v.Uint(fCMAttributeID, uint64(c.AttributeID))
+	m, ok := messages[c.AttributeID]
+	if !ok {
+		v.Bytes(fCMUndecoded, c.Contents)
+		return
+	}
+	switch c.AttributeID {
+	case AttrClassPortInfo:
+		c.ClassPortInfo.visit(v, &cpiFields)
+		return
+	case AttrREQ:
+		c.REQ.visit(v)
+	case AttrMRA:
+		c.MRA.visit(v)
+	case AttrREJ:
+		c.REJ.visit(v)
+	case AttrREP:
+		c.REP.visit(v)
+	case AttrRTU:
+		c.RTU.visit(v)
+	case AttrDREQ:
+		c.DREQ.visit(v)
+	case AttrDREP:
+		c.DREP.visit(v)
+	case AttrSIDRReq:
+		c.SIDRReq.visit(v)
+	case AttrSIDRRep:
+		c.SIDRRep.visit(v)
+	case AttrLAP:
+		c.LAP.visit(v)
+	case AttrAPR:
+		c.APR.visit(v)
+	}
+	pf := privateFields[m.prefix]
+	v.Uint(fCMPrivateLen, uint64(len(c.PrivateData)))
+	v.Bytes(pf.private, c.PrivateData)
+	if c.HasIPCM {
+		ip := ipcmFieldsFor[m.prefix]
+		ip.visit(v, &c.IPCM, c.ULPData)
+	}
+	v.Uint(fCMULPOffset, uint64(c.ULPOffset))
+	v.Begin(fCMPvtData)
+	c.PD.VisitFields(v)
+	v.End()
+}
+
+// privateFields holds the private-data field of each message.
+var privateFields = func() map[string]struct{ private *field.Field } {
+	out := map[string]struct{ private *field.Field }{}
+	for _, m := range sortedMessages() {
+		if m.pd > 0 {
+			out[m.prefix] = struct{ private *field.Field }{ProtoCM.Bytes(m.prefix+".private", m.name+" private data")}
+		}
+	}
+	return out
+}()
+
+var ipcmFieldsFor = map[string]*ipcmFields{}
+
+func init() {
+	for _, p := range []string{"cm.req", "cm.sidr_req"} {
+		f := newIPCMFields(p)
+		ipcmFieldsFor[p] = &f
+	}
+}
+
+// sortedMessages lists the messages by attribute ID (stable field order).
+func sortedMessages() []message {
+	var out []message
+	for id := uint16(0); id <= AttrAPR; id++ {
+		if m, ok := messages[id]; ok {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// AppendSummary appends e.g. "CM REQ svc=NFS/RDMA(20049) qpn=0x000012
+// pd=RFC8797 v1 R=1 send=4096 recv=4096".
+func (c *CM) AppendSummary(b []byte) []byte {
+	b = append(b, "CM "...)
+	b = append(b, c.Name()...)
+	switch c.AttributeID {
+	case AttrREQ:
+		b = fmt.Appendf(b, " svc=%s qpn=0x%06x", c.REQ.ServiceID, c.REQ.LocalQPN)
+	case AttrREP:
+		b = fmt.Appendf(b, " qpn=0x%06x", c.REP.LocalQPN)
+	case AttrREJ:
+		b = fmt.Appendf(b, " reason=%d %s", c.REJ.Reason, RejectReasonName(c.REJ.Reason))
+	case AttrMRA:
+		b = fmt.Appendf(b, " of=%s timeout=%d", mraNames[uint64(c.MRA.MessageMRAed)], c.MRA.ServiceTimeout)
+	case AttrDREQ:
+		b = fmt.Appendf(b, " qpn=0x%06x", c.DREQ.RemoteQPN)
+	case AttrSIDRReq:
+		b = fmt.Appendf(b, " svc=%s", c.SIDRReq.ServiceID)
+	case AttrSIDRRep:
+		b = fmt.Appendf(b, " status=%s qpn=0x%06x", sidrStatusNames[uint64(c.SIDRRep.Status)], c.SIDRRep.QPN)
+	case AttrAPR:
+		b = fmt.Appendf(b, " status=%s", aprStatusNames[uint64(c.APR.Status)])
+	case AttrLAP:
+		b = fmt.Appendf(b, " qpn=0x%06x", c.LAP.RemoteQPN)
+	}
+	if c.AttributeID != AttrClassPortInfo {
+		if c.PD.Reading.Valid {
+			m := c.PD.Reading.Message
+			b = fmt.Appendf(b, " pd=RFC8797 v%d R=%d send=%d recv=%d", m.Version, b2u(m.RemoteInvalidation()), m.SendBytes(), m.ReceiveBytes())
+		} else if c.PD.ULP.Kind.Other() {
+			b = append(b, " pd="...)
+			b = append(b, c.PD.ULP.Kind.String()...)
+		}
+	}
+	return b
+}
+
+func b2u(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// AppendFindings appends what the CM layer noticed, and pvtdata's findings
+// on the ULP data (offsets from the CM layer's first octet; pvtdata's own
+// offsets are moved to that base).
+func (c *CM) AppendFindings(dst []pvtdata.Finding) []pvtdata.Finding {
+	m, known := messages[c.AttributeID]
+	if c.probs&cmProbUnknownAttr != 0 {
+		dst = append(dst, finding(CodeUnknownAttribute, pvtdata.SeverityWarning, "cm", -1, "IBTA vol. 1 §12.6",
+			"CM attribute ID 0x%04x is not defined", c.AttributeID))
+		return dst
+	}
+	if c.probs&cmProbTruncated != 0 {
+		dst = append(dst, finding(CodeTruncated, pvtdata.SeverityWarning, "cm", m.hdr+len(c.PrivateData), "IBTA vol. 1 §12.6",
+			"%s private data is %d octets, not %d: the message is cut short", m.name, len(c.PrivateData), m.pd))
+	}
+	if c.probs&cmProbMethod != 0 {
+		dst = append(dst, finding(CodeUnknownMethod, pvtdata.SeverityWarning, "cm", -1, "IBTA vol. 1 §12.6",
+			"%s sent with MAD method 0x%02x (%s)", m.name, c.Method, madMethodNames[uint64(c.Method)]))
+	}
+	if c.probs&cmProbReserved != 0 {
+		dst = append(dst, finding(CodeReservedBits, pvtdata.SeverityWarning, "cm", -1, "IBTA vol. 1 §12.6",
+			"%s has reserved bits set", m.name))
+	}
+	if c.probs&cmProbRejReason != 0 {
+		dst = append(dst, finding(CodeUnknownRejectReason, pvtdata.SeverityWarning, "cm", 10, "IBTA vol. 1 §12.6.7",
+			"REJ reason %d is not defined", c.REJ.Reason))
+	}
+	if c.probs&cmProbIPCMInvalid != 0 {
+		svc, _ := c.ServiceID()
+		dst = append(dst, finding(CodeIPCMInvalid, pvtdata.SeverityWarning, "cm", c.pdOffset, "IBTA vol. 1 annex A11",
+			"service ID %s is an rdma_cm IP service, but the private data does not start with a valid IP CM header (version 0, IP version 4 or 6)", svc))
+	}
+	if known && c.AttributeID != AttrClassPortInfo && c.PD.ULP.Kind != pvtdata.ULPZero && c.PD.ULP.Kind != pvtdata.ULPEmpty {
+		start := len(dst)
+		dst = c.PD.AppendFindings(dst)
+		for i := start; i < len(dst); i++ {
+			if dst[i].Offset >= 0 {
+				dst[i].Offset += c.pdOffset + c.ULPOffset
+			}
+		}
+	}
+	return dst
+}
+
+// SerializeTo writes the CM attribute data: the message's fields, then
+// PrivateData zero-padded to the message's private-data size (an error if
+// longer), CMDataLen octets in all (ClassPortInfo: 72 octets, then zeros).
+func (c *CM) SerializeTo(b gopacket.SerializeBuffer, _ gopacket.SerializeOptions) error {
+	m, ok := messages[c.AttributeID]
+	if !ok {
+		return fmt.Errorf("CM: cannot serialize unknown attribute 0x%04x", c.AttributeID)
+	}
+	if len(c.PrivateData) > m.pd {
+		return fmt.Errorf("CM: %s private data is %d octets, at most %d fit", m.name, len(c.PrivateData), m.pd)
+	}
+	w, err := b.PrependBytes(CMDataLen)
+	if err != nil {
+		return err
+	}
+	clear(w)
+	switch c.AttributeID {
+	case AttrClassPortInfo:
+		c.ClassPortInfo.encode(w)
+	case AttrREQ:
+		c.REQ.encode(w)
+	case AttrMRA:
+		c.MRA.encode(w)
+	case AttrREJ:
+		c.REJ.encode(w)
+	case AttrREP:
+		c.REP.encode(w)
+	case AttrRTU:
+		c.RTU.encode(w)
+	case AttrDREQ:
+		c.DREQ.encode(w)
+	case AttrDREP:
+		c.DREP.encode(w)
+	case AttrSIDRReq:
+		c.SIDRReq.encode(w)
+	case AttrSIDRRep:
+		c.SIDRRep.encode(w)
+	case AttrLAP:
+		c.LAP.encode(w)
+	case AttrAPR:
+		c.APR.encode(w)
+	}
+	copy(w[m.hdr:], c.PrivateData)
+	return nil
+}

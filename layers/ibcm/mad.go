@@ -1,0 +1,203 @@
+package ibcm
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
+
+	"github.com/cmpd-dissect/cmpd-dissect/field"
+	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
+)
+
+const (
+	madHeaderLen = 24
+	// MADLen is the length of a MAD (UD payload to QP0/QP1).
+	MADLen = 256
+	// MgmtClassCM is the Communication Management class.
+	MgmtClassCM = 0x07
+	// CMClassVersion is the CM class version IBTA 1.2+ uses.
+	CMClassVersion = 2
+	// GSIQKey is the well-known Q_Key of QP1 (IBTA vol. 1 §13.5.1).
+	GSIQKey = 0x80010000
+)
+
+// MAD methods.
+const (
+	MethodGet     = 0x01
+	MethodSet     = 0x02
+	MethodSend    = 0x03
+	MethodGetResp = 0x81
+)
+
+var madClassNames = map[uint64]string{
+	0x01: "Subnet Management (LID routed)", 0x81: "Subnet Management (directed route)", 0x03: "Subnet Administration",
+	0x04: "Performance Management", 0x05: "Baseboard Management", 0x06: "Device Management",
+	0x07: "Communication Management", 0x08: "SNMP Tunneling", 0x10: "Device Administration",
+	0x21: "Congestion Control",
+}
+
+var madMethodNames = map[uint64]string{
+	0x01: "Get", 0x02: "Set", 0x03: "Send", 0x05: "Trap", 0x06: "Report", 0x07: "TrapRepress",
+	0x12: "GetTable", 0x13: "GetTraceTable", 0x14: "GetMulti", 0x15: "Delete",
+	0x81: "GetResp", 0x86: "ReportResp", 0x92: "GetTableResp", 0x94: "GetMultiResp", 0x95: "DeleteResp",
+}
+
+// ProtoMAD and its fields (tshark: infiniband.mad.*).
+var (
+	ProtoMAD           = field.NewProto("mad", "InfiniBand Management Datagram")
+	fMADBaseVersion    = ProtoMAD.Uint("mad.baseversion", 8, "Base Version")
+	fMADMgmtClass      = ProtoMAD.Hex("mad.mgmtclass", 8, "Management Class").WithNames(madClassNames)
+	fMADClassVersion   = ProtoMAD.Uint("mad.classversion", 8, "Class Version")
+	fMADMethod         = ProtoMAD.Hex("mad.method", 8, "Method").WithNames(madMethodNames)
+	fMADStatus         = ProtoMAD.Hex("mad.status", 16, "Status")
+	fMADClassSpecific  = ProtoMAD.Hex("mad.classspecific", 16, "Class Specific")
+	fMADTransactionID  = ProtoMAD.Hex("mad.transactionid", 64, "Transaction ID")
+	fMADAttributeID    = ProtoMAD.Hex("mad.attributeid", 16, "Attribute ID").WithNames(attributeNames)
+	fMADReserved       = ProtoMAD.Hex("mad.reserved", 16, "Reserved")
+	fMADAttributeModif = ProtoMAD.Hex("mad.attributemodifier", 32, "Attribute Modifier")
+)
+
+// MAD is the 24-octet common MAD header; Payload is the class data (232
+// octets in a 256-octet MAD). A CM MAD (class 0x07) is followed by the CM
+// layer.
+type MAD struct {
+	layers.BaseLayer
+	BaseVersion   uint8
+	MgmtClass     uint8
+	ClassVersion  uint8
+	Method        uint8
+	Status        uint16
+	ClassSpecific uint16
+	TransactionID uint64
+	AttributeID   uint16
+	Reserved      uint16
+	AttributeMod  uint32
+
+	// Length is the MAD's length as received (256 on the wire).
+	Length int
+}
+
+func (m *MAD) LayerType() gopacket.LayerType  { return LayerTypeMAD }
+func (m *MAD) CanDecode() gopacket.LayerClass { return LayerTypeMAD }
+func (m *MAD) Proto() *field.Proto            { return ProtoMAD }
+func (m *MAD) String() string {
+	return fmt.Sprintf("MAD class 0x%02x method 0x%02x attr 0x%04x tid 0x%016x", m.MgmtClass, m.Method, m.AttributeID, m.TransactionID)
+}
+
+// NextLayerType is LayerTypeCM for class 0x07, the payload otherwise.
+func (m *MAD) NextLayerType() gopacket.LayerType {
+	if len(m.Payload) == 0 {
+		return gopacket.LayerTypeZero
+	}
+	if m.MgmtClass == MgmtClassCM {
+		return LayerTypeCM
+	}
+	return gopacket.LayerTypePayload
+}
+
+// DecodeFromBytes decodes the common MAD header.
+func (m *MAD) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
+	if len(data) < madHeaderLen {
+		df.SetTruncated()
+		return short("MAD", "common header", data, 0, madHeaderLen)
+	}
+	*m = MAD{
+		BaseVersion: data[0], MgmtClass: data[1], ClassVersion: data[2], Method: data[3],
+		Status:        binary.BigEndian.Uint16(data[4:]),
+		ClassSpecific: binary.BigEndian.Uint16(data[6:]),
+		TransactionID: binary.BigEndian.Uint64(data[8:]),
+		AttributeID:   binary.BigEndian.Uint16(data[16:]),
+		Reserved:      binary.BigEndian.Uint16(data[18:]),
+		AttributeMod:  binary.BigEndian.Uint32(data[20:]),
+		Length:        len(data),
+	}
+	m.Contents, m.Payload = data[:madHeaderLen], data[madHeaderLen:]
+	return nil
+}
+
+// VisitFields reports the MAD header fields in wire order.
+func (m *MAD) VisitFields(v field.Visitor) {
+	v.Uint(fMADBaseVersion, uint64(m.BaseVersion))
+	v.Uint(fMADMgmtClass, uint64(m.MgmtClass))
+	v.Uint(fMADClassVersion, uint64(m.ClassVersion))
+	v.Uint(fMADMethod, uint64(m.Method))
+	v.Uint(fMADStatus, uint64(m.Status))
+	v.Uint(fMADClassSpecific, uint64(m.ClassSpecific))
+	v.Uint(fMADTransactionID, m.TransactionID)
+	v.Uint(fMADAttributeID, uint64(m.AttributeID))
+	v.Uint(fMADReserved, uint64(m.Reserved))
+	v.Uint(fMADAttributeModif, uint64(m.AttributeMod))
+}
+
+// AppendFindings reports bad versions, a MAD that is not 256 octets, and
+// non-zero reserved octets.
+func (m *MAD) AppendFindings(dst []pvtdata.Finding) []pvtdata.Finding {
+	if m.BaseVersion != 1 {
+		dst = append(dst, finding(CodeMADBaseVersion, pvtdata.SeverityError, "mad", 0, "IBTA vol. 1 §13.4.2",
+			"BaseVersion %d: only 1 is defined; a receiver drops the MAD", m.BaseVersion))
+	}
+	if m.MgmtClass == MgmtClassCM && m.ClassVersion != CMClassVersion {
+		dst = append(dst, finding(CodeMADClassVersion, pvtdata.SeverityWarning, "mad", 2, "IBTA vol. 1 §12.6",
+			"CM ClassVersion %d, not 2: a CM that does not support it answers REJ reason 31 (invalid class version)", m.ClassVersion))
+	}
+	if m.Length != MADLen {
+		dst = append(dst, finding(CodeMADLength, pvtdata.SeverityWarning, "mad", 0, "IBTA vol. 1 §13.4.1",
+			"MAD is %d octets, not %d", m.Length, MADLen))
+	}
+	if m.Reserved != 0 {
+		dst = append(dst, finding(CodeReservedBits, pvtdata.SeverityWarning, "mad", 18, "IBTA vol. 1 §13.4.2",
+			"reserved MAD header octets are 0x%04x", m.Reserved))
+	}
+	return dst
+}
+
+// SerializeTo prepends the MAD header to the class data in b.
+func (m *MAD) SerializeTo(b gopacket.SerializeBuffer, _ gopacket.SerializeOptions) error {
+	h, err := b.PrependBytes(madHeaderLen)
+	if err != nil {
+		return err
+	}
+	h[0], h[1], h[2], h[3] = m.BaseVersion, m.MgmtClass, m.ClassVersion, m.Method
+	binary.BigEndian.PutUint16(h[4:], m.Status)
+	binary.BigEndian.PutUint16(h[6:], m.ClassSpecific)
+	binary.BigEndian.PutUint64(h[8:], m.TransactionID)
+	binary.BigEndian.PutUint16(h[16:], m.AttributeID)
+	binary.BigEndian.PutUint16(h[18:], m.Reserved)
+	binary.BigEndian.PutUint32(h[20:], m.AttributeMod)
+	return nil
+}
+
+// decodeMAD decodes a MAD and, for the CM class, the CM message in it.
+func decodeMAD(data []byte, p gopacket.PacketBuilder) error {
+	m := &MAD{}
+	if err := m.DecodeFromBytes(data, p); err != nil {
+		return err
+	}
+	p.AddLayer(m)
+	next := m.NextLayerType()
+	if next == LayerTypeCM {
+		c := NewCM(m)
+		if err := c.DecodeFromBytes(m.Payload, p); err != nil {
+			return err
+		}
+		p.AddLayer(c)
+		p.SetApplicationLayer(c)
+		return nil
+	}
+	if next == gopacket.LayerTypeZero {
+		return nil
+	}
+	return p.NextDecoder(next)
+}
+
+func decodeCMAlone([]byte, gopacket.PacketBuilder) error {
+	return fmt.Errorf("CM: the attribute ID is in the MAD header: decode from LayerTypeMAD")
+}
+
+// Ensure the interfaces the dissector relies on.
+var (
+	_ field.Layer            = (*MAD)(nil)
+	_ gopacket.DecodingLayer = (*MAD)(nil)
+)
