@@ -1,0 +1,204 @@
+#!/bin/bash
+# guest.sh runs as PID 1 in each live-traces VM (after live/init switched to
+# the host's root with a tmpfs overlay). It reads /live/config (written by
+# live/live-traces.sh: REPO, BIN, ONLY; the role is cmpd.role= on the kernel command line), brings up eth0 (rxe0) and eth1
+# (siw0), then runs every scenario of live/scenarios.sh in order, its role's
+# half only; the two VMs meet at barrier files in /live/ctl. The client
+# captures with tcpdump and leaves live-NAME.pcap plus both sides' reports in
+# /live/out. Progress lines go to /live/progress. The VM powers off at the
+# end whatever happens.
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+export HOME=/root LC_ALL=C
+
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev 2>/dev/null
+mkdir -p /dev/pts /dev/shm && mount -t devpts devpts /dev/pts && mount -t tmpfs tmpfs /dev/shm
+mount -t tmpfs tmpfs /run
+mount -t tmpfs tmpfs /tmp
+mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 liveout /live
+
+poweroff_now() {
+	sync
+	echo o >/proc/sysrq-trigger
+	sleep 10
+}
+trap poweroff_now EXIT
+
+ROLE=$(sed -n 's/.*cmpd\.role=\([a-z]*\).*/\1/p' /proc/cmdline)
+. /live/config || { echo "guest: no /live/config"; exit 1; }
+LOG=/live/$ROLE.log
+exec >>"$LOG" 2>&1
+echo "guest $ROLE: kernel $(uname -r), $(date -u +%FT%TZ)"
+set -x
+
+# Addresses (documentation ranges): .1 is the client, .2 the server.
+case $ROLE in client) N=1 PEER=2 ;; server) N=2 PEER=1 ;; *) echo "bad ROLE $ROLE"; exit 1 ;; esac
+
+step() { # step WHAT CMD… : run a setup command, fail the whole VM loudly
+	local what=$1; shift
+	if ! "$@"; then
+		echo "SETUP-FAILED $ROLE: $what" | tee -a /live/progress
+		exit 1
+	fi
+}
+
+step "loopback" ip link set lo up
+step "eth0 up" ip link set eth0 up
+step "eth1 up" ip link set eth1 up
+step "eth0 v4" ip addr add 192.0.2.$N/24 dev eth0
+step "eth1 v4" ip addr add 198.51.100.$N/24 dev eth1
+step "eth0 v6" ip -6 addr add 2001:db8:1::$N/64 dev eth0 nodad
+step "eth1 v6" ip -6 addr add 2001:db8:2::$N/64 dev eth1 nodad
+sysctl -qw net.ipv6.conf.all.router_solicitations=0 net.ipv6.conf.eth0.router_solicitations=0 net.ipv6.conf.eth1.router_solicitations=0
+for m in ib_core ib_uverbs rdma_ucm rdma_cm ib_cm iw_cm rdma_rxe siw rpcrdma; do
+	step "modprobe $m" modprobe $m
+done
+step "rxe0 on eth0" rdma link add rxe0 type rxe netdev eth0
+step "siw0 on eth1" rdma link add siw0 type siw netdev eth1
+rdma link show
+ibv_devices
+
+mkdir -p /live/ctl /live/out
+signal() { : >"/live/ctl/$1"; }
+await() { # await NAME [SECONDS]
+	local i=0 max=$((${2:-90} * 10))
+	while [ ! -e "/live/ctl/$1" ]; do
+		i=$((i + 1))
+		[ $i -gt $max ] && { echo "timeout waiting for $1"; return 1; }
+		sleep 0.1
+	done
+}
+signal "up-$ROLE"
+await "up-$([ $ROLE = client ] && echo server || echo client)" 120 || exit 1
+
+nfs_server_started=
+nfs_server_start() {
+	[ -n "$nfs_server_started" ] && return 0
+	mkdir -p /export /var/lib/nfs/rpc_pipefs /var/lib/nfs/v4recovery /run/rpcbind
+	mount -t tmpfs -o size=16m tmpfs /export
+	echo "hello from the live-traces NFS server" >/export/hello.txt
+	mkdir -p /export/dir && echo data >/export/dir/file
+	echo "/export *(rw,fsid=0,no_subtree_check,no_root_squash,insecure)" >/etc/exports
+	mount -t nfsd nfsd /proc/fs/nfsd
+	rpcbind -w || return 1
+	exportfs -ra || return 1
+	rpc.mountd || return 1
+	rpc.nfsd 4 || return 1
+	echo 'rdma 20049' >/proc/fs/nfsd/portlist || return 1
+	cat /proc/fs/nfsd/portlist
+	nfs_server_started=1
+}
+
+svc_default=$(cat /proc/sys/sunrpc/svc_rdma/max_req_size 2>/dev/null)
+cli_default_w=$(sysctl -n sunrpc.rdma_max_inline_write 2>/dev/null)
+cli_default_r=$(sysctl -n sunrpc.rdma_max_inline_read 2>/dev/null)
+
+# addresses NAME LINK FAMILY: sets IF, SRV (the server's address) and FILTER.
+addresses() {
+	case $1$2 in
+	rxe4) IF=eth0 SRV=192.0.2.2 ;;
+	rxe6) IF=eth0 SRV=2001:db8:1::2 ;;
+	siw4) IF=eth1 SRV=198.51.100.2 ;;
+	siw6) IF=eth1 SRV=2001:db8:2::2 ;;
+	esac
+	case $1 in rxe) FILTER="udp port 4791" ;; siw) FILTER="tcp port 20049" ;; esac
+}
+
+capture_start() { # capture_start NAME
+	rm -f /tmp/tcpdump.err
+	tcpdump -i "$IF" -s 0 -U --immediate-mode -Z root -w "/tmp/$1.pcap" "$FILTER" 2>/tmp/tcpdump.err &
+	TCPDUMP=$!
+	local i=0
+	until grep -q "listening on" /tmp/tcpdump.err 2>/dev/null; do
+		i=$((i + 1)); [ $i -gt 100 ] && { cat /tmp/tcpdump.err; return 1; }
+		sleep 0.1
+	done
+}
+capture_stop() { # capture_stop NAME
+	sleep 0.5
+	kill -INT $TCPDUMP; wait $TCPDUMP
+	cat /tmp/tcpdump.err
+	cp "/tmp/$1.pcap" "/live/out/live-$1.pcap"
+}
+
+server_replay() { # server_replay NAME ARGS…
+	local name=$1; shift
+	"$BIN" replay --role server --addr "$SRV" "$@" >"/live/out/live-$name.server.jsonl" 2>"/live/out/live-$name.server.err" &
+	local pid=$! i=0
+	until grep -q '"listening"' "/live/out/live-$name.server.jsonl"; do
+		i=$((i + 1))
+		if [ $i -gt 100 ] || ! kill -0 $pid 2>/dev/null; then
+			cat "/live/out/live-$name.server.err"; kill $pid 2>/dev/null; return 1
+		fi
+		sleep 0.1
+	done
+	signal "$name.ready"
+	wait $pid
+}
+client_replay() {
+	local name=$1; shift
+	"$BIN" replay --role client --addr "$SRV" "$@" >"/live/out/live-$name.client.jsonl" 2>"/live/out/live-$name.client.err" ||
+		{ cat "/live/out/live-$name.client.err"; return 1; }
+}
+
+server_nfs() { # server_nfs NAME VERS W R MAXREQ
+	local name=$1
+	nfs_server_start || return 1
+	if [ "$5" != 0 ]; then echo "$5" >/proc/sys/sunrpc/svc_rdma/max_req_size; else echo "$svc_default" >/proc/sys/sunrpc/svc_rdma/max_req_size; fi
+	signal "$name.ready"
+	await "$name.client-done" 120
+}
+client_nfs() {
+	local name=$1 vers=$2 w=$3 r=$4 src
+	[ "$w" != 0 ] || w=$cli_default_w
+	[ "$r" != 0 ] || r=$cli_default_r
+	sysctl -qw sunrpc.rdma_max_inline_write="$w" sunrpc.rdma_max_inline_read="$r" || return 1
+	mkdir -p /mnt/nfs
+	if [ "$vers" = 3 ]; then src="$SRV:/export" opts="rdma,port=20049,vers=3,nolock"; else src="$SRV:/" opts="rdma,port=20049,vers=$vers"; fi
+	mount -t nfs -o "$opts" "$src" /mnt/nfs || return 1
+	ls -la /mnt/nfs /mnt/nfs/dir && cat /mnt/nfs/hello.txt || { umount /mnt/nfs; return 1; }
+	umount /mnt/nfs || return 1
+	sleep 1
+}
+
+fails=0
+scenario() { # scenario NAME LINK FAMILY KIND ARGS…
+	local name=$1 link=$2 fam=$3 kind=$4 t0 rc=0
+	shift 4
+	if [ -n "$ONLY" ] && ! [[ $name =~ $ONLY ]]; then return 0; fi
+	addresses "$link" "$fam"
+	t0=$(date +%s.%N)
+	echo "=== scenario $name ($ROLE)"
+	if [ $ROLE = server ]; then
+		"server_$kind" "$name" "$@" || { rc=1; signal "$name.ready"; }
+		[ $rc = 0 ] && signal "$name.server-ok" || signal "$name.server-failed"
+		await "$name.done" 120
+		return 0
+	fi
+	await "$name.ready" 120 || rc=1
+	[ $rc = 0 ] && { capture_start "$name" || rc=1; }
+	[ $rc = 0 ] && { "client_$kind" "$name" "$@" || rc=1; }
+	[ $rc = 0 ] && [ "$kind" = nfs ] && signal "$name.client-done"
+	[ "$kind" = nfs ] && [ $rc != 0 ] && signal "$name.client-done"
+	until [ -e "/live/ctl/$name.server-ok" ] || [ -e "/live/ctl/$name.server-failed" ]; do
+		sleep 0.1
+		[ "$(date +%s)" -gt $((${t0%.*} + 120)) ] && break
+	done
+	[ -e "/live/ctl/$name.server-ok" ] || rc=1
+	[ -n "$TCPDUMP" ] && { capture_stop "$name" || rc=1; }
+	TCPDUMP=
+	local secs=$(echo "$(date +%s.%N) - $t0" | bc)
+	if [ $rc = 0 ]; then
+		printf 'ok   %-24s %5.1fs\n' "$name" "$secs" >>/live/progress
+	else
+		printf 'FAIL %-24s %5.1fs (see %s.log)\n' "$name" "$secs" "$ROLE" >>/live/progress
+		fails=$((fails + 1))
+	fi
+	signal "$name.done"
+}
+
+. "$REPO/live/scenarios.sh"
+echo "guest $ROLE: finished, $fails failed"
+[ $ROLE = client ] && echo "END $fails" >>/live/progress
+exit 0

@@ -1,0 +1,226 @@
+#!/bin/bash
+# live-traces.sh: capture the real Linux RDMA stack (soft-RoCE and
+# soft-iWARP) on this machine, which has no RDMA support of its own.
+#
+# It installs what it needs from Debian's packages, fetches Debian's 6.1
+# kernel (it has rdma_rxe, rdma_cm, rpcrdma, nfsd as modules), builds siw out
+# of tree (Debian does not ship it), builds an initramfs that boots into the
+# host's own root over virtio-9p, builds cmpd-dissect with -tags rdmacm, then
+# boots a client and a server VM (qemu TCG) joined by two socket links, and
+# runs every scenario of live/scenarios.sh in them. Captures and the
+# replay engine's reports land in $OUT (default testdata/pcaps/real) as
+# live-NAME.pcap and live-NAME.{client,server}.jsonl.
+#
+# Usage (root, Linux): live/live-traces.sh [-o OUTDIR] [-k] [REGEX]
+#   REGEX   run only the scenarios whose name matches (bash regex)
+#   -k      keep the run directory (VM consoles, logs) even on success
+# Environment: LIVE_CACHE (default /var/cache/cmpd-dissect-live) holds the
+# kernel, siw, initramfs and the run directory; a second run reuses them.
+set -euo pipefail
+
+REPO=$(cd "$(dirname "$0")/.." && pwd)
+CACHE=${LIVE_CACHE:-/var/cache/cmpd-dissect-live}
+OUT=$REPO/testdata/pcaps/real
+KEEP=
+while getopts "o:k" opt; do
+	case $opt in
+	o) OUT=$(mkdir -p "$OPTARG" && cd "$OPTARG" && pwd) ;;
+	k) KEEP=1 ;;
+	*) echo "usage: $0 [-o OUTDIR] [-k] [REGEX]" >&2; exit 2 ;;
+	esac
+done
+shift $((OPTIND - 1))
+ONLY=${1:-}
+
+T0=$(date +%s)
+say() { printf '[live %4ds] %s\n' $(($(date +%s) - T0)) "$*"; }
+die() { printf '[live] FAILED: %s\n' "$*" >&2; exit 1; }
+
+[ "$(uname -s)" = Linux ] || die "needs Linux"
+[ "$(id -u)" = 0 ] || die "needs root (apt-get, qemu, 9p export of /)"
+
+# --- packages -------------------------------------------------------------
+PKGS="qemu-system-x86 busybox-static rdma-core ibverbs-utils ibverbs-providers librdmacm-dev
+libibverbs-dev rdmacm-utils tcpdump nfs-kernel-server nfs-common rpcbind linux-headers-amd64
+linux-source-6.1 kmod cpio xz-utils bc iproute2 gcc make libelf-dev"
+missing=()
+for p in $PKGS; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+	say "installing ${missing[*]}"
+	apt-get -o DPkg::Lock::Timeout=600 update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${missing[@]}" >/dev/null ||
+		die "apt-get install ${missing[*]}"
+fi
+# Inside the VMs the NFS server is started by hand; keep the host's own off.
+command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 missing after install"
+
+# --- kernel ---------------------------------------------------------------
+mkdir -p "$CACHE"
+KVER=$(apt-cache depends linux-headers-amd64 | sed -n 's/.*Depends: linux-headers-\(6\.1\.[0-9.-]*-amd64\)$/\1/p' | head -1)
+[ -n "$KVER" ] || die "cannot tell the 6.1 kernel version from linux-headers-amd64"
+[ -d "/usr/src/linux-headers-$KVER" ] || die "/usr/src/linux-headers-$KVER missing (apt-get install linux-headers-$KVER)"
+KDIR=$CACHE/kernel-$KVER
+MODDIR=$KDIR/lib/modules/$KVER
+if [ ! -e "$KDIR/.done" ]; then
+	say "fetching linux-image-$KVER"
+	rm -rf "$KDIR" && mkdir -p "$KDIR"
+	(cd "$CACHE" && apt-get download "linux-image-$KVER" 2>&1 | grep -v "^W: Download is performed unsandboxed" || true)
+	deb=$(ls "$CACHE"/linux-image-"$KVER"_*.deb | head -1)
+	dpkg-deb -x "$deb" "$KDIR"
+	dpkg-deb -f "$deb" Version >"$KDIR/.version"
+	rm -f "$deb"
+	touch "$KDIR/.done"
+fi
+KERNEL=$KDIR/boot/vmlinuz-$KVER
+
+# --- siw (not in Debian's kernel) ------------------------------------------
+SIW=$MODDIR/extra/siw.ko
+if [ ! -e "$SIW" ]; then
+	say "building siw for $KVER from linux-source-6.1"
+	src=$CACHE/siw-src
+	rm -rf "$src" && mkdir -p "$src"
+	tar -xJf /usr/src/linux-source-6.1.tar.xz -C "$src" --strip-components=1 linux-source-6.1/drivers/infiniband/sw/siw
+	make -s -C "/usr/src/linux-headers-$KVER" M="$src/drivers/infiniband/sw/siw" CONFIG_RDMA_SIW=m modules >"$CACHE/siw-build.log" 2>&1 ||
+		{ cat "$CACHE/siw-build.log"; die "siw build"; }
+	mkdir -p "$MODDIR/extra"
+	cp "$src/drivers/infiniband/sw/siw/siw.ko" "$SIW"
+	rm -f "$MODDIR/modules.dep"
+fi
+[ -e "$MODDIR/modules.dep" ] || depmod -b "$KDIR" "$KVER"
+
+# --- initramfs --------------------------------------------------------------
+INITRD=$CACHE/initramfs-$KVER.cpio.gz
+if [ ! -e "$INITRD" ] || [ "$REPO/live/init" -nt "$INITRD" ]; then
+	say "building the initramfs"
+	ir=$CACHE/initramfs
+	rm -rf "$ir" && mkdir -p "$ir"/{bin,dev,proc,sys,modules}
+	cp /bin/busybox "$ir/bin/busybox"
+	file -L "$ir/bin/busybox" 2>/dev/null | grep -q "statically linked" || ldd "$ir/bin/busybox" 2>&1 | grep -q "not a dynamic" ||
+		die "/bin/busybox is not static (install busybox-static)"
+	mknod "$ir/dev/console" c 5 1
+	cp "$REPO/live/init" "$ir/init"
+	# The modules and their dependencies, in load order.
+	: >"$ir/modules.order"
+	add_module() {
+		local rel=$1 dep
+		grep -qxF "$(basename "$rel")" "$ir/modules.order" && return 0
+		for dep in $(sed -n "s|^$rel: *||p" "$MODDIR/modules.dep"); do add_module "$dep"; done
+		cp "$MODDIR/$rel" "$ir/modules/"
+		basename "$rel" >>"$ir/modules.order"
+	}
+	for m in virtio_pci virtio_net 9pnet_virtio 9p overlay; do
+		rel=$(grep -o "^[^:]*/$m\.ko" "$MODDIR/modules.dep" | head -1)
+		[ -n "$rel" ] || die "module $m not in $MODDIR"
+		add_module "$rel"
+	done
+	(cd "$ir" && find . | cpio -o -H newc --quiet | gzip -1 >"$INITRD")
+fi
+
+# --- cmpd-dissect with librdmacm --------------------------------------------
+BIN=$CACHE/bin/cmpd-dissect
+say "building cmpd-dissect -tags rdmacm"
+mkdir -p "$CACHE/bin"
+if ! (cd "$REPO" && CGO_ENABLED=1 go build -tags rdmacm -o "$BIN" ./cmd/cmpd-dissect 2>"$CACHE/build.log"); then
+	# Work in progress elsewhere in the tree can break the build: fall back
+	# to the last commit.
+	say "the working tree does not build ($(head -1 "$CACHE/build.log")); building HEAD $(git -C "$REPO" rev-parse --short HEAD)"
+	rm -rf "$CACHE/head" && mkdir -p "$CACHE/head"
+	git -C "$REPO" archive HEAD | tar -x -C "$CACHE/head"
+	(cd "$CACHE/head" && CGO_ENABLED=1 go build -tags rdmacm -o "$BIN" ./cmd/cmpd-dissect) || die "go build -tags rdmacm"
+fi
+
+# --- the VMs ----------------------------------------------------------------
+RUN=$CACHE/run
+rm -rf "$RUN" && mkdir -p "$RUN/ctl" "$RUN/out"
+cat >"$RUN/config" <<CFG
+REPO=$REPO
+BIN=$BIN
+ONLY='${ONLY//\'/}'
+CFG
+port0=$((20000 + RANDOM % 20000))
+port1=$((port0 + 1))
+vm() { # vm ROLE NETOPT
+	local role=$1 net=$2 mac=$([ "$1" = client ] && echo 01 || echo 02)
+	qemu-system-x86_64 -machine q35,accel=tcg -m 1024 -smp 1 -nographic -no-reboot \
+		-kernel "$KERNEL" -initrd "$INITRD" \
+		-append "console=ttyS0 panic=-1 loglevel=4 cmpd.role=$role cmpd.guest=$REPO/live/guest.sh cmpd.modules=$MODDIR" \
+		-virtfs local,path=/,mount_tag=hostroot,readonly=on,security_model=none,id=hostroot \
+		-virtfs local,path="$RUN",mount_tag=liveout,security_model=none,id=liveout \
+		-netdev socket,id=n0,$net=127.0.0.1:$port0 -device virtio-net-pci,netdev=n0,mac=52:54:00:12:00:$mac \
+		-netdev socket,id=n1,$net=127.0.0.1:$port1 -device virtio-net-pci,netdev=n1,mac=52:54:00:12:01:$mac \
+		</dev/null >"$RUN/$role.console" 2>&1
+}
+
+say "booting the server and client VMs (kernel $KVER, TCG)"
+vm server listen &
+SERVER_PID=$!
+sleep 1
+vm client connect &
+CLIENT_PID=$!
+cleanup() {
+	kill "$SERVER_PID" "$CLIENT_PID" 2>/dev/null || true
+}
+trap cleanup EXIT
+
+# Progress: the client VM appends one line per scenario to $RUN/progress.
+seen=0 booted= deadline=$(($(date +%s) + ${LIVE_TIMEOUT:-1800}))
+while kill -0 "$CLIENT_PID" 2>/dev/null || kill -0 "$SERVER_PID" 2>/dev/null; do
+	if [ -z "$booted" ] && [ -e "$RUN/ctl/up-client" ] && [ -e "$RUN/ctl/up-server" ]; then
+		booted=1
+		say "both VMs up: rxe0 on eth0, siw0 on eth1"
+	fi
+	if [ -e "$RUN/progress" ]; then
+		n=$(wc -l <"$RUN/progress")
+		if [ "$n" -gt "$seen" ]; then
+			tail -n +$((seen + 1)) "$RUN/progress" | head -n $((n - seen)) | while IFS= read -r line; do say "$line"; done
+			seen=$n
+		fi
+	fi
+	if [ "$(date +%s)" -gt "$deadline" ]; then
+		say "timeout: stopping the VMs"
+		cleanup
+		break
+	fi
+	sleep 0.5
+done
+wait "$CLIENT_PID" 2>/dev/null || true
+wait "$SERVER_PID" 2>/dev/null || true
+trap - EXIT
+
+show_logs() {
+	for role in server client; do
+		echo "----- $role VM console ($RUN/$role.console), last 40 lines" >&2
+		tail -n 40 "$RUN/$role.console" >&2 || true
+		echo "----- $role guest log ($RUN/$role.log), last 60 lines" >&2
+		tail -n 60 "$RUN/$role.log" >&2 || true
+	done
+}
+if ! grep -q "^END " "$RUN/progress" 2>/dev/null; then
+	show_logs
+	die "the VMs stopped before the scenarios ended (logs above, all in $RUN)"
+fi
+fails=$(sed -n 's/^END //p' "$RUN/progress")
+
+# Collect: captures and the replay engine's reports.
+mkdir -p "$OUT"
+n=0
+for f in "$RUN"/out/live-*.pcap; do
+	[ -e "$f" ] || continue
+	cp "$f" "$OUT/"
+	n=$((n + 1))
+done
+for f in "$RUN"/out/live-*.jsonl; do
+	[ -e "$f" ] || continue
+	[ -s "$f" ] && cp "$f" "$OUT/"
+done
+uname_vm=$(sed -n 's/^guest client: kernel \([^,]*\),.*/\1/p' "$RUN/client.log" | head -1)
+KPKG=$(cat "$KDIR/.version" 2>/dev/null || echo "?")
+if [ "$fails" != 0 ]; then
+	show_logs
+	grep "^FAIL" "$RUN/progress" >&2
+	die "$fails scenario(s) failed (logs above, all in $RUN)"
+fi
+[ -n "$KEEP" ] || rm -rf "$RUN/ctl"
+say "done: $n captures in $OUT (kernel $uname_vm, Debian linux-image $KPKG) in $(($(date +%s) - T0)) s"

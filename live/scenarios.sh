@@ -1,0 +1,50 @@
+# The live-traces scenarios, one line each, read by live/guest.sh in both
+# VMs (client and server run the same list in the same order).
+#
+#   scenario NAME LINK FAMILY KIND ARGS…
+#
+# NAME    capture name: testdata/pcaps/real/live-NAME.pcap
+# LINK    rxe (soft-RoCE on eth0, RoCEv2, UDP 4791) or siw (soft-iWARP on eth1, TCP)
+# FAMILY  4 or 6
+# KIND    replay: cmpd-dissect replay, both sides given ARGS
+#         nfs:    kernel NFS over RDMA; ARGS = vers (3|4.2) client_inline_write
+#                 client_inline_read server_max_req_size (0 = leave the default)
+#
+# RFC 8797 messages used (f6ab0e18 = Format Identifier, then version, flags
+# (R = 0x01), send size, receive size; size byte v = (v+1) KiB):
+V1_R_1K_256K=f6ab0e18010100ff   # v1, R=1, send 1 KiB, receive 256 KiB
+V1_256K_1K=f6ab0e180100ff00     # v1, R=0, send 256 KiB, receive 1 KiB
+V1_R_4K=f6ab0e1801010303        # v1, R=1, 4 KiB / 4 KiB (what Linux's client sends)
+V1_4K=f6ab0e1801000303          # v1, R=0, 4 KiB / 4 KiB (what Linux's server sends)
+V2_R_4K=f6ab0e1802010303        # version 2: not recognised by RFC 8797 readers
+V2_4K=f6ab0e1802000303
+OFF4=deadbeeff6ab0e1801010707   # identifier at ULP offset 4 (8 KiB / 8 KiB)
+OFF8=0000000000000000f6ab0e1801000707 # identifier at ULP offset 8
+GARBAGE_C=5a3cc3a5e10f1e2d3c4b5a69788796a5 # no identifier anywhere
+GARBAGE_S=0123456789abcdef
+OVERRUN=f6ab0e1801     # identifier and version, message cut after 5 octets
+RECON2_C=f6ab0e1801000f0f      # reconnection: changed values (16 KiB / 16 KiB, R=0)
+RECON2_S=f6ab0e1801001f1f      # (32 KiB / 32 KiB)
+REDRIVE=$REPO/testdata/pcaps/real/rxe-nfs42-rdma.pcap
+
+for l in rxe siw; do
+	scenario $l"4-rfc8797" $l 4 replay --client-pd $V1_R_1K_256K --server-pd $V1_256K_1K
+	scenario $l"4-rinv" $l 4 replay --client-pd $V1_R_4K --server-pd $V1_R_4K
+	scenario $l"4-v2" $l 4 replay --client-pd $V2_R_4K --server-pd $V2_4K
+	scenario $l"4-offset" $l 4 replay --client-pd $OFF4 --server-pd $OFF8
+	scenario $l"4-garbage" $l 4 replay --client-pd $GARBAGE_C --server-pd $GARBAGE_S
+	scenario $l"4-none" $l 4 replay --client-pd "" --server-pd ""
+	scenario $l"4-overrun" $l 4 replay --client-pd $OVERRUN --server-pd $OVERRUN
+	scenario $l"4-reject" $l 4 replay --client-pd $V1_R_4K --server-pd $V1_4K --reject
+	scenario $l"4-reconnect" $l 4 replay --client-pd $V1_R_4K --server-pd $V1_4K --client-pd $RECON2_C --server-pd $RECON2_S
+	scenario $l"4-redrive" $l 4 replay --from $REDRIVE --conn 1
+	scenario $l"6-rfc8797" $l 6 replay --client-pd $V1_R_1K_256K --server-pd $V1_256K_1K
+	scenario $l"6-offset" $l 6 replay --client-pd $OFF4 --server-pd $OFF8
+	scenario $l"6-reject" $l 6 replay --client-pd $V1_R_4K --server-pd $V1_4K --reject
+done
+for l in rxe siw; do
+	scenario $l"4-nfs3" $l 4 nfs 3 0 0 0
+	scenario $l"4-nfs42" $l 4 nfs 4.2 0 0 0
+	scenario $l"4-nfs3-inline" $l 4 nfs 3 1024 2048 8192
+	scenario $l"4-nfs42-inline" $l 4 nfs 4.2 2048 1024 16384
+done
