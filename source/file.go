@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync/atomic"
 
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
@@ -54,12 +55,12 @@ const readBufferSize = 256 << 10
 // offset is known although gopacket's readers buffer ahead.
 type countingReader struct {
 	r io.Reader
-	n int64
+	n atomic.Int64 // read by progress bars from another goroutine
 }
 
 func (c *countingReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
-	c.n += int64(n)
+	c.n.Add(int64(n))
 	return n, err
 }
 
@@ -127,7 +128,7 @@ func Open(name string, stdin io.Reader) (*File, error) {
 func NewFile(name string, r io.Reader) (*File, error) {
 	f := &File{name: name, raw: &countingReader{r: r}}
 	herr := func(err error) error {
-		if errors.Is(err, io.EOF) && f.stream != nil && f.stream.n == 0 {
+		if errors.Is(err, io.EOF) && f.stream != nil && f.stream.n.Load() == 0 {
 			err = errEmptyFile
 		} else if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 			err = fmt.Errorf("%w: file ends inside the capture file header", errShortPcapMagic)
@@ -144,7 +145,7 @@ func NewFile(name string, r io.Reader) (*File, error) {
 		gz.Multistream(true)
 		f.gzipped = true
 		inner = gz
-	} else if f.raw.n == 0 {
+	} else if f.raw.n.Load() == 0 {
 		return nil, &HeaderError{File: name, Err: errEmptyFile}
 	}
 	if !f.gzipped {
@@ -204,10 +205,10 @@ func (f *File) Size() int64 { return f.size }
 
 // BytesRead is how far into the file (on disk, compressed if gzip) reading
 // has got, for progress reports.
-func (f *File) BytesRead() int64 { return f.raw.n }
+func (f *File) BytesRead() int64 { return f.raw.n.Load() }
 
 // offset is the position in the capture stream of the next unread byte.
-func (f *File) offset() int64 { return f.stream.n - int64(f.buf.Buffered()) }
+func (f *File) offset() int64 { return f.stream.n.Load() - int64(f.buf.Buffered()) }
 
 // Next reads the next frame into fr, numbering it number. It returns io.EOF
 // at the clean end of the file and a *RecordError for a damaged record.

@@ -2,6 +2,7 @@ package source
 
 import (
 	"io"
+	"sync/atomic"
 )
 
 // Files reads several captures one after the other, numbering frames
@@ -13,8 +14,9 @@ type Files struct {
 	next   int // index in names of the next file to open
 	number int // frames handed so far
 	// done are the bytes of files already finished (progress).
-	done int64
-	size int64 // TotalSize of names, -1 when unknown, 0 before asked
+	done atomic.Int64
+	// cur is read by progress bars from another goroutine.
+	curRead atomic.Pointer[File]
 }
 
 // OpenFiles prepares to read names in order ("-" is stdin). The first file
@@ -38,6 +40,7 @@ func (fs *Files) openNext() error {
 		return err
 	}
 	fs.cur = f
+	fs.curRead.Store(f)
 	return nil
 }
 
@@ -69,28 +72,26 @@ func (fs *Files) Next(f *Frame) error {
 }
 
 func (fs *Files) finishCurrent() {
-	fs.done += fs.cur.BytesRead()
+	fs.done.Add(fs.cur.BytesRead())
+	fs.curRead.Store(nil)
 	fs.cur.Close()
 	fs.cur = nil
+}
+
+// BytesRead is how many bytes of the files (on disk) have been read; safe
+// to call from another goroutine (progress bars).
+func (fs *Files) BytesRead() int64 {
+	read := fs.done.Load()
+	if f := fs.curRead.Load(); f != nil {
+		read += f.BytesRead()
+	}
+	return read
 }
 
 // Progress reports bytes read so far and the total size of all files on
 // disk (0 when a size is unknown, e.g. stdin).
 func (fs *Files) Progress() (read, total int64) {
-	read = fs.done
-	if fs.cur != nil {
-		read += fs.cur.BytesRead()
-	}
-	if fs.size == 0 {
-		fs.size = TotalSize(fs.names)
-		if fs.size == 0 {
-			fs.size = -1
-		}
-	}
-	if fs.size < 0 {
-		return read, 0
-	}
-	return read, fs.size
+	return fs.BytesRead(), TotalSize(fs.names)
 }
 
 // Close closes the file being read.

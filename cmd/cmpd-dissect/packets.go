@@ -1,0 +1,244 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cmpd-dissect/cmpd-dissect/dissect"
+	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
+	"github.com/cmpd-dissect/cmpd-dissect/view"
+)
+
+// The packet view is the root command's own Run, tshark-like.
+func init() { rootSetup = setupPacketView }
+
+const packetExamples = `  # one line per RDMA packet (CM, RoCE, iWARP, RPC-over-RDMA) of a capture
+  cmpd-dissect -r nfs-rdma.pcap
+
+  # every packet, not only the RDMA ones; several files, read in order
+  cmpd-dissect --all -r a.pcapng -r b.pcap.gz
+
+  # the full field tree of the CM messages, private data decoded per RFC 8797
+  cmpd-dissect -r nfs-rdma.pcap -V -Y cm
+
+  # JSON lines for scripts
+  cmpd-dissect -r nfs-rdma.pcap -T json | jq .layers[].name
+
+  # chosen fields, tab-separated (names from "cmpd-dissect fields")
+  cmpd-dissect -r nfs-rdma.pcap -T fields -e frame.number -e bth.opcode -Y 'bth.opcode == 0x04'
+
+  # from tcpdump, through a pipe
+  tcpdump -i eth0 -w - 'udp port 4791' | cmpd-dissect -r -
+
+  # live, 10 seconds, RoCEv2 and TCP only, also saved as pcapng
+  sudo cmpd-dissect -i eth0 -f 'udp port 4791 or tcp' -a duration:10 -w out.pcapng`
+
+// packetFlags are the root command's view options.
+type packetFlags struct {
+	in       inputFlags
+	verbose  bool     // -V
+	format   string   // -T
+	fields   []string // -e
+	eopts    []string // -E
+	filter   string   // -Y
+	all      bool     // --all
+	color    string   // --color
+	check    bool     // --check
+	findings bool     // --findings
+}
+
+func setupPacketView(root *cobra.Command) {
+	var pf packetFlags
+	root.Use = "cmpd-dissect [-r FILE]… [-i IFACE] [-V | -T json | -T fields -e FIELD…] [-Y FILTER]"
+	root.Long = `cmpd-dissect dissects RDMA connection setup and the traffic that follows:
+IB CM over RoCEv2, RoCEv1 and InfiniBand, iWARP MPA, the RFC 8797 private data
+they carry and RPC-over-RDMA. Without a subcommand it prints packets, like
+tshark: a summary line per RDMA packet (--all for every packet), the field
+tree (-V), JSON lines (-T json) or chosen fields (-T fields -e NAME).
+
+Display filters (-Y) compare fields: ==, !=, <, <=, >, >=, contains; and, or,
+not, parentheses; a field or protocol name alone tests presence; values are
+numbers (decimal or 0x hex), addresses, aa:bb:cc bytes, "strings" or the
+names of enumerated values (cm.attribute_id == REQ).
+
+Exit status: 0 done, 1 --check found an error finding, 2 bad usage or an
+unreadable capture.`
+	root.Example = packetExamples
+	root.Args = cobra.ArbitraryArgs
+	pf.in.register(root)
+	f := root.Flags()
+	f.BoolVarP(&pf.verbose, "verbose", "V", false, "print the full field tree of each packet")
+	f.StringVarP(&pf.format, "output-format", "T", "text", "output `FORMAT`: text, json or fields")
+	f.StringArrayVarP(&pf.fields, "field", "e", nil, "with -T fields, print `FIELD` (repeatable)")
+	f.StringArrayVarP(&pf.eopts, "fields-option", "E", nil, "with -T fields: header=y|n, separator=/t|/s|C, aggregator=C, occurrence=f|l|a|N")
+	f.StringVarP(&pf.filter, "display-filter", "Y", "", "show only packets matching `EXPR`")
+	f.BoolVar(&pf.all, "all", false, "summary view: show every packet, not only the RDMA-relevant ones")
+	f.StringVar(&pf.color, "color", "auto", "colour: auto (terminal, unless NO_COLOR), always, never")
+	f.BoolVar(&pf.check, "check", false, "exit 1 if any error finding was raised")
+	f.BoolVar(&pf.findings, "findings", false, "print every finding on stderr as it is raised")
+	root.RegisterFlagCompletionFunc("output-format", cobra.FixedCompletions([]string{"text", "json", "fields"}, cobra.ShellCompDirectiveNoFileComp))
+	root.RegisterFlagCompletionFunc("color", cobra.FixedCompletions([]string{"auto", "always", "never"}, cobra.ShellCompDirectiveNoFileComp))
+	root.RegisterFlagCompletionFunc("field", completeFieldNames)
+	root.RegisterFlagCompletionFunc("read", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return []string{"pcap", "pcapng", "gz"}, cobra.ShellCompDirectiveFilterFileExt
+	})
+	root.RunE = func(cmd *cobra.Command, args []string) error { return runPackets(cmd, args, &pf) }
+}
+
+// completeFieldNames completes -e and -Y field names.
+func completeFieldNames(_ *cobra.Command, _ []string, prefix string) ([]string, cobra.ShellCompDirective) {
+	var out []string
+	var b strings.Builder
+	view.FieldList(&b, prefix)
+	for _, line := range strings.Split(b.String(), "\n") {
+		parts := strings.Split(line, "\t")
+		if len(parts) > 2 && parts[0] == "F" {
+			out = append(out, parts[1]+"\t"+parts[3])
+		}
+	}
+	return out, cobra.ShellCompDirectiveNoFileComp
+}
+
+// parseFieldsOptions reads -E options.
+func parseFieldsOptions(opts []string) (view.FieldsOptions, error) {
+	var fo view.FieldsOptions
+	for _, o := range opts {
+		k, v, ok := strings.Cut(o, "=")
+		if !ok {
+			return fo, usageErr("-E %s: want KEY=VALUE", o)
+		}
+		switch k {
+		case "header":
+			fo.Header = v == "y" || v == "yes" || v == "1" || v == "true"
+		case "separator":
+			switch v {
+			case "/t":
+				v = "\t"
+			case "/s":
+				v = " "
+			}
+			fo.Separator = v
+		case "aggregator":
+			if v == "/s" {
+				v = " "
+			}
+			fo.Aggregator = v
+		case "occurrence":
+			switch v {
+			case "a":
+				fo.Occurrence = 0
+			case "f":
+				fo.Occurrence = 1
+			case "l":
+				fo.Occurrence = -1
+			default:
+				n, err := strconv.Atoi(v)
+				if err != nil {
+					return fo, usageErr("-E occurrence=%s: want f, l, a or a number", v)
+				}
+				fo.Occurrence = n
+			}
+		default:
+			return fo, usageErr("-E %s: unknown option (header, separator, aggregator, occurrence)", k)
+		}
+	}
+	return fo, nil
+}
+
+func runPackets(cmd *cobra.Command, args []string, pf *packetFlags) error {
+	out := cmd.OutOrStdout()
+	mode, err := view.ParseColorMode(pf.color)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	opts := view.Options{Color: view.UseColor(mode, out), All: pf.all}
+	var filter *view.Filter
+	if pf.filter != "" {
+		if filter, err = view.CompileFilter(pf.filter); err != nil {
+			return usageErr("%v", err)
+		}
+	}
+	var p view.Printer
+	var summary *view.Summary
+	format := pf.format
+	if pf.verbose && format == "text" {
+		format = "tree"
+	}
+	if len(pf.fields) > 0 && format == "text" {
+		return usageErr("-e needs -T fields")
+	}
+	switch format {
+	case "text":
+		summary = view.NewSummary(out, opts)
+		p = summary
+	case "tree":
+		p = view.NewTree(out, opts)
+	case "json", "ek", "jsonraw":
+		p = view.NewJSON(out)
+	case "fields":
+		fo, err := parseFieldsOptions(pf.eopts)
+		if err != nil {
+			return err
+		}
+		fp, err := view.NewFields(out, pf.fields, fo)
+		if err != nil {
+			return usageErr("%v", err)
+		}
+		p = fp
+	default:
+		return usageErr("-T %s: want text, json or fields", pf.format)
+	}
+	if len(args) == 0 && len(pf.in.reads) == 0 && pf.in.iface == "" {
+		return usageErr("no input: give -r FILE (or FILE…), -r - for stdin, or -i IFACE (see --help)")
+	}
+	it, err := pf.in.open(cmd, args)
+	if err != nil {
+		return err
+	}
+	d := pf.in.dissector()
+	errors := 0
+	stderr := cmd.ErrOrStderr()
+	runErr := it.each(d, func(r *dissect.Record) (bool, error) {
+		for i := range r.Findings {
+			if r.Findings[i].Severity == pvtdata.SeverityError {
+				errors++
+			}
+			if pf.findings {
+				fmt.Fprintf(stderr, "frame %d: %s\n", r.Frame, escapeLine(r.Findings[i].String()))
+			}
+		}
+		if filter != nil && !filter.Match(r) {
+			return false, nil
+		}
+		if summary != nil && !summary.Wanted(r) {
+			return true, nil
+		}
+		return true, p.Print(r)
+	})
+	if err := p.Flush(); err != nil && runErr == nil {
+		runErr = err
+	}
+	if err := it.close(); err != nil && runErr == nil {
+		runErr = err
+	}
+	if runErr != nil {
+		return runErr
+	}
+	if pf.check && errors > 0 {
+		return findingsErr("%d error finding(s)", errors)
+	}
+	return nil
+}
+
+// escapeLine makes a message safe for a terminal.
+func escapeLine(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+			return '?'
+		}
+		return r
+	}, s)
+}

@@ -1,0 +1,348 @@
+package dissect
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
+
+	"github.com/cmpd-dissect/cmpd-dissect/field"
+	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
+	"github.com/cmpd-dissect/cmpd-dissect/source"
+)
+
+// Finding codes raised by dissect itself.
+const (
+	// CodeMalformed: a layer could not be decoded; the layers before it
+	// are kept. Severity error.
+	CodeMalformed = "dissect.malformed"
+	// CodeTruncated: the frame was cut short by the capture's snap length
+	// inside a layer. Severity warning.
+	CodeTruncated = "dissect.truncated"
+	// CodeUnknownLinkType: a frame of a link type this program does not
+	// dissect. Severity warning.
+	CodeUnknownLinkType = "dissect.unknown-link-type"
+	// CodeRecordDamaged: the capture file's record is damaged or the file
+	// ends inside it; the rest of that file is skipped. Severity error.
+	CodeRecordDamaged = "source.record-damaged"
+)
+
+// RoCEv2Port is the IANA UDP destination port of RoCEv2.
+const RoCEv2Port = 4791
+
+// Options configure a Dissector.
+type Options struct {
+	// RoCEPorts are UDP ports decoded as RoCEv2 in addition to 4791.
+	RoCEPorts []uint16
+}
+
+// Dissector decodes frames into Records. It is not safe for concurrent use;
+// run one per goroutine. It reuses one Record and its layer values: the
+// Record returned by Dissect is valid until the next call.
+type Dissector struct {
+	opts  Options
+	rec   Record
+	frame Frame
+
+	eth  Ethernet
+	vlan VLAN
+	ip4  IPv4
+	ip6  IPv6
+	udp  UDP
+	tcp  TCP
+
+	// ethParser decodes Ethernet … UDP/TCP; it stops (IgnoreUnsupported)
+	// at the first payload it has no decoder for.
+	ethParser chain
+	decoded   []gopacket.LayerType
+
+	roce [65536 / 64]uint64 // bit set of RoCEv2 UDP ports
+
+	first, prev time.Time
+	started     bool
+
+	ext extensions
+}
+
+// New makes a Dissector.
+func New(opts Options) *Dissector {
+	d := &Dissector{opts: opts}
+	d.frame.rec = &d.rec
+	d.ethParser = newChain(layers.LayerTypeEthernet, &d.eth, &d.vlan, &d.ip4, &d.ip6, &d.udp, &d.tcp)
+	d.decoded = make([]gopacket.LayerType, 0, 16)
+	d.rec.Layers = make([]field.Layer, 0, 24)
+	d.rec.Offsets = make([]int, 0, 24)
+	d.rec.Findings = make([]pvtdata.Finding, 0, 8)
+	d.setRoCEPort(RoCEv2Port)
+	for _, p := range opts.RoCEPorts {
+		d.setRoCEPort(p)
+	}
+	d.ext.init(d)
+	return d
+}
+
+func (d *Dissector) setRoCEPort(p uint16) { d.roce[p/64] |= 1 << (p % 64) }
+
+// IsRoCEPort reports whether UDP port p is decoded as RoCEv2.
+func (d *Dissector) IsRoCEPort(p uint16) bool { return d.roce[p/64]&(1<<(p%64)) != 0 }
+
+// Dissect decodes one frame. The returned Record (and every layer in it)
+// is reused by the next call.
+func (d *Dissector) Dissect(f *source.Frame) *Record {
+	r := &d.rec
+	r.Reset()
+	r.Source = f.Source
+	r.Frame = f.Number
+	r.Time = f.Time
+	r.CaptureLength = f.CaptureLength
+	r.Length = f.Length
+	r.LinkType = f.LinkType
+	r.Data = f.Data
+	if !d.started {
+		d.first, d.prev, d.started = f.Time, f.Time, true
+	}
+	d.frame.Relative = f.Time.Sub(d.first)
+	d.frame.Delta = f.Time.Sub(d.prev)
+	d.prev = f.Time
+	r.Add(&d.frame, 0)
+
+	switch f.LinkType {
+	case source.LinkTypeEthernet:
+		d.dissectEthernet(f.Data)
+	default:
+		if !d.ext.dissectLink(f.LinkType, f.Data) {
+			d.finding(CodeUnknownLinkType, pvtdata.SeverityWarning, "frame", 0,
+				fmt.Sprintf("link type %d is not dissected (Ethernet 1, ERF 197 and InfiniBand 247 are)", f.LinkType))
+		}
+	}
+	return r
+}
+
+// Finish flushes reassembly state at the end of input: PDUs completed by
+// nothing more arriving are handed to fn as records numbered after the
+// last frame (Frame 0 when none). fn must not keep the Record.
+func (d *Dissector) Finish(fn func(*Record)) {
+	d.ext.finish(fn)
+}
+
+// finding appends a finding at frame offset off.
+func (d *Dissector) finding(code string, sev pvtdata.Severity, layer string, off int, msg string) {
+	d.rec.Findings = append(d.rec.Findings, pvtdata.Finding{
+		Code: code, Severity: sev, Message: msg, Frame: d.rec.Frame, Layer: layer, Offset: off,
+	})
+}
+
+// offsetIn is where sub starts inside data (both slices of one buffer).
+func offsetIn(data, sub []byte) int {
+	return cap(data) - cap(sub)
+}
+
+// layerName maps gopacket's layer types to our protocol names.
+func layerName(t gopacket.LayerType) string {
+	switch t {
+	case layers.LayerTypeEthernet:
+		return "ethernet"
+	case layers.LayerTypeDot1Q:
+		return "vlan"
+	case layers.LayerTypeIPv4:
+		return "ipv4"
+	case layers.LayerTypeIPv6:
+		return "ipv6"
+	case layers.LayerTypeUDP:
+		return "udp"
+	case layers.LayerTypeTCP:
+		return "tcp"
+	}
+	return t.String()
+}
+
+// dissectEthernet runs the Ethernet parser and hands the payload on.
+func (d *Dissector) dissectEthernet(data []byte) {
+	d.decodeChain(d.ethParser, data, 0)
+}
+
+// decodeChain runs a DecodingLayerParser over data (which starts at frame
+// offset base), adds what it decoded to the record, turns a failure into a
+// finding, and dispatches the payload of the last layer.
+func (d *Dissector) decodeChain(c chain, data []byte, base int) {
+	d.decoded = d.decoded[:0]
+	p := c.p
+	err := p.DecodeLayers(data, &d.decoded)
+	frameData := d.rec.Data
+	var last decodingLayer
+	for _, t := range d.decoded {
+		l := d.layerFor(t)
+		if l == nil {
+			continue
+		}
+		dl, ok := l.(decodingLayer)
+		if !ok {
+			continue
+		}
+		d.rec.Add(l, offsetIn(frameData, dl.LayerContents()))
+		last = dl
+	}
+	if err != nil {
+		off, name := base, c.first
+		if last != nil {
+			off = offsetIn(frameData, last.LayerPayload())
+			name = last.NextLayerType()
+		}
+		var ule gopacket.UnsupportedLayerType
+		if !errors.As(err, &ule) {
+			d.finding(CodeMalformed, pvtdata.SeverityError, layerName(name), off,
+				fmt.Sprintf("%s at frame offset %d: %v", layerName(name), off, err))
+		}
+		return
+	}
+	if p.Truncated {
+		off := base
+		if last != nil {
+			off = offsetIn(frameData, last.LayerContents())
+		}
+		d.finding(CodeTruncated, pvtdata.SeverityWarning, d.rec.Layers[len(d.rec.Layers)-1].Proto().Name, off,
+			fmt.Sprintf("frame cut at %d of %d bytes by the capture's snap length", d.rec.CaptureLength, d.rec.Length))
+	}
+	if last == nil {
+		return
+	}
+	switch l := last.(type) {
+	case *UDP:
+		if d.IsRoCEPort(uint16(l.DstPort)) && len(l.Payload) > 0 {
+			d.ext.dissectRoCEv2(l.Payload)
+		}
+	case *TCP:
+		d.ext.dissectTCP(l)
+	case *Ethernet:
+		if l.EthernetType == etherTypeRoCEv1 {
+			d.ext.dissectRoCEv1(l.Payload)
+		}
+	case *VLAN:
+		if l.Type == etherTypeRoCEv1 {
+			d.ext.dissectRoCEv1(l.Payload)
+		}
+	}
+}
+
+// decodingLayer is a gopacket.DecodingLayer that also reports its bytes
+// (every gopacket layer with a BaseLayer does).
+type decodingLayer interface {
+	gopacket.DecodingLayer
+	LayerContents() []byte
+}
+
+// chain is a DecodingLayerParser and the layer type it starts with.
+type chain struct {
+	p     *gopacket.DecodingLayerParser
+	first gopacket.LayerType
+}
+
+func newChain(first gopacket.LayerType, ls ...gopacket.DecodingLayer) chain {
+	p := gopacket.NewDecodingLayerParser(first, ls...)
+	p.IgnoreUnsupported = true
+	return chain{p: p, first: first}
+}
+
+// etherTypeRoCEv1 is the EtherType of RoCE version 1 (GRH follows).
+const etherTypeRoCEv1 = layers.EthernetType(0x8915)
+
+// layerFor returns the record layer that decoded layer type t.
+func (d *Dissector) layerFor(t gopacket.LayerType) field.Layer {
+	switch t {
+	case layers.LayerTypeEthernet:
+		return &d.eth
+	case layers.LayerTypeDot1Q:
+		return &d.vlan
+	case layers.LayerTypeIPv4:
+		return &d.ip4
+	case layers.LayerTypeIPv6:
+		return &d.ip6
+	case layers.LayerTypeUDP:
+		return &d.udp
+	case layers.LayerTypeTCP:
+		return &d.tcp
+	}
+	return d.ext.layerFor(t)
+}
+
+// Run reads every frame of src, dissects it and calls fn with the record;
+// at the end it flushes reassembly (Finish). A damaged record becomes a
+// record with no layers but the frame and a CodeRecordDamaged finding, and
+// reading goes on with the next file. A file that cannot be opened stops
+// the run with its *source.HeaderError. fn's error stops the run too.
+func (d *Dissector) Run(src source.Source, fn func(*Record) error) error {
+	var f source.Frame
+	for {
+		err := src.Next(&f)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			var re *source.RecordError
+			if errors.As(err, &re) {
+				if err := fn(d.DamagedRecord(re)); err != nil {
+					return err
+				}
+				continue
+			}
+			return err
+		}
+		if err := fn(d.Dissect(&f)); err != nil {
+			return err
+		}
+	}
+	var ferr error
+	d.Finish(func(r *Record) {
+		if ferr == nil {
+			ferr = fn(r)
+		}
+	})
+	return ferr
+}
+
+// DamagedRecord makes the record reported for a damaged capture record:
+// only the frame pseudo-layer and a CodeRecordDamaged finding. It reuses
+// the Dissector's Record like Dissect.
+func (d *Dissector) DamagedRecord(re *source.RecordError) *Record {
+	r := &d.rec
+	r.Reset()
+	r.Source, r.Frame, r.LinkType = re.File, re.Frame, -1
+	d.frame.Relative, d.frame.Delta = 0, 0
+	r.Add(&d.frame, 0)
+	r.Findings = append(r.Findings, RecordFinding(re))
+	return r
+}
+
+// RecordFinding turns a damaged capture record into a Finding.
+func RecordFinding(re *source.RecordError) pvtdata.Finding {
+	return pvtdata.Finding{
+		Code:     CodeRecordDamaged,
+		Severity: pvtdata.SeverityError,
+		Message:  re.Error() + "; the rest of the file is skipped",
+		Frame:    re.Frame,
+		Layer:    "frame",
+		Offset:   -1,
+	}
+}
+
+// transportProtos are the layers that make a frame "not RDMA" by themselves.
+var transportProtos = map[*field.Proto]bool{
+	ProtoFrame: true, ProtoEthernet: true, ProtoVLAN: true, ProtoIPv4: true, ProtoIPv6: true, ProtoUDP: true, ProtoTCP: true,
+}
+
+// Relevant reports whether a record is RDMA-relevant (shown by default):
+// it holds a layer beyond Ethernet/IP/UDP/TCP, or a finding.
+func Relevant(r *Record) bool {
+	if len(r.Findings) > 0 {
+		return true
+	}
+	for _, l := range r.Layers {
+		if !transportProtos[l.Proto()] {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,247 @@
+package dissect
+
+import (
+	"encoding/binary"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
+	"github.com/cmpd-dissect/cmpd-dissect/source"
+)
+
+const (
+	realRXE = "../testdata/pcaps/real/rxe-nfs42-rdma.pcap"
+	realSIW = "../testdata/pcaps/real/siw-nfs42-rdma.pcap"
+)
+
+func layerNames(r *Record) string {
+	var s []string
+	for _, l := range r.Layers {
+		s = append(s, l.Proto().Name)
+	}
+	return strings.Join(s, ":")
+}
+
+// readFrames reads a capture into copied frames.
+func readFrames(t testing.TB, name string) []source.Frame {
+	t.Helper()
+	fs, err := source.OpenFiles([]string{name}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fs.Close()
+	var out []source.Frame
+	var f source.Frame
+	for fs.Next(&f) == nil {
+		c := f
+		c.Data = append([]byte(nil), f.Data...)
+		out = append(out, c)
+	}
+	return out
+}
+
+func TestRealCapturesTransport(t *testing.T) {
+	for _, tc := range []struct {
+		file, prefix string
+		l4off        int
+	}{
+		{realRXE, "frame:ethernet:ipv4:udp", 34},
+		{realSIW, "frame:ethernet:ipv4:tcp", 34},
+	} {
+		d := New(Options{})
+		n := 0
+		fs, err := source.OpenFiles([]string{tc.file}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = d.Run(fs, func(r *Record) error {
+			n++
+			if !strings.HasPrefix(layerNames(r), tc.prefix) {
+				t.Errorf("%s frame %d: layers %s, want prefix %s", tc.file, r.Frame, layerNames(r), tc.prefix)
+			}
+			if r.Offsets[0] != 0 || r.Offsets[1] != 0 || r.Offsets[2] != 14 || r.Offsets[3] != tc.l4off {
+				t.Errorf("%s frame %d: offsets %v", tc.file, r.Frame, r.Offsets)
+			}
+			for _, f := range r.Findings {
+				if f.Severity == pvtdata.SeverityError {
+					t.Errorf("%s frame %d: %v", tc.file, r.Frame, f)
+				}
+			}
+			ip := r.Layers[2].(*IPv4)
+			if !strings.HasPrefix(ip.SrcIP.String(), "192.0.2.") && !strings.HasPrefix(ip.SrcIP.String(), "198.51.100.") {
+				t.Errorf("frame %d: src %v", r.Frame, ip.SrcIP)
+			}
+			return nil
+		})
+		if err != nil || n < 50 {
+			t.Fatalf("%s: %d records, %v", tc.file, n, err)
+		}
+	}
+}
+
+func TestMalformedAndTruncated(t *testing.T) {
+	frames := readFrames(t, realRXE)
+	d := New(Options{})
+
+	// An IPv4 header length of 3 words: gopacket refuses it.
+	bad := frames[3]
+	bad.Data = append([]byte(nil), bad.Data...)
+	bad.Data[14] = 0x43
+	r := d.Dissect(&bad)
+	if len(r.Findings) != 1 || r.Findings[0].Code != CodeMalformed || r.Findings[0].Layer != "ipv4" || r.Findings[0].Offset != 14 || r.Findings[0].Frame != bad.Number {
+		t.Fatalf("bad IHL: findings %+v", r.Findings)
+	}
+	if layerNames(r) != "frame:ethernet" {
+		t.Fatalf("bad IHL: layers %s", layerNames(r))
+	}
+
+	// Cut inside the IPv4 header.
+	cut := frames[3]
+	cut.Data = cut.Data[:20]
+	r = d.Dissect(&cut)
+	if len(r.Findings) == 0 || r.Findings[0].Layer != "ipv4" || r.Findings[0].Offset != 14 {
+		t.Fatalf("cut: findings %+v", r.Findings)
+	}
+
+	// Unknown link type.
+	odd := frames[3]
+	odd.LinkType = 105
+	r = d.Dissect(&odd)
+	if len(r.Findings) != 1 || r.Findings[0].Code != CodeUnknownLinkType {
+		t.Fatalf("link type 105: %+v", r.Findings)
+	}
+
+	// Empty frame.
+	empty := frames[3]
+	empty.Data = nil
+	r = d.Dissect(&empty)
+	if len(r.Findings) == 0 {
+		t.Fatal("empty frame: no finding")
+	}
+}
+
+func TestVLANAndIPv6(t *testing.T) {
+	frames := readFrames(t, realRXE)
+	// Insert an 802.1Q tag into an IPv4 frame.
+	f := frames[4]
+	tagged := append([]byte(nil), f.Data[:12]...)
+	tagged = append(tagged, 0x81, 0x00, 0x20, 0x64) // prio 1, VLAN 100
+	tagged = append(tagged, f.Data[12:]...)
+	f.Data = tagged
+	d := New(Options{})
+	r := d.Dissect(&f)
+	if !strings.HasPrefix(layerNames(r), "frame:ethernet:vlan:ipv4:udp") {
+		t.Fatalf("tagged: %s", layerNames(r))
+	}
+	v := r.Layers[2].(*VLAN)
+	if v.VLANIdentifier != 100 || v.Priority != 1 || r.Offsets[3] != 18 {
+		t.Fatalf("vlan %+v offsets %v", v.Dot1Q, r.Offsets)
+	}
+
+	// A minimal IPv6/UDP frame.
+	udp := []byte{0xc0, 0x00, 0x12, 0xb7, 0x00, 0x0c, 0x00, 0x00, 1, 2, 3, 4}
+	ip6 := []byte{0x60, 0, 0, 0, 0, byte(len(udp)), 17, 64}
+	ip6 = append(ip6, make([]byte, 32)...)
+	ip6[8+15], ip6[24+15] = 1, 2
+	eth := []byte{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 0x86, 0xdd}
+	f6 := source.Frame{Number: 1, LinkType: 1, Data: append(append(eth, ip6...), udp...)}
+	r = d.Dissect(&f6)
+	if !strings.HasPrefix(layerNames(r), "frame:ethernet:ipv6:udp") {
+		t.Fatalf("ipv6: %s %v", layerNames(r), r.Findings)
+	}
+	if u := r.Layers[3].(*UDP); u.DstPort != 4791 || binary.BigEndian.Uint16(u.Contents[0:2]) != 0xc000 {
+		t.Fatalf("udp %+v", u.UDP)
+	}
+}
+
+// TestNoAllocs: the decode path allocates nothing for a non-CM RoCE packet
+// (and for plain TCP).
+func TestNoAllocs(t *testing.T) {
+	for _, file := range []string{realRXE, realSIW} {
+		frames := readFrames(t, file)
+		d := New(Options{})
+		for i := range frames {
+			d.Dissect(&frames[i])
+		}
+		// Pick the frames that are not CM (UDP payload not a MAD: the CM
+		// exchange is the first frames and the DREQ/DREP at the end).
+		var picked []*source.Frame
+		for i := range frames {
+			r := d.Dissect(&frames[i])
+			if r.Layer("cm") == nil && r.Layer("mad") == nil && r.Layer("mpa") == nil && r.Layer("rpcrdma") == nil {
+				picked = append(picked, &frames[i])
+			}
+		}
+		if len(picked) == 0 {
+			t.Fatalf("%s: no non-CM frame", file)
+		}
+		for _, f := range picked[:min(len(picked), 20)] {
+			if n := testing.AllocsPerRun(100, func() { d.Dissect(f) }); n != 0 {
+				t.Errorf("%s frame %d (%s): %.1f allocations per packet", file, f.Number, layerNames(d.Dissect(f)), n)
+			}
+		}
+	}
+}
+
+func BenchmarkDissect(b *testing.B) {
+	for _, file := range []string{realRXE, realSIW} {
+		frames := readFrames(b, file)
+		b.Run(file[strings.LastIndex(file, "/")+1:], func(b *testing.B) {
+			d := New(Options{})
+			b.ReportAllocs()
+			var bytes int64
+			for _, f := range frames {
+				bytes += int64(len(f.Data))
+			}
+			b.SetBytes(bytes / int64(len(frames)))
+			for i := 0; b.Loop(); i++ {
+				d.Dissect(&frames[i%len(frames)])
+			}
+		})
+	}
+}
+
+func FuzzDissect(f *testing.F) {
+	for _, file := range []string{realRXE, realSIW} {
+		raw, err := os.ReadFile(file)
+		if err != nil {
+			f.Fatal(err)
+		}
+		frames := readFrames(f, file)
+		for i := 0; i < len(frames); i += 7 {
+			f.Add(uint8(1), frames[i].Data)
+		}
+		_ = raw
+	}
+	f.Add(uint8(247), []byte{0xf0, 0x02, 0, 5, 0, 1, 0, 2})
+	f.Add(uint8(197), make([]byte, 40))
+	f.Fuzz(func(t *testing.T, lt uint8, data []byte) {
+		d := New(Options{RoCEPorts: []uint16{1234}})
+		link := int(lt)
+		switch lt % 4 {
+		case 0:
+			link = source.LinkTypeEthernet
+		case 1:
+			link = source.LinkTypeInfiniBand
+		case 2:
+			link = source.LinkTypeERF
+		}
+		fr := source.Frame{Number: 1, LinkType: link, Data: data, CaptureLength: len(data), Length: len(data)}
+		r := d.Dissect(&fr)
+		if len(r.Layers) != len(r.Offsets) {
+			t.Fatalf("%d layers, %d offsets", len(r.Layers), len(r.Offsets))
+		}
+		for i, off := range r.Offsets {
+			if off < -1 || off > len(data) {
+				t.Fatalf("layer %d offset %d outside %d-byte frame", i, off, len(data))
+			}
+		}
+		for _, fi := range r.Findings {
+			if fi.Frame != 1 || fi.Code == "" {
+				t.Fatalf("finding %+v", fi)
+			}
+		}
+		d.Finish(func(*Record) {})
+	})
+}

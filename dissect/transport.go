@@ -1,0 +1,326 @@
+package dissect
+
+import (
+	"net"
+	"net/netip"
+	"strconv"
+
+	"github.com/gopacket/gopacket/layers"
+
+	"github.com/cmpd-dissect/cmpd-dissect/field"
+)
+
+// Adapters that make gopacket's own layers field.Layers. Each embeds the
+// gopacket type, so it is also a gopacket.DecodingLayer and consumers read
+// the usual fields (ip.SrcIP, tcp.Seq …).
+
+var (
+	ProtoEthernet = field.NewProto("ethernet", "Ethernet II")
+	fEthDst       = ProtoEthernet.MAC("ethernet.dst", "Destination")
+	fEthSrc       = ProtoEthernet.MAC("ethernet.src", "Source")
+	fEthType      = ProtoEthernet.Hex("ethernet.type", 16, "Type").WithNames(etherTypeNames)
+	fEthLen       = ProtoEthernet.Uint("ethernet.len", 16, "Length (802.3)")
+
+	ProtoVLAN = field.NewProto("vlan", "802.1Q Virtual LAN")
+	fVLANPrio = ProtoVLAN.Uint("vlan.priority", 3, "Priority")
+	fVLANDEI  = ProtoVLAN.Bool("vlan.dei", "Drop Eligible Indicator")
+	fVLANID   = ProtoVLAN.Uint("vlan.id", 12, "ID")
+	fVLANType = ProtoVLAN.Hex("vlan.etype", 16, "Type").WithNames(etherTypeNames)
+
+	ProtoIPv4      = field.NewProto("ipv4", "Internet Protocol Version 4")
+	fIPv4Version   = ProtoIPv4.Uint("ipv4.version", 4, "Version")
+	fIPv4HdrLen    = ProtoIPv4.Uint("ipv4.hdr_len", 4, "Header Length").WithUnit("bytes")
+	fIPv4DSCP      = ProtoIPv4.Uint("ipv4.dsfield.dscp", 6, "Differentiated Services Codepoint")
+	fIPv4ECN       = ProtoIPv4.Uint("ipv4.dsfield.ecn", 2, "Explicit Congestion Notification")
+	fIPv4Len       = ProtoIPv4.Uint("ipv4.len", 16, "Total Length")
+	fIPv4ID        = ProtoIPv4.Hex("ipv4.id", 16, "Identification")
+	fIPv4DF        = ProtoIPv4.Bool("ipv4.flags.df", "Don't fragment")
+	fIPv4MF        = ProtoIPv4.Bool("ipv4.flags.mf", "More fragments")
+	fIPv4FragOff   = ProtoIPv4.Uint("ipv4.frag_offset", 13, "Fragment Offset")
+	fIPv4TTL       = ProtoIPv4.Uint("ipv4.ttl", 8, "Time to Live")
+	fIPv4Proto     = ProtoIPv4.Uint("ipv4.proto", 8, "Protocol").WithNames(ipProtoNames)
+	fIPv4Checksum  = ProtoIPv4.Hex("ipv4.checksum", 16, "Header Checksum")
+	fIPv4Src       = ProtoIPv4.Addr("ipv4.src", "Source Address")
+	fIPv4Dst       = ProtoIPv4.Addr("ipv4.dst", "Destination Address")
+	fIPv4OptionLen = ProtoIPv4.Uint("ipv4.options_len", 8, "Options Length").WithUnit("bytes")
+
+	ProtoIPv6    = field.NewProto("ipv6", "Internet Protocol Version 6")
+	fIPv6Version = ProtoIPv6.Uint("ipv6.version", 4, "Version")
+	fIPv6TClass  = ProtoIPv6.Hex("ipv6.tclass", 8, "Traffic Class")
+	fIPv6Flow    = ProtoIPv6.Hex("ipv6.flow", 20, "Flow Label")
+	fIPv6Plen    = ProtoIPv6.Uint("ipv6.plen", 16, "Payload Length")
+	fIPv6Nxt     = ProtoIPv6.Uint("ipv6.nxt", 8, "Next Header").WithNames(ipProtoNames)
+	fIPv6Hlim    = ProtoIPv6.Uint("ipv6.hlim", 8, "Hop Limit")
+	fIPv6Src     = ProtoIPv6.Addr("ipv6.src", "Source Address")
+	fIPv6Dst     = ProtoIPv6.Addr("ipv6.dst", "Destination Address")
+
+	ProtoUDP     = field.NewProto("udp", "User Datagram Protocol")
+	fUDPSrcPort  = ProtoUDP.Uint("udp.srcport", 16, "Source Port")
+	fUDPDstPort  = ProtoUDP.Uint("udp.dstport", 16, "Destination Port")
+	fUDPLength   = ProtoUDP.Uint("udp.length", 16, "Length")
+	fUDPChecksum = ProtoUDP.Hex("udp.checksum", 16, "Checksum")
+
+	ProtoTCP     = field.NewProto("tcp", "Transmission Control Protocol")
+	fTCPSrcPort  = ProtoTCP.Uint("tcp.srcport", 16, "Source Port")
+	fTCPDstPort  = ProtoTCP.Uint("tcp.dstport", 16, "Destination Port")
+	fTCPSeq      = ProtoTCP.Uint("tcp.seq_raw", 32, "Sequence Number (raw)")
+	fTCPAck      = ProtoTCP.Uint("tcp.ack_raw", 32, "Acknowledgment Number (raw)")
+	fTCPHdrLen   = ProtoTCP.Uint("tcp.hdr_len", 8, "Header Length").WithUnit("bytes")
+	fTCPFlags    = ProtoTCP.Hex("tcp.flags", 12, "Flags")
+	fTCPFlagCWR  = ProtoTCP.Bool("tcp.flags.cwr", "Congestion Window Reduced")
+	fTCPFlagECE  = ProtoTCP.Bool("tcp.flags.ece", "ECN-Echo")
+	fTCPFlagURG  = ProtoTCP.Bool("tcp.flags.urg", "Urgent")
+	fTCPFlagACK  = ProtoTCP.Bool("tcp.flags.ack", "Acknowledgment")
+	fTCPFlagPSH  = ProtoTCP.Bool("tcp.flags.push", "Push")
+	fTCPFlagRST  = ProtoTCP.Bool("tcp.flags.reset", "Reset")
+	fTCPFlagSYN  = ProtoTCP.Bool("tcp.flags.syn", "Syn")
+	fTCPFlagFIN  = ProtoTCP.Bool("tcp.flags.fin", "Fin")
+	fTCPWindow   = ProtoTCP.Uint("tcp.window_size_value", 16, "Window")
+	fTCPChecksum = ProtoTCP.Hex("tcp.checksum", 16, "Checksum")
+	fTCPUrgent   = ProtoTCP.Uint("tcp.urgent_pointer", 16, "Urgent Pointer")
+	fTCPLen      = ProtoTCP.Uint("tcp.len", 32, "Segment Length").WithUnit("bytes")
+)
+
+var etherTypeNames = map[uint64]string{
+	0x0800: "IPv4", 0x0806: "ARP", 0x8100: "802.1Q", 0x86dd: "IPv6", 0x88a8: "802.1ad", 0x8915: "RoCE",
+}
+
+var ipProtoNames = map[uint64]string{
+	0: "HOPOPT", 1: "ICMP", 6: "TCP", 17: "UDP", 43: "IPv6-Route", 44: "IPv6-Frag", 58: "ICMPv6", 59: "IPv6-NoNxt", 60: "IPv6-Opts",
+}
+
+// Addresser is implemented by layers that carry a frame's addresses: the
+// summary view's Source and Destination columns come from the innermost
+// one. The methods append text (no allocation).
+type Addresser interface {
+	AppendSrc(b []byte) []byte
+	AppendDst(b []byte) []byte
+}
+
+// InfoSummarizer is implemented by the transport adapters (TCP, UDP): their
+// info text is used by the summary view only when no RDMA layer of the frame
+// summarised (with --all), so that plain TCP or UDP lines are not empty.
+type InfoSummarizer interface {
+	AppendInfo(b []byte) []byte
+}
+
+func macUint(m net.HardwareAddr) uint64 {
+	if len(m) != 6 {
+		return 0
+	}
+	return uint64(m[0])<<40 | uint64(m[1])<<32 | uint64(m[2])<<24 | uint64(m[3])<<16 | uint64(m[4])<<8 | uint64(m[5])
+}
+
+func addrOf(ip net.IP) netip.Addr {
+	if a, ok := netip.AddrFromSlice(ip); ok {
+		return a
+	}
+	return netip.Addr{}
+}
+
+// appendMAC appends aa:bb:cc:dd:ee:ff.
+func appendMAC(b []byte, m net.HardwareAddr) []byte {
+	const hex = "0123456789abcdef"
+	for i, c := range m {
+		if i > 0 {
+			b = append(b, ':')
+		}
+		b = append(b, hex[c>>4], hex[c&15])
+	}
+	return b
+}
+
+// Ethernet is gopacket's Ethernet layer as a field.Layer.
+type Ethernet struct{ layers.Ethernet }
+
+func (e *Ethernet) Proto() *field.Proto { return ProtoEthernet }
+
+func (e *Ethernet) VisitFields(v field.Visitor) {
+	v.Uint(fEthDst, macUint(e.DstMAC))
+	v.Uint(fEthSrc, macUint(e.SrcMAC))
+	if e.Length != 0 {
+		v.Uint(fEthLen, uint64(e.Length))
+		return
+	}
+	v.Uint(fEthType, uint64(e.EthernetType))
+}
+
+func (e *Ethernet) AppendSrc(b []byte) []byte { return appendMAC(b, e.SrcMAC) }
+func (e *Ethernet) AppendDst(b []byte) []byte { return appendMAC(b, e.DstMAC) }
+
+// AppendInfo names the EtherType for frames nothing else decoded.
+func (e *Ethernet) AppendInfo(b []byte) []byte {
+	b = append(b, "Ethertype 0x"...)
+	return appendHex(b, uint64(e.EthernetType), 4)
+}
+
+// VLAN is gopacket's Dot1Q layer as a field.Layer.
+type VLAN struct{ layers.Dot1Q }
+
+func (q *VLAN) Proto() *field.Proto { return ProtoVLAN }
+
+func (q *VLAN) VisitFields(v field.Visitor) {
+	v.Uint(fVLANPrio, uint64(q.Priority))
+	v.Bool(fVLANDEI, q.DropEligible)
+	v.Uint(fVLANID, uint64(q.VLANIdentifier))
+	v.Uint(fVLANType, uint64(q.Type))
+}
+
+// IPv4 is gopacket's IPv4 layer as a field.Layer.
+type IPv4 struct{ layers.IPv4 }
+
+func (ip *IPv4) Proto() *field.Proto { return ProtoIPv4 }
+
+func (ip *IPv4) VisitFields(v field.Visitor) {
+	v.Uint(fIPv4Version, uint64(ip.Version))
+	v.Uint(fIPv4HdrLen, uint64(ip.IHL)*4)
+	v.Uint(fIPv4DSCP, uint64(ip.TOS>>2))
+	v.Uint(fIPv4ECN, uint64(ip.TOS&3))
+	v.Uint(fIPv4Len, uint64(ip.Length))
+	v.Uint(fIPv4ID, uint64(ip.Id))
+	v.Bool(fIPv4DF, ip.Flags&layers.IPv4DontFragment != 0)
+	v.Bool(fIPv4MF, ip.Flags&layers.IPv4MoreFragments != 0)
+	v.Uint(fIPv4FragOff, uint64(ip.FragOffset))
+	v.Uint(fIPv4TTL, uint64(ip.TTL))
+	v.Uint(fIPv4Proto, uint64(ip.Protocol))
+	v.Uint(fIPv4Checksum, uint64(ip.Checksum))
+	v.Addr(fIPv4Src, addrOf(ip.SrcIP))
+	v.Addr(fIPv4Dst, addrOf(ip.DstIP))
+	if ip.IHL > 5 {
+		v.Uint(fIPv4OptionLen, uint64(ip.IHL-5)*4)
+	}
+}
+
+func (ip *IPv4) AppendSrc(b []byte) []byte { return addrOf(ip.SrcIP).AppendTo(b) }
+func (ip *IPv4) AppendDst(b []byte) []byte { return addrOf(ip.DstIP).AppendTo(b) }
+
+// AppendInfo names the IP protocol for packets nothing else decoded.
+func (ip *IPv4) AppendInfo(b []byte) []byte { return appendIPProto(b, uint64(ip.Protocol)) }
+
+func appendIPProto(b []byte, p uint64) []byte {
+	b = append(b, "IP protocol "...)
+	if n, ok := ipProtoNames[p]; ok {
+		return append(b, n...)
+	}
+	return strconv.AppendUint(b, p, 10)
+}
+
+// IPv6 is gopacket's IPv6 layer as a field.Layer.
+type IPv6 struct{ layers.IPv6 }
+
+func (ip *IPv6) Proto() *field.Proto { return ProtoIPv6 }
+
+func (ip *IPv6) VisitFields(v field.Visitor) {
+	v.Uint(fIPv6Version, uint64(ip.Version))
+	v.Uint(fIPv6TClass, uint64(ip.TrafficClass))
+	v.Uint(fIPv6Flow, uint64(ip.FlowLabel))
+	v.Uint(fIPv6Plen, uint64(ip.Length))
+	v.Uint(fIPv6Nxt, uint64(ip.NextHeader))
+	v.Uint(fIPv6Hlim, uint64(ip.HopLimit))
+	v.Addr(fIPv6Src, addrOf(ip.SrcIP))
+	v.Addr(fIPv6Dst, addrOf(ip.DstIP))
+}
+
+func (ip *IPv6) AppendSrc(b []byte) []byte { return addrOf(ip.SrcIP).AppendTo(b) }
+func (ip *IPv6) AppendDst(b []byte) []byte { return addrOf(ip.DstIP).AppendTo(b) }
+
+// AppendInfo names the next header for packets nothing else decoded.
+func (ip *IPv6) AppendInfo(b []byte) []byte { return appendIPProto(b, uint64(ip.NextHeader)) }
+
+// UDP is gopacket's UDP layer as a field.Layer.
+type UDP struct{ layers.UDP }
+
+func (u *UDP) Proto() *field.Proto { return ProtoUDP }
+
+func (u *UDP) VisitFields(v field.Visitor) {
+	v.Uint(fUDPSrcPort, uint64(u.SrcPort))
+	v.Uint(fUDPDstPort, uint64(u.DstPort))
+	v.Uint(fUDPLength, uint64(u.Length))
+	v.Uint(fUDPChecksum, uint64(u.Checksum))
+}
+
+// AppendInfo: "49152 → 4791 Len=60".
+func (u *UDP) AppendInfo(b []byte) []byte {
+	b = strconv.AppendUint(b, uint64(u.SrcPort), 10)
+	b = append(b, " → "...)
+	b = strconv.AppendUint(b, uint64(u.DstPort), 10)
+	b = append(b, " Len="...)
+	return strconv.AppendInt(b, int64(len(u.Payload)), 10)
+}
+
+// TCP is gopacket's TCP layer as a field.Layer. Sequence numbers are the
+// raw values on the wire (tshark's tcp.seq_raw).
+type TCP struct{ layers.TCP }
+
+func (t *TCP) Proto() *field.Proto { return ProtoTCP }
+
+func (t *TCP) flags() uint64 {
+	var f uint64
+	for i, set := range [...]bool{t.FIN, t.SYN, t.RST, t.PSH, t.ACK, t.URG, t.ECE, t.CWR, t.NS} {
+		if set {
+			f |= 1 << i
+		}
+	}
+	return f
+}
+
+func (t *TCP) VisitFields(v field.Visitor) {
+	v.Uint(fTCPSrcPort, uint64(t.SrcPort))
+	v.Uint(fTCPDstPort, uint64(t.DstPort))
+	v.Uint(fTCPSeq, uint64(t.Seq))
+	v.Uint(fTCPAck, uint64(t.Ack))
+	v.Uint(fTCPHdrLen, uint64(t.DataOffset)*4)
+	v.Uint(fTCPFlags, t.flags())
+	v.Bool(fTCPFlagCWR, t.CWR)
+	v.Bool(fTCPFlagECE, t.ECE)
+	v.Bool(fTCPFlagURG, t.URG)
+	v.Bool(fTCPFlagACK, t.ACK)
+	v.Bool(fTCPFlagPSH, t.PSH)
+	v.Bool(fTCPFlagRST, t.RST)
+	v.Bool(fTCPFlagSYN, t.SYN)
+	v.Bool(fTCPFlagFIN, t.FIN)
+	v.Uint(fTCPWindow, uint64(t.Window))
+	v.Uint(fTCPChecksum, uint64(t.Checksum))
+	v.Uint(fTCPUrgent, uint64(t.Urgent))
+	v.Uint(fTCPLen, uint64(len(t.Payload)))
+}
+
+// AppendInfo: "49152 → 20049 [SYN, ACK] Seq=… Ack=… Win=… Len=0" (raw
+// sequence numbers).
+func (t *TCP) AppendInfo(b []byte) []byte {
+	b = strconv.AppendUint(b, uint64(t.SrcPort), 10)
+	b = append(b, " → "...)
+	b = strconv.AppendUint(b, uint64(t.DstPort), 10)
+	b = append(b, " ["...)
+	n := 0
+	for _, fl := range [...]struct {
+		set  bool
+		name string
+	}{{t.SYN, "SYN"}, {t.FIN, "FIN"}, {t.RST, "RST"}, {t.PSH, "PSH"}, {t.ACK, "ACK"}, {t.URG, "URG"}, {t.ECE, "ECE"}, {t.CWR, "CWR"}} {
+		if fl.set {
+			if n > 0 {
+				b = append(b, ", "...)
+			}
+			b = append(b, fl.name...)
+			n++
+		}
+	}
+	b = append(b, "] Seq="...)
+	b = strconv.AppendUint(b, uint64(t.Seq), 10)
+	if t.ACK {
+		b = append(b, " Ack="...)
+		b = strconv.AppendUint(b, uint64(t.Ack), 10)
+	}
+	b = append(b, " Win="...)
+	b = strconv.AppendUint(b, uint64(t.Window), 10)
+	b = append(b, " Len="...)
+	return strconv.AppendInt(b, int64(len(t.Payload)), 10)
+}
+
+func appendHex(b []byte, v uint64, digits int) []byte {
+	const hex = "0123456789abcdef"
+	for i := digits - 1; i >= 0; i-- {
+		b = append(b, hex[(v>>(4*uint(i)))&15])
+	}
+	return b
+}

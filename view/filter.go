@@ -1,0 +1,633 @@
+package view
+
+import (
+	"bytes"
+	"encoding/hex"
+	"fmt"
+	"net/netip"
+	"strconv"
+	"strings"
+
+	"github.com/cmpd-dissect/cmpd-dissect/dissect"
+	"github.com/cmpd-dissect/cmpd-dissect/field"
+)
+
+// Display filters (-Y), Wireshark-like:
+//
+//	expr    = orExpr
+//	orExpr  = andExpr { ("or" | "||") andExpr }
+//	andExpr = notExpr { ("and" | "&&") notExpr }
+//	notExpr = ("not" | "!") notExpr | primary
+//	primary = "(" expr ")" | NAME [ relop value | "contains" value ]
+//	relop   = "==" | "!=" | "<" | "<=" | ">" | ">=" | eq ne lt le gt ge
+//	value   = number (decimal or 0x hex) | "quoted string" | address
+//	        | MAC or bytes (aa:bb:cc) | enum value name | true | false
+//
+// NAME alone tests presence of a field or a protocol layer. A comparison is
+// true when any occurrence of the field satisfies it, except "!=", which is
+// true when no occurrence equals the value (Wireshark's "!==" / "not ==").
+// Address fields compare with a prefix too: ipv4.src == 10.0.0.0/8.
+
+// FilterError is a bad display filter: Pos is the 0-based byte offset in
+// Expr where the problem is.
+type FilterError struct {
+	Expr string
+	Pos  int
+	Msg  string
+}
+
+// Error renders the message, the expression and a caret under the
+// position:
+//
+//	display filter: expected a value after "==" at column 15
+//	  bth.opcode ==
+//	                ^
+func (e *FilterError) Error() string {
+	return fmt.Sprintf("display filter: %s at column %d\n  %s\n  %s^", e.Msg, e.Pos+1, e.Expr, strings.Repeat(" ", e.Pos))
+}
+
+// Filter is a compiled display filter.
+type Filter struct {
+	expr string
+	root node
+	col  *collector
+	// needValues is false when the filter only tests protocol presence.
+	needValues bool
+}
+
+type opKind uint8
+
+const (
+	opPresent opKind = iota
+	opEq
+	opNe
+	opLt
+	opLe
+	opGt
+	opGe
+	opContains
+)
+
+var opNames = map[string]opKind{
+	"==": opEq, "eq": opEq, "!=": opNe, "ne": opNe, "<": opLt, "lt": opLt, "<=": opLe, "le": opLe,
+	">": opGt, "gt": opGt, ">=": opGe, "ge": opGe, "contains": opContains,
+}
+
+type node interface {
+	eval(f *Filter, r *dissect.Record) bool
+}
+
+type andNode struct{ a, b node }
+type orNode struct{ a, b node }
+type notNode struct{ a node }
+
+func (n andNode) eval(f *Filter, r *dissect.Record) bool { return n.a.eval(f, r) && n.b.eval(f, r) }
+func (n orNode) eval(f *Filter, r *dissect.Record) bool  { return n.a.eval(f, r) || n.b.eval(f, r) }
+func (n notNode) eval(f *Filter, r *dissect.Record) bool { return !n.a.eval(f, r) }
+
+// protoNode tests that a layer of the protocol is present.
+type protoNode struct{ p *field.Proto }
+
+func (n protoNode) eval(f *Filter, r *dissect.Record) bool {
+	for _, l := range r.Layers {
+		if l.Proto() == n.p {
+			return true
+		}
+	}
+	return false
+}
+
+// cmpNode compares a field with a literal.
+type cmpNode struct {
+	fld  *field.Field
+	slot int
+	op   opKind
+	// literal, by kind
+	u      uint64
+	i      int64
+	b      bool
+	bs     []byte
+	s      string
+	num    float64 // s as a number, when isNum
+	isNum  bool
+	prefix netip.Prefix
+}
+
+func (n *cmpNode) eval(f *Filter, r *dissect.Record) bool {
+	c := f.col
+	if n.op == opNe {
+		for i := range c.vals {
+			v := &c.vals[i]
+			if v.slot == n.slot && n.test(c, v, opEq) {
+				return false
+			}
+		}
+		return true
+	}
+	for i := range c.vals {
+		v := &c.vals[i]
+		if v.slot == n.slot && n.test(c, v, n.op) {
+			return true
+		}
+	}
+	return false
+}
+
+func order(op opKind, c int) bool {
+	switch op {
+	case opEq:
+		return c == 0
+	case opNe:
+		return c != 0
+	case opLt:
+		return c < 0
+	case opLe:
+		return c <= 0
+	case opGt:
+		return c > 0
+	case opGe:
+		return c >= 0
+	}
+	return false
+}
+
+func cmpU(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func (n *cmpNode) test(c *collector, v *value, op opKind) bool {
+	if op == opPresent {
+		return true
+	}
+	switch n.fld.Kind {
+	case field.KindUint, field.KindHex, field.KindMAC, field.KindEUI64:
+		return order(op, cmpU(v.u, n.u))
+	case field.KindInt:
+		switch {
+		case v.i < n.i:
+			return order(op, -1)
+		case v.i > n.i:
+			return order(op, 1)
+		}
+		return order(op, 0)
+	case field.KindBool:
+		return order(op, cmpU(b2u(v.b), b2u(n.b)))
+	case field.KindAddr:
+		if n.prefix.IsValid() && n.prefix.Bits() < n.prefix.Addr().BitLen() && op == opEq {
+			return n.prefix.Contains(v.a.Unmap())
+		}
+		return order(op, v.a.Unmap().Compare(n.prefix.Addr()))
+	case field.KindString:
+		got := c.bytesOf(v)
+		if op == opContains {
+			return bytes.Contains(got, n.bs)
+		}
+		if n.isNum {
+			if x, err := strconv.ParseFloat(string(got), 64); err == nil {
+				switch {
+				case x < n.num:
+					return order(op, -1)
+				case x > n.num:
+					return order(op, 1)
+				}
+				return order(op, 0)
+			}
+		}
+		return order(op, bytes.Compare(got, n.bs))
+	case field.KindBytes:
+		got := c.bytesOf(v)
+		if op == opContains {
+			return bytes.Contains(got, n.bs)
+		}
+		return order(op, bytes.Compare(got, n.bs))
+	case field.KindGroup:
+		return false
+	}
+	return false
+}
+
+func b2u(b bool) uint64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// presenceNode tests that a field occurs.
+type presenceNode struct{ slot int }
+
+func (n presenceNode) eval(f *Filter, r *dissect.Record) bool {
+	for i := range f.col.vals {
+		if f.col.vals[i].slot == n.slot {
+			return true
+		}
+	}
+	return false
+}
+
+// Match reports whether the record passes the filter.
+func (f *Filter) Match(r *dissect.Record) bool {
+	if f.needValues {
+		f.col.collect(r)
+	}
+	return f.root.eval(f, r)
+}
+
+// String is the expression as given.
+func (f *Filter) String() string { return f.expr }
+
+// CompileFilter parses a display filter.
+func CompileFilter(expr string) (*Filter, error) {
+	p := &parser{src: expr, col: newCollector()}
+	p.next()
+	if p.tok.kind == tkEOF {
+		return nil, &FilterError{Expr: expr, Pos: 0, Msg: "empty expression"}
+	}
+	root, err := p.parseOr()
+	if err != nil {
+		return nil, err
+	}
+	if p.tok.kind != tkEOF {
+		return nil, p.errf(p.tok.pos, "unexpected %q", p.tok.text)
+	}
+	return &Filter{expr: expr, root: root, col: p.col, needValues: len(p.col.slots) > 0}, nil
+}
+
+// --- lexer ---
+
+type tokKind uint8
+
+const (
+	tkEOF tokKind = iota
+	tkWord
+	tkString
+	tkOp
+	tkLParen
+	tkRParen
+	tkAnd
+	tkOr
+	tkNot
+	tkBad
+)
+
+type token struct {
+	kind tokKind
+	text string
+	pos  int
+}
+
+type parser struct {
+	src string
+	pos int
+	tok token
+	col *collector
+}
+
+func (p *parser) errf(pos int, format string, args ...any) error {
+	return &FilterError{Expr: p.src, Pos: pos, Msg: fmt.Sprintf(format, args...)}
+}
+
+func isWordByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
+		c == '_' || c == '.' || c == ':' || c == '-' || c == '/'
+}
+
+func (p *parser) next() {
+	s := p.src
+	for p.pos < len(s) && (s[p.pos] == ' ' || s[p.pos] == '\t' || s[p.pos] == '\n' || s[p.pos] == '\r') {
+		p.pos++
+	}
+	start := p.pos
+	if p.pos >= len(s) {
+		p.tok = token{kind: tkEOF, pos: start}
+		return
+	}
+	c := s[p.pos]
+	two := ""
+	if p.pos+1 < len(s) {
+		two = s[p.pos : p.pos+2]
+	}
+	switch {
+	case c == '(':
+		p.pos++
+		p.tok = token{tkLParen, "(", start}
+	case c == ')':
+		p.pos++
+		p.tok = token{tkRParen, ")", start}
+	case two == "&&":
+		p.pos += 2
+		p.tok = token{tkAnd, two, start}
+	case two == "||":
+		p.pos += 2
+		p.tok = token{tkOr, two, start}
+	case two == "==" || two == "!=" || two == "<=" || two == ">=":
+		p.pos += 2
+		p.tok = token{tkOp, two, start}
+	case c == '<' || c == '>':
+		p.pos++
+		p.tok = token{tkOp, s[start:p.pos], start}
+	case c == '!':
+		p.pos++
+		p.tok = token{tkNot, "!", start}
+	case c == '"':
+		var b strings.Builder
+		p.pos++
+		for p.pos < len(s) && s[p.pos] != '"' {
+			if s[p.pos] == '\\' && p.pos+1 < len(s) {
+				p.pos++
+				switch s[p.pos] {
+				case 'n':
+					b.WriteByte('\n')
+				case 't':
+					b.WriteByte('\t')
+				case 'x':
+					if p.pos+2 < len(s) {
+						if v, err := strconv.ParseUint(s[p.pos+1:p.pos+3], 16, 8); err == nil {
+							b.WriteByte(byte(v))
+							p.pos += 2
+							break
+						}
+					}
+					b.WriteByte('x')
+				default:
+					b.WriteByte(s[p.pos])
+				}
+				p.pos++
+				continue
+			}
+			b.WriteByte(s[p.pos])
+			p.pos++
+		}
+		if p.pos >= len(s) {
+			p.tok = token{tkBad, "unterminated string", start}
+			return
+		}
+		p.pos++
+		p.tok = token{tkString, b.String(), start}
+	case isWordByte(c):
+		for p.pos < len(s) && isWordByte(s[p.pos]) {
+			p.pos++
+		}
+		w := s[start:p.pos]
+		switch strings.ToLower(w) {
+		case "and":
+			p.tok = token{tkAnd, w, start}
+		case "or":
+			p.tok = token{tkOr, w, start}
+		case "not":
+			p.tok = token{tkNot, w, start}
+		case "eq", "ne", "lt", "le", "gt", "ge", "contains":
+			p.tok = token{tkOp, strings.ToLower(w), start}
+		default:
+			p.tok = token{tkWord, w, start}
+		}
+	default:
+		p.tok = token{tkBad, fmt.Sprintf("unexpected character %q", c), start}
+	}
+}
+
+// --- parser ---
+
+func (p *parser) parseOr() (node, error) {
+	a, err := p.parseAnd()
+	if err != nil {
+		return nil, err
+	}
+	for p.tok.kind == tkOr {
+		p.next()
+		b, err := p.parseAnd()
+		if err != nil {
+			return nil, err
+		}
+		a = orNode{a, b}
+	}
+	return a, nil
+}
+
+func (p *parser) parseAnd() (node, error) {
+	a, err := p.parseNot()
+	if err != nil {
+		return nil, err
+	}
+	for p.tok.kind == tkAnd {
+		p.next()
+		b, err := p.parseNot()
+		if err != nil {
+			return nil, err
+		}
+		a = andNode{a, b}
+	}
+	return a, nil
+}
+
+func (p *parser) parseNot() (node, error) {
+	if p.tok.kind == tkNot {
+		p.next()
+		a, err := p.parseNot()
+		if err != nil {
+			return nil, err
+		}
+		return notNode{a}, nil
+	}
+	return p.parsePrimary()
+}
+
+func (p *parser) parsePrimary() (node, error) {
+	t := p.tok
+	switch t.kind {
+	case tkLParen:
+		p.next()
+		n, err := p.parseOr()
+		if err != nil {
+			return nil, err
+		}
+		if p.tok.kind != tkRParen {
+			return nil, p.errf(p.tok.pos, "expected \")\" to close the \"(\" at column %d", t.pos+1)
+		}
+		p.next()
+		return n, nil
+	case tkWord:
+	case tkEOF:
+		return nil, p.errf(t.pos, "expected a field name, a protocol or \"(\"")
+	case tkBad:
+		return nil, p.errf(t.pos, "%s", t.text)
+	default:
+		return nil, p.errf(t.pos, "expected a field name, a protocol or \"(\", got %q", t.text)
+	}
+	name := t.text
+	p.next()
+	f, isField := field.Lookup(name)
+	proto, isProto := field.LookupProto(name)
+	if !isField && !isProto {
+		return nil, p.errf(t.pos, "%q is neither a field nor a protocol (cmpd-dissect fields lists them)", name)
+	}
+	if p.tok.kind != tkOp {
+		if isField {
+			return presenceNode{slot: p.col.want(f)}, nil
+		}
+		return protoNode{p: proto}, nil
+	}
+	opTok := p.tok
+	op := opNames[opTok.text]
+	p.next()
+	if !isField {
+		return nil, p.errf(opTok.pos, "%q is a protocol: it can only be tested for presence", name)
+	}
+	lit := p.tok
+	if lit.kind != tkWord && lit.kind != tkString {
+		if lit.kind == tkBad {
+			return nil, p.errf(lit.pos, "%s", lit.text)
+		}
+		return nil, p.errf(lit.pos, "expected a value after %q", opTok.text)
+	}
+	p.next()
+	n := &cmpNode{fld: f, slot: p.col.want(f), op: op}
+	if err := p.literal(n, lit, opTok); err != nil {
+		return nil, err
+	}
+	return n, nil
+}
+
+// literal parses the value for the field's kind.
+func (p *parser) literal(n *cmpNode, lit, opTok token) error {
+	f := n.fld
+	text := lit.text
+	bad := func(want string) error {
+		return p.errf(lit.pos, "%q is not %s (%s is %s)", text, want, f.Name, f.Kind)
+	}
+	if n.op == opContains && f.Kind != field.KindBytes && f.Kind != field.KindString {
+		return p.errf(opTok.pos, "\"contains\" needs a bytes or string field; %s is %s", f.Name, f.Kind)
+	}
+	switch f.Kind {
+	case field.KindGroup:
+		return p.errf(opTok.pos, "%s is a subtree: it can only be tested for presence", f.Name)
+	case field.KindUint, field.KindHex:
+		if lit.kind == tkWord {
+			if v, err := strconv.ParseUint(text, 0, 64); err == nil {
+				n.u = v
+				return nil
+			}
+		}
+		for v, name := range f.Names {
+			if strings.EqualFold(name, text) {
+				n.u = v
+				return nil
+			}
+		}
+		if f.Names != nil {
+			return p.errf(lit.pos, "%q is neither a number nor a value name of %s (%s)", text, f.Name, nameList(f.Names))
+		}
+		return bad("a number")
+	case field.KindMAC, field.KindEUI64:
+		want := 6
+		if f.Kind == field.KindEUI64 {
+			want = 8
+		}
+		bs, err := parseHexBytes(text)
+		if err != nil || len(bs) != want {
+			if v, err := strconv.ParseUint(text, 0, 64); err == nil && lit.kind == tkWord {
+				n.u = v
+				return nil
+			}
+			return bad(fmt.Sprintf("a %d-byte address (aa:bb:…)", want))
+		}
+		for _, c := range bs {
+			n.u = n.u<<8 | uint64(c)
+		}
+	case field.KindInt:
+		v, err := strconv.ParseInt(text, 0, 64)
+		if err != nil {
+			return bad("an integer")
+		}
+		n.i = v
+	case field.KindBool:
+		switch strings.ToLower(text) {
+		case "1", "true":
+			n.b = true
+		case "0", "false":
+			n.b = false
+		default:
+			return bad("true, false, 1 or 0")
+		}
+	case field.KindAddr:
+		if strings.Contains(text, "/") {
+			pr, err := netip.ParsePrefix(text)
+			if err != nil {
+				return bad("an address or prefix")
+			}
+			n.prefix = pr.Masked()
+			pr = netip.PrefixFrom(pr.Addr().Unmap(), pr.Bits())
+			if n.op != opEq && n.op != opNe {
+				return p.errf(lit.pos, "a prefix only compares with == or !=")
+			}
+			n.prefix = pr.Masked()
+			return nil
+		}
+		a, err := netip.ParseAddr(text)
+		if err != nil {
+			return bad("an IPv4/IPv6 address or GID")
+		}
+		a = a.Unmap()
+		n.prefix = netip.PrefixFrom(a, a.BitLen())
+	case field.KindString:
+		n.s = text
+		n.bs = []byte(text)
+		if x, err := strconv.ParseFloat(text, 64); err == nil {
+			n.num, n.isNum = x, true
+		}
+	case field.KindBytes:
+		if lit.kind == tkString {
+			n.bs = []byte(text)
+			return nil
+		}
+		bs, err := parseHexBytes(text)
+		if err != nil {
+			return bad("bytes (aa:bb:cc, aa-bb-cc or aabbcc) or a quoted string")
+		}
+		n.bs = bs
+	}
+	return nil
+}
+
+func nameList(m map[uint64]string) string {
+	names := make([]string, 0, len(m))
+	for _, n := range m {
+		names = append(names, n)
+	}
+	if len(names) > 8 {
+		sortStrings(names)
+		return strings.Join(names[:8], ", ") + ", …"
+	}
+	sortStrings(names)
+	return strings.Join(names, ", ")
+}
+
+// parseHexBytes reads aa:bb:cc, aa-bb-cc, aa.bb.cc or aabbcc.
+func parseHexBytes(s string) ([]byte, error) {
+	if strings.ContainsAny(s, ":-.") {
+		parts := strings.FieldsFunc(s, func(r rune) bool { return r == ':' || r == '-' || r == '.' })
+		out := make([]byte, 0, len(parts))
+		for _, part := range parts {
+			if len(part) == 0 || len(part) > 2 {
+				return nil, fmt.Errorf("bad byte %q", part)
+			}
+			v, err := strconv.ParseUint(part, 16, 8)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, byte(v))
+		}
+		return out, nil
+	}
+	s = strings.TrimPrefix(strings.TrimPrefix(s, "0x"), "0X")
+	if len(s)%2 == 1 {
+		s = "0" + s
+	}
+	return hex.DecodeString(s)
+}

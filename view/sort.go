@@ -1,0 +1,5 @@
+package view
+
+import "sort"
+
+func sortStrings(s []string) { sort.Strings(s) }

@@ -1,0 +1,247 @@
+package view
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/cmpd-dissect/cmpd-dissect/dissect"
+	"github.com/cmpd-dissect/cmpd-dissect/field"
+)
+
+// Stats counts packets by protocol, by the values of chosen enumerated
+// fields (the CM message type cm.attribute_id, the BTH opcode …), and
+// findings by code and severity.
+type Stats struct {
+	Packets int
+	Bytes   int64
+	// ByProto counts the frames that contain each protocol (a frame with
+	// two rpcrdma layers counts once).
+	ByProto map[string]int
+	// ByValue counts, per breakdown field, the occurrences of each value.
+	ByValue map[*field.Field]map[uint64]int
+	// ByFinding counts findings by code; Severity the worst severity seen
+	// per code.
+	ByFinding map[string]int
+	Severity  map[string]string
+
+	breakdown []*field.Field
+	col       *collector
+	seen      []*field.Proto
+}
+
+// NewStats counts values of the named fields (each must be an integer
+// field; enumerated ones are shown by name).
+func NewStats(breakdown []string) (*Stats, error) {
+	s := &Stats{
+		ByProto:   map[string]int{},
+		ByValue:   map[*field.Field]map[uint64]int{},
+		ByFinding: map[string]int{},
+		Severity:  map[string]string{},
+		col:       newCollector(),
+	}
+	for _, n := range breakdown {
+		f, ok := field.Lookup(n)
+		if !ok {
+			continue // a family not built into this binary
+		}
+		if f.Kind != field.KindUint && f.Kind != field.KindHex {
+			return nil, fmt.Errorf("stats --by %s: not an integer field (%s)", n, f.Kind)
+		}
+		s.breakdown = append(s.breakdown, f)
+		s.ByValue[f] = map[uint64]int{}
+		s.col.want(f)
+	}
+	return s, nil
+}
+
+// Print adds a record (Stats is a Printer so the command treats it like a
+// view).
+func (s *Stats) Print(r *dissect.Record) error {
+	s.Packets++
+	s.Bytes += int64(r.Length)
+	s.seen = s.seen[:0]
+next:
+	for _, l := range r.Layers {
+		p := l.Proto()
+		for _, q := range s.seen {
+			if q == p {
+				continue next
+			}
+		}
+		s.seen = append(s.seen, p)
+		s.ByProto[p.Name]++
+	}
+	if len(s.breakdown) > 0 {
+		s.col.collect(r)
+		for i := range s.col.vals {
+			v := &s.col.vals[i]
+			s.ByValue[v.f][v.u]++
+		}
+	}
+	for i := range r.Findings {
+		f := &r.Findings[i]
+		s.ByFinding[f.Code]++
+		if sv := f.Severity.String(); severityRank(sv) > severityRank(s.Severity[f.Code]) {
+			s.Severity[f.Code] = sv
+		}
+	}
+	return nil
+}
+
+func severityRank(s string) int {
+	switch s {
+	case "info":
+		return 1
+	case "warning":
+		return 2
+	case "error":
+		return 3
+	}
+	return 0
+}
+
+// Flush does nothing: Stats prints with Render.
+func (s *Stats) Flush() error { return nil }
+
+type kv struct {
+	k string
+	n int
+}
+
+func sortedCounts(m map[string]int) []kv {
+	out := make([]kv, 0, len(m))
+	for k, n := range m {
+		out = append(out, kv{k, n})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].n != out[j].n {
+			return out[i].n > out[j].n
+		}
+		return out[i].k < out[j].k
+	})
+	return out
+}
+
+// Render writes the tables.
+func (s *Stats) Render(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	fmt.Fprintf(w, "Packets: %d  Bytes: %d\n\n", s.Packets, s.Bytes)
+	fmt.Fprintln(w, "Packets by protocol")
+	for _, e := range sortedCounts(s.ByProto) {
+		desc := ""
+		if p, ok := field.LookupProto(e.k); ok {
+			desc = p.Desc
+		}
+		fmt.Fprintf(tw, "  %s\t%10d\t%s\t%s\n", e.k, e.n, pct(e.n, s.Packets), escapeString(desc))
+	}
+	tw.Flush()
+	for _, f := range s.breakdown {
+		m := s.ByValue[f]
+		if len(m) == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "\n%s by %s\n", escapeString(f.Desc), f.Name)
+		named := map[string]int{}
+		for v, n := range m {
+			b := appendUint(nil, f, v)
+			if name, ok := f.ValueName(v); ok {
+				b = append(append(append(b, " ("...), name...), ')')
+			}
+			named[string(b)] += n
+		}
+		for _, e := range sortedCounts(named) {
+			fmt.Fprintf(tw, "  %s\t%10d\t%s\n", escapeString(e.k), e.n, pct(e.n, s.Packets))
+		}
+		tw.Flush()
+	}
+	fmt.Fprintln(w, "\nFindings by code")
+	if len(s.ByFinding) == 0 {
+		fmt.Fprintln(w, "  none")
+	}
+	for _, e := range sortedCounts(s.ByFinding) {
+		fmt.Fprintf(tw, "  %s\t%s\t%10d\n", escapeString(e.k), s.Severity[e.k], e.n)
+	}
+	return tw.Flush()
+}
+
+func pct(n, total int) string {
+	if total == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%5.1f%%", 100*float64(n)/float64(total))
+}
+
+func escapeString(s string) string { return string(appendEscaped(nil, s)) }
+
+// StatsJSON is the machine-readable form of Stats.
+type StatsJSON struct {
+	Packets   int                       `json:"packets"`
+	Bytes     int64                     `json:"bytes"`
+	ByProto   map[string]int            `json:"by_protocol"`
+	ByValue   map[string]map[string]int `json:"by_value"`
+	ByFinding map[string]int            `json:"findings_by_code"`
+}
+
+// JSON returns the counts for --json output.
+func (s *Stats) JSON() StatsJSON {
+	out := StatsJSON{Packets: s.Packets, Bytes: s.Bytes, ByProto: s.ByProto, ByFinding: s.ByFinding, ByValue: map[string]map[string]int{}}
+	for _, f := range s.breakdown {
+		m := map[string]int{}
+		for v, n := range s.ByValue[f] {
+			k := string(appendUint(nil, f, v))
+			if name, ok := f.ValueName(v); ok {
+				k = name
+			}
+			m[k] += n
+		}
+		out.ByValue[f.Name] = m
+	}
+	return out
+}
+
+// FieldList writes every declared field, like tshark -G fields: one line
+// per protocol ("P", name, description) followed by its fields ("F", name,
+// type, description, protocol), tab-separated; with prefix, only the
+// protocols and fields whose name starts with it.
+func FieldList(w io.Writer, prefix string) error {
+	var b []byte
+	for _, p := range field.Protos() {
+		match := strings.HasPrefix(p.Name, prefix)
+		var fb []byte
+		for _, f := range p.Fields {
+			if !match && !strings.HasPrefix(f.Name, prefix) {
+				continue
+			}
+			fb = append(fb, "F\t"...)
+			fb = append(fb, f.Name...)
+			fb = append(fb, '\t')
+			fb = append(fb, f.Kind.String()...)
+			fb = append(fb, '\t')
+			fb = appendEscaped(fb, f.Desc)
+			if f.Unit != "" {
+				fb = append(fb, " ("...)
+				fb = append(fb, f.Unit...)
+				fb = append(fb, ')')
+			}
+			fb = append(fb, '\t')
+			fb = append(fb, p.Name...)
+			fb = append(fb, '\t')
+			fb = appendEscaped(fb, f.Ref)
+			fb = append(fb, '\n')
+		}
+		if !match && len(fb) == 0 {
+			continue
+		}
+		b = append(b, "P\t"...)
+		b = append(b, p.Name...)
+		b = append(b, '\t')
+		b = appendEscaped(b, p.Desc)
+		b = append(b, '\n')
+		b = append(b, fb...)
+	}
+	_, err := w.Write(b)
+	return err
+}

@@ -1,0 +1,392 @@
+package view
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/netip"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/cmpd-dissect/cmpd-dissect/dissect"
+	"github.com/cmpd-dissect/cmpd-dissect/field"
+	"github.com/cmpd-dissect/cmpd-dissect/source"
+)
+
+var realCaptures = []string{
+	"../testdata/pcaps/real/rxe-nfs42-rdma.pcap",
+	"../testdata/pcaps/real/siw-nfs42-rdma.pcap",
+}
+
+// eachRecord runs fn over every record of a capture.
+func eachRecord(t *testing.T, file string, fn func(r *dissect.Record)) {
+	t.Helper()
+	fs, err := source.OpenFiles([]string{file}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fs.Close()
+	d := dissect.New(dissect.Options{})
+	if err := d.Run(fs, func(r *dissect.Record) error { fn(r); return nil }); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// occurrence is one field value seen in a record, rendered as a filter
+// literal.
+type occurrence struct {
+	f   *field.Field
+	lit string
+}
+
+// recorder renders every visited value as a -Y literal.
+type recorder struct{ occ []occurrence }
+
+func (r *recorder) add(f *field.Field, lit string) { r.occ = append(r.occ, occurrence{f, lit}) }
+func (r *recorder) Uint(f *field.Field, v uint64) {
+	switch f.Kind {
+	case field.KindMAC, field.KindEUI64:
+		r.add(f, string(appendUint(nil, f, v)))
+	default:
+		r.add(f, fmt.Sprintf("%d", v))
+	}
+}
+func (r *recorder) Int(f *field.Field, v int64) { r.add(f, fmt.Sprintf("%d", v)) }
+func (r *recorder) Bool(f *field.Field, v bool) { r.add(f, fmt.Sprintf("%v", v)) }
+func (r *recorder) String(f *field.Field, v string) {
+	r.add(f, string(appendJSONString(nil, v))) // quoted; JSON escapes are a subset of ours
+}
+func (r *recorder) Bytes(f *field.Field, v []byte) {
+	if len(v) == 0 {
+		r.add(f, `""`)
+		return
+	}
+	r.add(f, string(appendColonBytes(nil, v)))
+}
+func (r *recorder) Addr(f *field.Field, v netip.Addr) { r.add(f, v.String()) }
+func (r *recorder) Begin(f *field.Field)              { r.add(f, "") }
+func (r *recorder) End()                              {}
+
+// TestEveryFieldFilterAndFields: for every field that occurs in the real
+// captures, "-Y name", "-Y name == value" (with the value the record has)
+// and "-T fields -e name" work and agree; every declared field compiles
+// as a presence filter and is accepted by -e.
+func TestEveryFieldFilterAndFields(t *testing.T) {
+	tested := map[*field.Field]bool{}
+	for _, file := range realCaptures {
+		eachRecord(t, file, func(r *dissect.Record) {
+			var rec recorder
+			for _, l := range r.Layers {
+				l.VisitFields(&rec)
+			}
+			for _, o := range rec.occ {
+				if tested[o.f] {
+					continue
+				}
+				tested[o.f] = true
+				pres, err := CompileFilter(o.f.Name)
+				if err != nil || !pres.Match(r) {
+					t.Errorf("frame %d: -Y %s: %v (match %v)", r.Frame, o.f.Name, err, err == nil && pres.Match(r))
+					continue
+				}
+				if o.f.Kind == field.KindGroup || o.f.Kind == field.KindString && strings.ContainsAny(o.lit, `\`) {
+					continue
+				}
+				expr := o.f.Name + " == " + o.lit
+				eq, err := CompileFilter(expr)
+				if err != nil {
+					t.Errorf("-Y %s: %v", expr, err)
+					continue
+				}
+				if !eq.Match(r) {
+					t.Errorf("frame %d: -Y %s does not match its own value", r.Frame, expr)
+				}
+				ne, _ := CompileFilter(o.f.Name + " != " + o.lit)
+				if ne.Match(r) {
+					t.Errorf("frame %d: -Y %s != … matches", r.Frame, o.f.Name)
+				}
+				var out bytes.Buffer
+				fp, err := NewFields(&out, []string{"frame.number", o.f.Name}, FieldsOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				fp.Print(r)
+				fp.Flush()
+				cols := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\t")
+				if len(cols) != 2 || cols[1] == "" && o.lit != `""` {
+					t.Errorf("frame %d: -T fields -e %s: %q", r.Frame, o.f.Name, out.String())
+				}
+			}
+		})
+	}
+	if len(tested) < 40 {
+		t.Fatalf("only %d fields seen in the real captures", len(tested))
+	}
+	for _, p := range field.Protos() {
+		if _, err := CompileFilter(p.Name); err != nil {
+			t.Errorf("-Y %s: %v", p.Name, err)
+		}
+		for _, f := range p.Fields {
+			if _, err := CompileFilter(f.Name); err != nil {
+				t.Errorf("-Y %s: %v", f.Name, err)
+			}
+			if _, err := NewFields(&bytes.Buffer{}, []string{f.Name}, FieldsOptions{}); err != nil {
+				t.Errorf("-e %s: %v", f.Name, err)
+			}
+		}
+	}
+}
+
+func TestFilterSemantics(t *testing.T) {
+	var first *dissect.Record
+	var records []string
+	eachRecord(t, realCaptures[0], func(r *dissect.Record) {
+		if r.Frame == 4 {
+			// Keep frame 4's verdicts for the table.
+			for _, tc := range filterCases {
+				f, err := CompileFilter(tc.expr)
+				if err != nil {
+					t.Errorf("%s: %v", tc.expr, err)
+					continue
+				}
+				if got := f.Match(r); got != tc.want {
+					t.Errorf("frame 4: %s = %v, want %v", tc.expr, got, tc.want)
+				}
+			}
+			first = r
+		}
+		records = append(records, "")
+	})
+	if first == nil {
+		t.Fatal("no frame 4")
+	}
+}
+
+// Frame 4 of the rxe capture: 192.0.2.2:56589 → 192.0.2.1:4791, 84 bytes
+// of UDP payload, frame 126 bytes.
+var filterCases = []struct {
+	expr string
+	want bool
+}{
+	{"udp", true},
+	{"tcp", false},
+	{"!tcp", true},
+	{"not tcp and udp", true},
+	{"udp.dstport == 4791", true},
+	{"udp.dstport eq 0x12b7", true},
+	{"udp.dstport != 4791", false},
+	{"udp.srcport > 56588 && udp.srcport < 56590", true},
+	{"udp.srcport >= 56590", false},
+	{"udp.srcport <= 56589", true},
+	{"ipv4.src == 192.0.2.2", true},
+	{"ipv4.src == 192.0.2.0/24", true},
+	{"ipv4.src == 10.0.0.0/8", false},
+	{"ipv4.dst != 192.0.2.2", true},
+	{"ipv4.proto == UDP", true},
+	{"ipv4.proto == tcp", false},
+	{"ethernet.type == IPv4", true},
+	{"ethernet.src == 52:54:00:00:00:02", true},
+	{"ipv4.flags.df == true", true},
+	{"ipv4.flags.mf == 1", false},
+	{"frame.number == 4", true},
+	{"frame.len == 126 or frame.len == 1", true},
+	{"frame.time_relative > 0.01", true},
+	{"frame.time_relative < 0.001", false},
+	{`frame.protocols contains "udp"`, true},
+	{`frame.protocols contains "tcp"`, false},
+	{`frame.source contains "rxe"`, true},
+	{"(tcp or udp) and not (ipv6)", true},
+	{"((udp))", true},
+	{"tcp.srcport == 1 or udp.length == 92", true},
+}
+
+func TestFilterErrors(t *testing.T) {
+	for _, tc := range []struct {
+		expr string
+		pos  int
+	}{
+		{"udp.dstport == ", 15},
+		{"", 0},
+		{"udp.dstport ==", 14},
+		{"nosuch.field", 0},
+		{"udp and", 7},
+		{"(udp", 4},
+		{"udp)", 3},
+		{"udp.dstport == abc", 15},
+		{"ipv4.src == 1.2.3", 12},
+		{"ipv4.src < 10.0.0.0/8", 11},
+		{"udp contains 1", 4},
+		{"udp.dstport contains 1", 12},
+		{`frame.source == "x`, 16},
+		{"udp.dstport == 1 $", 17},
+		{"ethernet.src == 1:2:3", 16},
+		{"ipv4.flags.df == maybe", 17},
+	} {
+		_, err := CompileFilter(tc.expr)
+		var fe *FilterError
+		if !errors.As(err, &fe) {
+			t.Errorf("%q: err %v, want a FilterError", tc.expr, err)
+			continue
+		}
+		if fe.Pos != tc.pos {
+			t.Errorf("%q: position %d, want %d (%v)", tc.expr, fe.Pos, tc.pos, err)
+		}
+		lines := strings.Split(err.Error(), "\n")
+		if len(lines) != 3 || strings.Index(lines[2], "^") != tc.pos+2 {
+			t.Errorf("%q: caret misplaced:\n%v", tc.expr, err)
+		}
+	}
+}
+
+func FuzzFilter(f *testing.F) {
+	for _, tc := range filterCases {
+		f.Add(tc.expr)
+	}
+	f.Add(`frame.source == "a\x41\"" and (not udp || ipv6.src == ::1)`)
+	var recs []*dissect.Record
+	fs, _ := source.OpenFiles([]string{realCaptures[0]}, nil)
+	var fr source.Frame
+	fs.Next(&fr)
+	d := dissect.New(dissect.Options{})
+	recs = append(recs, d.Dissect(&fr))
+	f.Fuzz(func(t *testing.T, expr string) {
+		flt, err := CompileFilter(expr)
+		if err != nil {
+			var fe *FilterError
+			if !errors.As(err, &fe) || fe.Pos < 0 || fe.Pos > len(expr) {
+				t.Fatalf("%q: %v", expr, err)
+			}
+			return
+		}
+		for _, r := range recs {
+			flt.Match(r)
+		}
+	})
+}
+
+func TestViewsOnRealCaptures(t *testing.T) {
+	for _, file := range realCaptures {
+		var sum, tree, js, flds bytes.Buffer
+		s := NewSummary(&sum, Options{All: true})
+		tr := NewTree(&tree, Options{Color: true})
+		j := NewJSON(&js)
+		fp, err := NewFields(&flds, []string{"frame.number", "ipv4.src", "frame.protocols"}, FieldsOptions{Header: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, _ := NewStats([]string{"ipv4.proto", "nosuch.field"})
+		n := 0
+		eachRecord(t, file, func(r *dissect.Record) {
+			n++
+			for _, p := range []Printer{s, tr, j, fp, st} {
+				if err := p.Print(r); err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
+		for _, p := range []Printer{s, tr, j, fp} {
+			p.Flush()
+		}
+		if got := strings.Count(sum.String(), "\n"); got != n {
+			t.Errorf("%s: %d summary lines for %d packets", file, got, n)
+		}
+		lines := strings.Split(strings.TrimSuffix(js.String(), "\n"), "\n")
+		if len(lines) != n {
+			t.Fatalf("%s: %d JSON lines for %d packets", file, len(lines), n)
+		}
+		for i, l := range lines {
+			var obj struct {
+				Frame  int
+				Layers []struct {
+					Name   string
+					Offset int
+					Fields map[string]any
+				}
+			}
+			if !utf8.ValidString(l) || json.Unmarshal([]byte(l), &obj) != nil {
+				t.Fatalf("%s: line %d is not valid JSON: %s", file, i+1, l)
+			}
+			if obj.Frame != i+1 || len(obj.Layers) < 4 || obj.Layers[0].Name != "frame" || obj.Layers[1].Name != "ethernet" {
+				t.Fatalf("%s: line %d: %+v", file, i+1, obj)
+			}
+			if obj.Layers[2].Fields["ipv4.version"] != float64(4) {
+				t.Fatalf("%s: line %d: ipv4 fields %v", file, i+1, obj.Layers[2].Fields)
+			}
+		}
+		fl := strings.Split(flds.String(), "\n")
+		if fl[0] != "frame.number\tipv4.src\tframe.protocols" || !strings.HasPrefix(fl[1], "1\t") {
+			t.Errorf("%s: fields output %q", file, fl[:2])
+		}
+		if !strings.Contains(tree.String(), "Internet Protocol Version 4") || !strings.Contains(tree.String(), "[ipv4.src]") {
+			t.Errorf("%s: tree lacks IPv4", file)
+		}
+		if st.Packets != n || st.ByProto["ipv4"] != n {
+			t.Errorf("%s: stats %+v", file, st)
+		}
+		var sb bytes.Buffer
+		st.Render(&sb)
+		if !strings.Contains(sb.String(), "ipv4") {
+			t.Errorf("stats render: %s", sb.String())
+		}
+	}
+}
+
+func TestEscaping(t *testing.T) {
+	in := "a\x1b[31mred\x07\x9b\u202eb\\\xff\u00e9\u0085"
+	got := string(appendEscaped(nil, in))
+	want := `a\x1b[31mred\x07\x9b\xe2\x80\xaeb\\\xff` + "\u00e9" + `\xc2\x85`
+	if got != want {
+		t.Errorf("escaped %q, want %q", got, want)
+	}
+	for _, c := range got {
+		if c < 0x20 || c == 0x7f {
+			t.Fatalf("control character left in %q", got)
+		}
+	}
+	js := appendJSONString(nil, in)
+	var back string
+	if !utf8.Valid(js) || json.Unmarshal(js, &back) != nil {
+		t.Fatalf("JSON string invalid: %s", js)
+	}
+	if strings.ContainsRune(string(js), 0x1b) {
+		t.Fatalf("raw ESC in JSON %q", js)
+	}
+}
+
+func TestFieldList(t *testing.T) {
+	var b bytes.Buffer
+	if err := FieldList(&b, ""); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"P\tipv4\t", "F\tipv4.src\taddr\tSource Address\tipv4\t", "F\tframe.number\tuint\t"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("field list lacks %q", want)
+		}
+	}
+	b.Reset()
+	FieldList(&b, "udp.src")
+	if b.String() != "P\tudp\tUser Datagram Protocol\nF\tudp.srcport\tuint\tSource Port\tudp\t\n" {
+		t.Errorf("prefix: %q", b.String())
+	}
+}
+
+func TestColorMode(t *testing.T) {
+	for s, want := range map[string]ColorMode{"auto": ColorAuto, "always": ColorAlways, "never": ColorNever, "": ColorAuto} {
+		if m, err := ParseColorMode(s); err != nil || m != want {
+			t.Errorf("%q: %v %v", s, m, err)
+		}
+	}
+	if _, err := ParseColorMode("sometimes"); err == nil {
+		t.Error("sometimes accepted")
+	}
+	var b bytes.Buffer
+	if UseColor(ColorAuto, &b) || !UseColor(ColorAlways, &b) || UseColor(ColorNever, &b) {
+		t.Error("colour decision for a buffer")
+	}
+	t.Setenv("NO_COLOR", "1")
+	if UseColor(ColorAuto, &b) {
+		t.Error("NO_COLOR ignored")
+	}
+}
