@@ -84,7 +84,7 @@ func (o Opcode) Transport() string {
 }
 
 // Known reports whether IBTA defines the opcode.
-func (o Opcode) Known() bool { return len(opcodeChain[o].names) > 0 || o == OpCNP }
+func (o Opcode) Known() bool { return opcodeChain[o].names != nil }
 
 // String returns e.g. "RC SEND_ONLY", "UD SEND_ONLY", "CNP" or "0x3f".
 func (o Opcode) String() string {

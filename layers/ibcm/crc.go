@@ -212,3 +212,9 @@ func CheckIBVCRC(lrhAndRest []byte) (stored, computed uint16, ok bool) {
 	}
 	return binary.BigEndian.Uint16(lrhAndRest[end:]), bits.ReverseBytes16(vcrc16(lrhAndRest[:end])), true
 }
+
+// ComputeVCRC returns the VCRC of a native InfiniBand packet, lrhThroughICRC
+// being the LRH through the ICRC (PktLen·4 octets), as the two wire octets
+// read big-endian. Tests and generators use it to build packets whose ICRC
+// is deliberately wrong but whose VCRC is right.
+func ComputeVCRC(lrhThroughICRC []byte) uint16 { return bits.ReverseBytes16(vcrc16(lrhThroughICRC)) }
