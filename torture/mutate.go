@@ -618,6 +618,9 @@ func Sample(plan []*Mutant, n int, seed uint64) []*Mutant {
 			kinds = append(kinds, k)
 		}
 	}
+	// The kinds' turn order depends on the seed too, so samples smaller
+	// than the number of kinds differ in kind between seeds.
+	rng.Shuffle(len(kinds), func(a, b int) { kinds[a], kinds[b] = kinds[b], kinds[a] })
 	picked := make([]int, 0, n)
 	for len(picked) < n {
 		progress := false

@@ -10,6 +10,8 @@ package main
 //
 // Environment: CMPD_TORTURE_N mutants per capture (default 40, or 8 with
 // -short; make torture sets it), CMPD_TORTURE_SEED (default 1),
+// CMPD_TORTURE_REPEAT how often the repeat mutant repeats its packet
+// (default 5000 under plain go test; make torture uses 100000),
 // CMPD_TORTURE_TIMEOUT per-run time bound (default 30s; large mutants get
 // 4×), CMPD_TORTURE_MEM heap growth bound in MiB (default 1024),
 // CMPD_TORTURE_OUT where failing inputs are written (default a new
@@ -39,6 +41,7 @@ import (
 	"github.com/cmpd-dissect/cmpd-dissect/source"
 	"github.com/cmpd-dissect/cmpd-dissect/torture"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // outputMode says how a view's stdout is checked.
@@ -88,8 +91,12 @@ func discoverViews() (views []tortureView, missing []string) {
 		if c == nil {
 			return false
 		}
-		return c.Flags().Lookup(name) != nil || c.PersistentFlags().Lookup(name) != nil ||
-			c.InheritedFlags().Lookup(name) != nil
+		for _, fs := range []*pflag.FlagSet{c.Flags(), c.PersistentFlags(), c.InheritedFlags()} {
+			if fs.Lookup(name) != nil || (len(name) == 1 && fs.ShorthandLookup(name) != nil) {
+				return true
+			}
+		}
+		return false
 	}
 	sub := func(name string) *cobra.Command {
 		for _, c := range root.Commands() {
@@ -130,8 +137,23 @@ func discoverViews() (views []tortureView, missing []string) {
 				return a
 			}})
 	}
-	want(r && hasFlag(root, "Y"), "-Y (display filter)", tortureView{name: "filter", frames: true,
-		args: func(f string) []string { return []string{"-r", f, "-Y", "cm or mpa or rpcrdma or not bth"} }})
+	// A filter over the RDMA protocols registered so far, evaluated on
+	// damaged fields too.
+	var terms []string
+	for _, p := range []string{"cm", "mpa", "rpcrdma", "rpc", "ddp"} {
+		if _, ok := field.LookupProto(p); ok {
+			terms = append(terms, p)
+		}
+	}
+	if _, ok := field.LookupProto("bth"); ok {
+		terms = append(terms, "not bth")
+	}
+	if _, ok := field.Lookup("frame.len"); ok {
+		terms = append(terms, "(frame.len > 100 and frame.len <= 0x200)")
+	}
+	expr := strings.Join(terms, " or ")
+	want(r && hasFlag(root, "Y") && expr != "", "-Y (display filter)", tortureView{name: "filter", frames: true,
+		args: func(f string) []string { return []string{"-r", f, "-Y", expr} }})
 	st := sub("stats")
 	want(st != nil, "stats", tortureView{name: "stats",
 		args: func(f string) []string { return []string{"stats", f} }})
@@ -170,6 +192,9 @@ type runResult struct {
 // JSON validity, frame lines are kept (all, or those below keepBelow),
 // and the first few MiB are kept for messages.
 type checkedWriter struct {
+	// path is the capture's file name, replaced by FILE in kept frame
+	// lines so runs on different files compare.
+	path      string
 	mode      outputMode
 	frames    bool
 	keepBelow int // keep frame lines with numbers below this (0: all)
@@ -231,6 +256,9 @@ func (w *checkedWriter) line(line []byte) {
 		}
 	}
 	if w.frames {
+		if w.path != "" && w.path != "-" {
+			line = bytes.ReplaceAll(line, []byte(w.path), []byte("FILE"))
+		}
 		for n, l := range torture.FrameLines(line) {
 			if w.keepBelow == 0 || n < w.keepBelow {
 				if _, dup := w.frameLine[n]; !dup {
@@ -312,6 +340,7 @@ func runBounded(args []string, stdin []byte, stdout, stderr *checkedWriter, time
 // tortureConfig is read from the environment.
 type tortureConfig struct {
 	n        int
+	repeat   int
 	seed     uint64
 	timeout  time.Duration
 	memBound uint64
@@ -331,6 +360,7 @@ func loadTortureConfig() tortureConfig {
 		c.n = 8
 	}
 	c.n = envInt("CMPD_TORTURE_N", c.n)
+	c.repeat = envInt("CMPD_TORTURE_REPEAT", 5000)
 	c.seed = uint64(envInt("CMPD_TORTURE_SEED", int(c.seed)))
 	if d, err := time.ParseDuration(os.Getenv("CMPD_TORTURE_TIMEOUT")); err == nil {
 		c.timeout = d
@@ -402,6 +432,17 @@ func regressionInputs() []string {
 	return out
 }
 
+// nameSeed varies the sample between captures (FNV-1a of the name), so a
+// small N still covers every kind of damage across the captures.
+func nameSeed(name string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(name); i++ {
+		h ^= uint64(name[i])
+		h *= 1099511628211
+	}
+	return h
+}
+
 // cleanRun is a view's output on an undamaged capture.
 type cleanRun struct {
 	code   int
@@ -423,6 +464,7 @@ func judge(v tortureView, path string, data []byte, m *torture.Mutant, clean *cl
 		keep = max(m.Frame, 1)
 	}
 	stdout := newCheckedWriter(v.out, v.frames, keep)
+	stdout.path = file
 	stderr := newCheckedWriter(outText, false, 0)
 	timeout := cfg.timeout
 	if m != nil && m.Large {
@@ -551,8 +593,8 @@ func TestTorture(t *testing.T) {
 			}
 			cleans[i] = cr
 		}
-		plan := torture.Plan(c, torture.Options{Seed: cfg.seed})
-		sample := torture.Sample(plan, cfg.n, cfg.seed)
+		plan := torture.Plan(c, torture.Options{Seed: cfg.seed, Repeat: cfg.repeat})
+		sample := torture.Sample(plan, cfg.n, cfg.seed^nameSeed(c.Name))
 		mpath := filepath.Join(tmp, "mutant")
 		for _, m := range sample {
 			if stop {
@@ -634,7 +676,7 @@ func TestTortureReader(t *testing.T) {
 			continue
 		}
 		tmp := filepath.Join(t.TempDir(), "mutant.pcap")
-		for _, m := range torture.Sample(torture.Plan(c, torture.Options{Seed: cfg.seed}), n, cfg.seed) {
+		for _, m := range torture.Sample(torture.Plan(c, torture.Options{Seed: cfg.seed, Repeat: cfg.repeat}), n, cfg.seed^nameSeed(c.Name)) {
 			data := m.Build()
 			os.WriteFile(tmp, data, 0o644)
 			inputs++

@@ -1,0 +1,26 @@
+# ---- torture (issue 9): hostile input ---------------------------------------
+# make torture            every committed capture, N mutants each (seeded), every
+#                         view in-process; fails on panic, hang, runaway memory,
+#                         lost good frames, unsafe output. Prints a summary.
+# make torture N=2000     a larger run (N=0: every mutant of the plan)
+# make fuzz-pipeline      the whole-pipeline fuzz targets, PIPELINE_FUZZTIME each
+N                 ?= 150
+TORTURE_SEED      ?= 1
+TORTURE_REPEAT    ?= 100000
+TORTURE_TIMEOUT   ?= 30s
+PIPELINE_FUZZTIME ?= 30m
+
+.PHONY: torture fuzz-pipeline
+
+torture:
+	CMPD_TORTURE_N=$(N) CMPD_TORTURE_SEED=$(TORTURE_SEED) CMPD_TORTURE_REPEAT=$(TORTURE_REPEAT) \
+	CMPD_TORTURE_TIMEOUT=$(TORTURE_TIMEOUT) \
+	$(GO) test -count=1 -timeout 90m -v \
+		-run '^(TestTorture|TestTortureReader|TestOutputSafety|TestLimit.*|TestDamaged.*)$$' \
+		./cmd/cmpd-dissect
+
+fuzz-pipeline:
+	@set -e; for t in FuzzPipeline FuzzPipelinePacket; do \
+		echo "== $$t ($(PIPELINE_FUZZTIME))"; \
+		$(GO) test -run='^$$' -fuzz="^$$t\$$" -fuzztime=$(PIPELINE_FUZZTIME) -parallel 1 ./cmd/cmpd-dissect; \
+	done
