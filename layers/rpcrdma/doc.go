@@ -68,6 +68,8 @@ const (
 	// CodeUnexpectedPayload: bytes follow a header whose procedure carries
 	// no RPC message (RDMA_NOMSG, RDMA_DONE, RDMA_ERROR).
 	CodeUnexpectedPayload = "rpcrdma.unexpected-payload"
+	// CodeNonZeroPadding: XDR padding octets that are not zero.
+	CodeNonZeroPadding = "rpcrdma.nonzero-padding"
 	// CodeXIDMismatch: the RPC message's xid differs from rdma_xid
 	// (RFC 8166 §4.2.1 requires them equal).
 	CodeXIDMismatch = "rpcrdma.xid-mismatch"

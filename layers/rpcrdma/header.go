@@ -298,6 +298,12 @@ func (h *Header) decodeOptional(data []byte, off int, df gopacket.DecodeFeedback
 		df.SetTruncated()
 		return off, herr(CodeTruncated, "rdma_optinfo padding", off, "need %d octets, have %d", p, len(data)-off)
 	}
+	for _, c := range data[off : off+p] {
+		if c != 0 {
+			h.notes.add(CodeNonZeroPadding, pvtdata.SeverityWarning, off, uint32(p), 0)
+			break
+		}
+	}
 	return off + p, nil
 }
 
@@ -350,7 +356,7 @@ func (h *Header) decodeLists(data []byte, off int) (int, error) {
 			return off, herr(CodeBadDiscriminator, "write list chunk "+strconv.Itoa(i), off, "discriminator %d is not 0 or 1", d)
 		}
 		var err error
-		off, err = h.decodeChunk(data, off+4, "write list chunk "+strconv.Itoa(i), &total, max, false)
+		off, err = h.decodeChunk(data, off+4, i, &total, max, false)
 		if err != nil {
 			return off, err
 		}
@@ -366,23 +372,32 @@ func (h *Header) decodeLists(data []byte, off int) (int, error) {
 	case 1:
 		h.HasReply = true
 		total = 0
-		return h.decodeChunk(data, off+4, "reply chunk", &total, max, true)
+		return h.decodeChunk(data, off+4, -1, &total, max, true)
 	}
 	return off, herr(CodeBadDiscriminator, "reply chunk", off, "discriminator %d is not 0 or 1", d)
 }
 
-func (h *Header) decodeChunk(data []byte, off int, what string, total *int, max int, reply bool) (int, error) {
+func chunkName(i int) string {
+	if i < 0 {
+		return "reply chunk"
+	}
+	return "write list chunk " + strconv.Itoa(i)
+}
+
+// decodeChunk reads a write chunk (index i of the write list) or, with
+// reply set, the reply chunk.
+func (h *Header) decodeChunk(data []byte, off int, i int, total *int, max int, reply bool) (int, error) {
 	if len(data)-off < 4 {
-		return off, herr(CodeChunkListUnterminated, what+" segment count", off, "need 4 octets, have %d", len(data)-off)
+		return off, herr(CodeChunkListUnterminated, chunkName(i)+" segment count", off, "need 4 octets, have %d", len(data)-off)
 	}
 	n := be32(data, off)
 	off += 4
 	if room := (len(data) - off) / 16; uint64(n) > uint64(room) {
-		return off - 4, herr(CodeSegmentCountOverrun, what+" segment count", off-4,
+		return off - 4, herr(CodeSegmentCountOverrun, chunkName(i)+" segment count", off-4,
 			"%d segments need %d octets, only %d left", n, uint64(n)*16, len(data)-off)
 	}
 	if *total+int(n) > max {
-		return off - 4, herr(CodeSegmentCap, what, off-4, "%d segments exceed the configured cap of %d per list", *total+int(n), max)
+		return off - 4, herr(CodeSegmentCap, chunkName(i), off-4, "%d segments exceed the configured cap of %d per list", *total+int(n), max)
 	}
 	*total += int(n)
 	sp := span{start: len(h.segs), n: int(n)}
@@ -730,6 +745,9 @@ func (h *Header) AppendFindings(dst []pvtdata.Finding) []pvtdata.Finding {
 			f.Message = fmt.Sprintf("rdma_err %d is not defined in version %d; %d octets left undecoded", n.a, n.b, len(h.Unknown))
 		case CodeDeprecatedProc:
 			f.Message = fmt.Sprintf("%s is not to be used (RFC 8166 §4.5; reserved in version 2)", Proc(n.a))
+		case CodeNonZeroPadding:
+			f.Message = fmt.Sprintf("the %d XDR padding octets after rdma_optinfo are not zero", n.a)
+			f.Section = "RFC 4506 §4.10"
 		case CodeUnexpectedPayload:
 			f.Message = fmt.Sprintf("%d octets follow a %s header, which carries no RPC message", n.a, h.Proc)
 		}

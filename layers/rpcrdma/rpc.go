@@ -156,17 +156,26 @@ func need(data []byte, off, n int, what string, df gopacket.DecodeFeedback) erro
 	return nil
 }
 
-func readAuth(data []byte, off int, what string, a *Auth, df gopacket.DecodeFeedback) (int, error) {
-	if err := need(data, off, 8, what+" flavor/length", df); err != nil {
+// authFields names the parts of an opaque_auth in errors, without
+// building strings on the success path.
+type authFields struct{ head, length, body string }
+
+var (
+	credFields = authFields{"credential flavor/length", "credential length", "credential body"}
+	verfFields = authFields{"verifier flavor/length", "verifier length", "verifier body"}
+)
+
+func readAuth(data []byte, off int, what *authFields, a *Auth, df gopacket.DecodeFeedback) (int, error) {
+	if err := need(data, off, 8, what.head, df); err != nil {
 		return off, err
 	}
 	a.Flavor = be32(data, off)
 	n := be32(data, off+4)
 	off += 8
 	if n > 400 {
-		return off - 4, rerr(CodeRPCTruncated, what+" length", off-4, "%d exceeds the 400 octets RFC 5531 allows", n)
+		return off - 4, rerr(CodeRPCTruncated, what.length, off-4, "%d exceeds the 400 octets RFC 5531 allows", n)
 	}
-	if err := need(data, off, pad4(int(n)), what+" body", df); err != nil {
+	if err := need(data, off, pad4(int(n)), what.body, df); err != nil {
 		return off, err
 	}
 	a.Body = data[off : off+int(n)]
@@ -197,13 +206,13 @@ func (r *RPC) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 			r.notes.add(CodeRPCBadVersion, pvtdata.SeverityError, 8, r.RPCVersion, 0)
 		}
 		off = 24
-		if off, err = readAuth(data, off, "credential", &r.Cred, df); err != nil {
+		if off, err = readAuth(data, off, &credFields, &r.Cred, df); err != nil {
 			break
 		}
 		if r.Cred.Flavor == AuthSys {
 			r.HasSys = parseAuthSys(r.Cred.Body, &r.AuthSys)
 		}
-		off, err = readAuth(data, off, "verifier", &r.Verf, df)
+		off, err = readAuth(data, off, &verfFields, &r.Verf, df)
 	case MsgReply:
 		if err = need(data, off, 4, "reply_stat", df); err != nil {
 			break
@@ -212,7 +221,7 @@ func (r *RPC) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 		off += 4
 		switch r.ReplyStat {
 		case ReplyAccepted:
-			if off, err = readAuth(data, off, "verifier", &r.Verf, df); err != nil {
+			if off, err = readAuth(data, off, &verfFields, &r.Verf, df); err != nil {
 				break
 			}
 			if err = need(data, off, 4, "accept_stat", df); err != nil {

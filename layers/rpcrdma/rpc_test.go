@@ -1,0 +1,231 @@
+package rpcrdma
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/gopacket/gopacket"
+)
+
+// The NFSv4.2 EXCHANGE_ID call of frame 8 of the rxe capture (RPC header
+// through the first operation code), after its 48-octet transport header.
+const realCallHex = "c04e396a 00000000 00000002 000186a3 00000004 00000001 00000001 0000001c 00000000 00000006 636c6965 6e740000 00000000 00000000 00000000 00000000 00000000" +
+	" 00000000 00000002 00000001 0000002a"
+
+func TestRPCRealCall(t *testing.T) {
+	var r RPC
+	if err := r.DecodeFromBytes(unhex(t, realCallHex), gopacket.NilDecodeFeedback); err != nil {
+		t.Fatal(err)
+	}
+	if r.XID != 0xc04e396a || r.MsgType != MsgCall || r.RPCVersion != 2 || r.Program != ProgNFS || r.ProgVersion != 4 || r.Procedure != 1 {
+		t.Errorf("decoded %+v", r)
+	}
+	if r.Cred.Flavor != AuthSys || !r.HasSys || string(r.AuthSys.MachineName) != "client" || r.AuthSys.UID != 0 || r.Verf.Flavor != AuthNone {
+		t.Errorf("credential %+v %+v", r.Cred, r.AuthSys)
+	}
+	if len(r.Payload) != 16 || r.NextLayerType() != LayerTypeNFS {
+		t.Errorf("payload %x next %v", r.Payload, r.NextLayerType())
+	}
+	var n NFS
+	if err := n.DecodeBody(r.Program, r.ProgVersion, r.Procedure, false, r.Payload, gopacket.NilDecodeFeedback); err != nil {
+		t.Fatal(err)
+	}
+	if !n.Compound || n.MinorVersion != 2 || n.NumOps != 1 || len(n.Ops) != 1 || n.Ops[0].Opcode != 42 {
+		t.Errorf("nfs %+v", n)
+	}
+	if s := string(n.AppendSummary(nil)); s != "V4 Call COMPOUND EXCHANGE_ID" {
+		t.Errorf("summary %q", s)
+	}
+	if s := string(r.AppendSummary(nil)); s != "RPC Call xid=0xc04e396a NFS v4 proc=1" {
+		t.Errorf("rpc summary %q", s)
+	}
+}
+
+func buildRPC(t *testing.T, r *RPC, body []byte) []byte {
+	t.Helper()
+	buf := gopacket.NewSerializeBuffer()
+	if len(body) > 0 {
+		b, _ := buf.PrependBytes(len(body))
+		copy(b, body)
+	}
+	if err := r.SerializeTo(buf, gopacket.SerializeOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return append([]byte(nil), buf.Bytes()...)
+}
+
+func TestRPCReplies(t *testing.T) {
+	cases := []struct {
+		name string
+		r    RPC
+		want string
+		sum  string
+	}{
+		{"success", RPC{XID: 1, MsgType: MsgReply, ReplyStat: ReplyAccepted, AcceptStat: AcceptSuccess},
+			"rpc.replystat=0 rpc.state_accept=0", "RPC Reply xid=0x00000001 SUCCESS"},
+		{"prog mismatch", RPC{XID: 2, MsgType: MsgReply, ReplyStat: ReplyAccepted, AcceptStat: AcceptProgMismatch, Low: 3, High: 4},
+			"rpc.replystat=0 rpc.state_accept=2 rpc.programversion.min=3 rpc.programversion.max=4", "RPC Reply xid=0x00000002 PROG_MISMATCH"},
+		{"rpc mismatch", RPC{XID: 3, MsgType: MsgReply, ReplyStat: ReplyDenied, RejectStat: RejectRPCMismatch, Low: 2, High: 2},
+			"rpc.replystat=1 rpc.state_reject=0 rpc.version.min=2 rpc.version.max=2", "RPC Reply xid=0x00000003 denied RPC_MISMATCH"},
+		{"auth error", RPC{XID: 4, MsgType: MsgReply, ReplyStat: ReplyDenied, RejectStat: RejectAuthError, AuthStat: 5},
+			"rpc.replystat=1 rpc.state_reject=1 rpc.state_auth=5", "RPC Reply xid=0x00000004 denied AUTH_ERROR"},
+	}
+	for _, tc := range cases {
+		var r RPC
+		if err := r.DecodeFromBytes(buildRPC(t, &tc.r, nil), gopacket.NilDecodeFeedback); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		c := collect{}
+		r.VisitFields(c)
+		var got []string
+		for _, f := range []string{"rpc.replystat", "rpc.state_accept", "rpc.state_reject", "rpc.state_auth", "rpc.programversion.min", "rpc.programversion.max", "rpc.version.min", "rpc.version.max"} {
+			if v := c.get(f); v != "" {
+				got = append(got, f+"="+v)
+			}
+		}
+		if g := strings.Join(got, " "); g != tc.want {
+			t.Errorf("%s: %s, want %s", tc.name, g, tc.want)
+		}
+		if s := string(r.AppendSummary(nil)); s != tc.sum {
+			t.Errorf("%s: summary %q, want %q", tc.name, s, tc.sum)
+		}
+	}
+}
+
+func TestRPCErrors(t *testing.T) {
+	cases := []struct{ name, hex, code, field string }{
+		{"short", "00000001", CodeRPCTruncated, "xid/msg_type"},
+		{"bad msg type", "00000001 00000002", CodeRPCBadMsgType, "msg_type"},
+		{"call cut", "00000001 00000000 00000002 000186a3", CodeRPCTruncated, "rpcvers/prog/vers/proc"},
+		{"huge credential", "00000001 00000000 00000002 000186a3 00000003 00000000 00000001 00000400", CodeRPCTruncated, "credential length"},
+		{"credential cut", "00000001 00000000 00000002 000186a3 00000003 00000000 00000001 00000010 0000", CodeRPCTruncated, "credential body"},
+		{"bad reply stat", "00000001 00000001 00000007", CodeRPCBadMsgType, "reply_stat"},
+	}
+	for _, tc := range cases {
+		var r RPC
+		err := r.DecodeFromBytes(unhex(t, tc.hex), gopacket.NilDecodeFeedback)
+		var e *Error
+		if !errors.As(err, &e) || e.Code != tc.code || e.Field != tc.field {
+			t.Errorf("%s: %v, want %s in %q", tc.name, err, tc.code, tc.field)
+		}
+	}
+	var r RPC
+	if err := r.DecodeFromBytes(unhex(t, "00000001 00000000 00000003 000186a5 00000003 00000001 00000000 00000000 00000000 00000000"), gopacket.NilDecodeFeedback); err != nil {
+		t.Fatal(err)
+	}
+	if f := r.AppendFindings(nil); len(f) != 1 || f[0].Code != CodeRPCBadVersion {
+		t.Errorf("rpcvers 3: findings %v", f)
+	}
+}
+
+func TestNFSProcedureNames(t *testing.T) {
+	cases := []struct {
+		prog, vers, proc uint32
+		reply            bool
+		body             string
+		sum              string
+	}{
+		{ProgNFS, 3, 6, false, "", "V3 Call READ"},
+		{ProgNFS, 3, 7, true, "00000046", "V3 Reply WRITE NFS3ERR_STALE"},
+		{ProgNFS, 2, 17, false, "", "V2 Call STATFS"},
+		{ProgNFS, 4, 0, false, "", "V4 Call NULL"},
+		{ProgMount, 3, 1, false, "", "MOUNT V3 Call MNT"},
+		{ProgNLM, 4, 2, false, "", "NLM V4 Call LOCK"},
+		{ProgNFSACL, 3, 1, false, "", "NFS_ACL V3 Call GETACL"},
+		{ProgNFSACL, 2, 3, false, "", "NFS_ACL V2 Call GETATTR"},
+	}
+	for _, tc := range cases {
+		var n NFS
+		if err := n.DecodeBody(tc.prog, tc.vers, tc.proc, tc.reply, unhex(t, tc.body), gopacket.NilDecodeFeedback); err != nil {
+			t.Fatal(err)
+		}
+		if s := string(n.AppendSummary(nil)); s != tc.sum {
+			t.Errorf("summary %q, want %q", s, tc.sum)
+		}
+		c := collect{}
+		n.VisitFields(c)
+		if len(c) == 0 {
+			t.Errorf("%s: no fields", tc.sum)
+		}
+	}
+}
+
+func TestNFSCompoundWalk(t *testing.T) {
+	// SEQUENCE, PUTFH, LOOKUP "dir", GETFH, GETATTR, then an op with
+	// unknown arguments (WRITE_SAME) and two more.
+	call := "00000004 74616731 00000002 00000008" + // tag "tag1", minor 2, 8 ops
+		" 00000035" + strings.Repeat("00", 32) +
+		" 00000016 00000004 01020304" +
+		" 0000000f 00000003 64697200" +
+		" 0000000a" +
+		" 00000009 00000002 00000010 00000020" +
+		" 00000046 00000000" +
+		" 00000009 00000000 0000000a"
+	var n NFS
+	if err := n.DecodeBody(ProgNFS, 4, 1, false, unhex(t, call), gopacket.NilDecodeFeedback); err != nil {
+		t.Fatal(err)
+	}
+	if s := string(n.AppendSummary(nil)); s != "V4 Call COMPOUND SEQUENCE PUTFH LOOKUP GETFH GETATTR WRITE_SAME +2" {
+		t.Errorf("summary %q", s)
+	}
+	if string(n.Tag) != "tag1" || n.Undecoded != 2 {
+		t.Errorf("tag %q undecoded %d", n.Tag, n.Undecoded)
+	}
+	if f := n.AppendFindings(nil); len(f) != 1 || f[0].Code != CodeNFSOpsUndecoded || !strings.Contains(f[0].Message, "WRITE_SAME") {
+		t.Errorf("findings %v", f)
+	}
+	// A reply: SEQUENCE ok, PUTFH ok, LOOKUP NOENT (the compound stops).
+	reply := "00000002 00000000 00000003" +
+		" 00000035 00000000" + strings.Repeat("00", 36) +
+		" 00000016 00000000" +
+		" 0000000f 00000002"
+	if err := n.DecodeBody(ProgNFS, 4, 1, true, unhex(t, reply), gopacket.NilDecodeFeedback); err != nil {
+		t.Fatal(err)
+	}
+	if s := string(n.AppendSummary(nil)); s != "V4 Reply COMPOUND NFS4ERR_NOENT SEQUENCE PUTFH LOOKUP" {
+		t.Errorf("summary %q", s)
+	}
+	// More operations claimed than bytes: counted, a finding, no loop.
+	if err := n.DecodeBody(ProgNFS, 4, 1, false, unhex(t, "00000000 00000001 7fffffff 00000018"), gopacket.NilDecodeFeedback); err != nil {
+		t.Fatal(err)
+	}
+	if len(n.Ops) != 1 || n.Undecoded != 0x7fffffff-1 {
+		t.Errorf("ops %d undecoded %d", len(n.Ops), n.Undecoded)
+	}
+	if f := n.AppendFindings(nil); len(f) == 0 || f[0].Code != CodeNFSTooManyOps {
+		t.Errorf("findings %v", f)
+	}
+}
+
+func TestMessageXIDMismatch(t *testing.T) {
+	h := Header{XID: 0x11111111, Version: 1, Credits: 1, Proc: ProcMsg}
+	rpc := buildRPC(t, &RPC{XID: 0x22222222, MsgType: MsgCall, RPCVersion: 2, Program: ProgNFS, ProgVersion: 3, Procedure: 0}, nil)
+	var m Message
+	if err := m.Decode(build(t, &h, rpc), nil); err != nil {
+		t.Fatal(err)
+	}
+	f := m.AppendFindings(nil)
+	if len(f) != 1 || f[0].Code != CodeXIDMismatch || f[0].Offset != 28 {
+		t.Errorf("findings %v", f)
+	}
+	if len(m.Layers(nil)) != 3 {
+		t.Errorf("layers %d", len(m.Layers(nil)))
+	}
+}
+
+func TestMessageOptionalWithRPC(t *testing.T) {
+	h := Header{XID: 5, Version: 2, Credits: 1, Proc: ProcOptional, OptType: 7, OptInfo: []byte{1, 2, 3}}
+	rpc := buildRPC(t, &RPC{XID: 5, MsgType: MsgCall, RPCVersion: 2, Program: ProgNFS, ProgVersion: 4, Procedure: 0}, nil)
+	var m Message
+	if err := m.Decode(build(t, &h, rpc), nil); err != nil {
+		t.Fatal(err)
+	}
+	if !m.HasRPC || !m.HasNFS || m.RPC.XID != 5 || m.RPCOffset != 16+8+4 {
+		t.Errorf("rpc %v nfs %v off %d", m.HasRPC, m.HasNFS, m.RPCOffset)
+	}
+	// Opaque bytes after RDMA_OPTIONAL that are not an RPC stay payload.
+	if err := m.Decode(build(t, &h, []byte{9, 9, 9, 9, 9, 9, 9, 9}), nil); err != nil || m.HasRPC {
+		t.Errorf("err %v rpc %v", err, m.HasRPC)
+	}
+}
