@@ -45,41 +45,63 @@ var onesLRH = [8]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
 // crcOnesLRH is the CRC state after the 8 octets of ones.
 var crcOnesLRH = crc32.Update(0, crc32.IEEETable, onesLRH[:])
 
+// The masking helpers below feed the packet's own bytes and the masked
+// octets one at a time instead of copying headers into a local array: a
+// local array passed to crc32.Update escapes to the heap (Update calls
+// through a function variable), and the fast path must not allocate.
+
+// crcByte adds one octet to a CRC-32 (IEEE) state as crc32.Update would.
+func crcByte(crc uint32, b byte) uint32 {
+	crc = ^crc
+	crc = crc32.IEEETable[byte(crc)^b] ^ crc>>8
+	return ^crc
+}
+
 func crcIPv4Masked(crc uint32, h []byte) uint32 {
-	var m [60]byte
-	n := copy(m[:], h)
-	m[1] = 0xff               // TOS
-	m[8] = 0xff               // TTL
-	m[10], m[11] = 0xff, 0xff // header checksum
-	return crc32.Update(crc, crc32.IEEETable, m[:n])
+	if len(h) < 12 {
+		return crc32.Update(crc, crc32.IEEETable, h)
+	}
+	crc = crcByte(crc, h[0])
+	crc = crcByte(crc, 0xff) // TOS
+	crc = crc32.Update(crc, crc32.IEEETable, h[2:8])
+	crc = crcByte(crc, 0xff) // TTL
+	crc = crcByte(crc, h[9])
+	crc = crcByte(crc, 0xff) // header checksum
+	crc = crcByte(crc, 0xff)
+	return crc32.Update(crc, crc32.IEEETable, h[12:min(len(h), 60)])
 }
 
 // crcIPv6Masked masks an IPv6 header or a GRH (same layout of the first
 // eight octets): traffic class, flow label, hop limit.
 func crcIPv6Masked(crc uint32, h []byte) uint32 {
-	var m [40]byte
-	n := copy(m[:], h)
-	m[0] |= 0x0f
-	m[1], m[2], m[3] = 0xff, 0xff, 0xff
-	m[7] = 0xff
-	return crc32.Update(crc, crc32.IEEETable, m[:n])
+	if len(h) < 8 {
+		return crc32.Update(crc, crc32.IEEETable, h)
+	}
+	crc = crcByte(crc, h[0]|0x0f)
+	crc = crcByte(crc, 0xff)
+	crc = crcByte(crc, 0xff)
+	crc = crcByte(crc, 0xff)
+	crc = crc32.Update(crc, crc32.IEEETable, h[4:7])
+	crc = crcByte(crc, 0xff) // hop limit
+	return crc32.Update(crc, crc32.IEEETable, h[8:min(len(h), 40)])
 }
 
 func crcUDPMasked(crc uint32, h []byte) uint32 {
-	var m [8]byte
-	n := copy(m[:], h)
-	m[6], m[7] = 0xff, 0xff
-	return crc32.Update(crc, crc32.IEEETable, m[:n])
+	if len(h) < 6 {
+		return crc32.Update(crc, crc32.IEEETable, h)
+	}
+	crc = crc32.Update(crc, crc32.IEEETable, h[:6])
+	crc = crcByte(crc, 0xff) // checksum
+	return crcByte(crc, 0xff)
 }
 
 // crcBTHOn finishes an ICRC over ib (BTH … payload, pad, ICRC): the BTH with
 // its octet 4 masked, then everything up to the ICRC. It returns the value
 // the four ICRC octets must hold, read big-endian.
 func crcBTHOn(crc uint32, ib []byte) uint32 {
-	var m [bthLen]byte
-	copy(m[:], ib)
-	m[4] = 0xff
-	crc = crc32.Update(crc, crc32.IEEETable, m[:])
+	crc = crc32.Update(crc, crc32.IEEETable, ib[:4])
+	crc = crcByte(crc, 0xff) // FECN, BECN, reserved
+	crc = crc32.Update(crc, crc32.IEEETable, ib[5:bthLen])
 	crc = crc32.Update(crc, crc32.IEEETable, ib[bthLen:len(ib)-icrcLen])
 	return bits.ReverseBytes32(crc)
 }
