@@ -354,6 +354,7 @@ type sendAcc struct {
 const maxSendAccs = 1 << 16
 
 type sendKey struct {
-	host Peer
+	host Peer // IB: the receiving host; iWARP: the sending TCP end
+	peer Peer // iWARP: the receiving TCP end
 	qp   uint32
 }

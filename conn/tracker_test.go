@@ -275,6 +275,11 @@ func TestTrafficChecks(t *testing.T) {
 			ev.RPCRDMA = false
 			return []*SendEvent{ev}
 		}, nil},
+		{"send with invalidate, R from neither", linuxServerPD, linuxServerPD, func() []*SendEvent {
+			reply := send(11, false, 200)
+			reply.Invalidate, reply.InvalidateSTag = true, 0xabc
+			return []*SendEvent{reply}
+		}, []string{CodeSendInvNotNegotiated}},
 		{"send with invalidate, R only from client", linuxClientPD, linuxServerPD, func() []*SendEvent {
 			call := send(10, true, 200)
 			call.XID, call.Handles = 7, []uint32{0xabc}
@@ -321,6 +326,17 @@ func TestTrafficChecks(t *testing.T) {
 					got = append(got, f.Code)
 					if f.Frame < 10 {
 						t.Errorf("finding %s at frame %d", f.Code, f.Frame)
+					}
+				}
+			}
+			for _, f := range c.Findings {
+				if f.Code == CodeSendInvNotNegotiated {
+					// Error unless the receiving client set R (the Linux
+					// server's deviation: a warning with that context).
+					linux := tc.client != nil && tc.client[5] == 1
+					if want := map[bool]pvtdata.Severity{true: pvtdata.SeverityWarning, false: pvtdata.SeverityError}[linux]; f.Severity != want ||
+						linux != strings.Contains(f.Message, "svcrdma") {
+						t.Errorf("severity %s for %q", f.Severity, f.Message)
 					}
 				}
 			}

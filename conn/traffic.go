@@ -91,10 +91,19 @@ func (t *Tracker) Send(ev *SendEvent) {
 	}
 	if ev.Invalidate {
 		if !c.Negotiated.RemoteInvalidation {
-			t.finding(c, pvtdata.Finding{Code: CodeSendInvNotNegotiated, Severity: pvtdata.SeverityError,
+			sev, context := pvtdata.SeverityError, ""
+			clientR := c.ClientData.Effective().RemoteInvalidation
+			if !toServer && clientR {
+				// The receiver said it can take it: a deviation, not a
+				// breakage. It is what the Linux server does.
+				sev = pvtdata.SeverityWarning
+				context = "; the client, which receives it, did set R, so it copes, but RFC 8797 requires both peers' R. " +
+					"This is the Linux server's behaviour: svcrdma always sends R=0 yet uses Send with Invalidate whenever the client set R (svc_rdma_parse_connect_private takes sc_snd_w_inv from the client's flags only)"
+			}
+			t.finding(c, pvtdata.Finding{Code: CodeSendInvNotNegotiated, Severity: sev,
 				Section: "RFC 8797 §4.1", Layer: "conn", Frame: frame, Offset: -1,
-				Message: fmt.Sprintf("%s Send with Invalidate of STag 0x%08x%s, but remote invalidation was not negotiated (%s)",
-					directionName(toServer), ev.InvalidateSTag, xid, whoSetR(c))})
+				Message: fmt.Sprintf("%s Send with Invalidate of STag 0x%08x%s, but remote invalidation was not negotiated (%s)%s",
+					directionName(toServer), ev.InvalidateSTag, xid, whoSetR(c), context)})
 		}
 		if toServer {
 			t.finding(c, pvtdata.Finding{Code: CodeSendInvFromRequester, Severity: pvtdata.SeverityWarning,

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cmpd-dissect/cmpd-dissect/view"
+)
+
+func init() { addCommand(newCheckCmd) }
+
+func newCheckCmd() *cobra.Command {
+	var (
+		flags       trackFlags
+		expectFile  string
+		writeExpect string
+		format      string
+	)
+	cmd := &cobra.Command{
+		Use:   "check [--expect FILE] [--format text|json|junit] CAPTURE… | check --write-expect FILE CAPTURE…",
+		Short: "CI check: fail when a capture has an error finding or its connections differ from an expectation file",
+		Long: `check follows the connections of the captures as "conns" does and compares them with an
+expectation file (YAML: per connection, matched by transport, service or addresses, the expected
+state, negotiated values and the finding codes allowed).
+
+Exit status: 0 when there is no error finding and every connection matches the expectations;
+1 when something differs, with a list of each difference; 2 for bad usage or unusable input.
+
+--write-expect FILE writes the current result as the expectation file, so a CI job can pin a
+known-good capture. --format junit writes a JUnit XML report for CI systems.`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			switch format {
+			case "text", "json", "junit":
+			default:
+				return usageErr("check: --format must be text, json or junit, not %q", format)
+			}
+			if writeExpect != "" && expectFile != "" {
+				return usageErr("check: --expect and --write-expect are exclusive")
+			}
+			var exp *view.Expectations
+			if expectFile != "" {
+				e, err := view.LoadExpectations(expectFile)
+				if err != nil {
+					return usageErr("check: %v", err)
+				}
+				exp = e
+			}
+			t, err := trackCaptures(cmd, args, &flags)
+			if err != nil {
+				return err
+			}
+			cs := t.tracker.Connections()
+			if writeExpect != "" {
+				var b bytes.Buffer
+				if err := view.WriteExpectations(&b, view.ExpectationsFrom(cs, t.other()), strings.Join(args, " ")); err != nil {
+					return err
+				}
+				if err := os.WriteFile(writeExpect, b.Bytes(), 0o644); err != nil {
+					return usageErr("check: %v", err)
+				}
+				return nil
+			}
+			res := view.Check(cs, t.other(), exp)
+			out := cmd.OutOrStdout()
+			switch format {
+			case "json":
+				err = view.WriteCheckJSON(out, res)
+			case "junit":
+				err = view.WriteCheckJUnit(out, res, "cmpd-dissect check "+strings.Join(args, " "))
+			default:
+				err = view.WriteCheckText(out, res)
+			}
+			if err != nil {
+				return err
+			}
+			if !res.Pass {
+				return findingsErr("")
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&expectFile, "expect", "", "expectation file (YAML) the connections must match")
+	cmd.Flags().StringVar(&writeExpect, "write-expect", "", "write the current result as an expectation file and exit")
+	cmd.Flags().StringVar(&format, "format", "text", "verdict format: text, json or junit")
+	flags.register(cmd)
+	return cmd
+}

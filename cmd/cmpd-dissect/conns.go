@@ -1,0 +1,165 @@
+package main
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cmpd-dissect/cmpd-dissect/conn"
+	"github.com/cmpd-dissect/cmpd-dissect/dissect"
+	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
+	"github.com/cmpd-dissect/cmpd-dissect/view"
+)
+
+func init() { addCommand(newConnsCmd) }
+
+// trackFlags are the connection tracker's options, shared by conns and
+// check, with the usual input options (-r, -i, -c, -a, --roce-port …).
+type trackFlags struct {
+	input    inputFlags
+	mode     string
+	maxConns int
+	timeout  time.Duration
+}
+
+func (f *trackFlags) register(cmd *cobra.Command) {
+	fs := cmd.Flags()
+	fs.StringVar(&f.mode, "mode", "rfc8797", "how the receivers read the private data for the negotiation: rfc8797, draft or linux")
+	fs.IntVar(&f.maxConns, "max-connections", conn.DefaultMaxConnections, "connections followed at once; the oldest is evicted beyond it (finding conn.table-full)")
+	fs.DurationVar(&f.timeout, "conn-timeout", conn.DefaultTimeout, "capture time after which an unanswered request or disconnect is timed out")
+	f.input.register(cmd)
+}
+
+func (f *trackFlags) config() (conn.Config, error) {
+	mode, err := pvtdata.ParseMode(f.mode)
+	if err != nil {
+		return conn.Config{}, usageErr("--mode: %v", err)
+	}
+	if f.maxConns <= 0 {
+		return conn.Config{}, usageErr("--max-connections must be positive, not %d", f.maxConns)
+	}
+	if f.timeout <= 0 {
+		return conn.Config{}, usageErr("--conn-timeout must be positive, not %s", f.timeout)
+	}
+	return conn.Config{Mode: mode, MaxConnections: f.maxConns, Timeout: f.timeout}, nil
+}
+
+// maxFrameFindings caps the decode findings kept from frames (the rest are
+// counted), so a damaged multi-GB capture cannot exhaust memory.
+const maxFrameFindings = 10000
+
+// tracked is the result of following the connections of some captures.
+type tracked struct {
+	tracker *conn.Tracker
+	// frameFindings are the findings raised while decoding frames (warning
+	// and error only), dropped counts those beyond maxFrameFindings.
+	frameFindings []pvtdata.Finding
+	dropped       int
+	frames        int
+}
+
+// other returns the findings that belong to no connection: the frames'
+// and the tracker's own.
+func (t *tracked) other() []pvtdata.Finding {
+	out := append([]pvtdata.Finding(nil), t.frameFindings...)
+	out = append(out, t.tracker.Findings()...)
+	if t.dropped > 0 {
+		out = append(out, pvtdata.Finding{Code: "conn.findings-suppressed", Severity: pvtdata.SeverityInfo, Offset: -1,
+			Message: fmt.Sprintf("%d more frame findings were not kept (limit %d)", t.dropped, maxFrameFindings)})
+	}
+	return out
+}
+
+// trackCaptures dissects every frame of the captures (files, -r, or -i
+// live) and feeds the tracker.
+func trackCaptures(cmd *cobra.Command, files []string, flags *trackFlags) (*tracked, error) {
+	cfg, err := flags.config()
+	if err != nil {
+		return nil, err
+	}
+	it, err := flags.input.open(cmd, files)
+	if err != nil {
+		return nil, err
+	}
+	defer it.close()
+	t := &tracked{tracker: conn.New(cfg)}
+	err = it.each(flags.input.dissector(), func(rec *dissect.Record) (bool, error) {
+		t.frames++
+		t.tracker.Record(rec)
+		for _, f := range rec.Findings {
+			if f.Severity < pvtdata.SeverityWarning {
+				continue
+			}
+			if len(t.frameFindings) >= maxFrameFindings {
+				t.dropped++
+				continue
+			}
+			t.frameFindings = append(t.frameFindings, f)
+		}
+		return true, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	t.tracker.Finish()
+	return t, nil
+}
+
+func newConnsCmd() *cobra.Command {
+	var (
+		flags   trackFlags
+		asJSON  bool
+		verbose bool
+	)
+	cmd := &cobra.Command{
+		Use:   "conns [--json | -V] CAPTURE…",
+		Short: "List the RDMA connections of captures: who connected, what each side advertised, what was negotiated",
+		Long: `conns follows every IB CM (RoCEv2, RoCEv1, InfiniBand) and iWARP MPA connection setup in the
+captures (read in order; "-" is stdin): client and server, service, QPNs, state with the frame
+of each step, each side's private data decoded (RFC 8797 and other ULPs), the negotiated inline
+thresholds and remote invalidation, and the findings of the checks of the traffic that follows.
+
+Default: a table with one row per connection. --json: one JSON object per connection per line.
+-V: the ladder of each connection (message, frame, time, direction) with the findings at the
+step where they arise.`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if asJSON && verbose {
+				return usageErr("conns: --json and -V are exclusive")
+			}
+			t, err := trackCaptures(cmd, args, &flags)
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			cs := t.tracker.Connections()
+			switch {
+			case asJSON:
+				return view.WriteConnsJSON(out, cs)
+			case verbose:
+				if err := view.WriteConnsLadder(out, cs); err != nil {
+					return err
+				}
+			default:
+				if err := view.WriteConnsTable(out, cs); err != nil {
+					return err
+				}
+			}
+			if other := t.tracker.Findings(); len(other) > 0 {
+				fmt.Fprintf(out, "\nOutside any connection:\n")
+				for _, f := range other {
+					fmt.Fprintf(out, "  ! frame %d: %s\n", f.Frame, f.String())
+				}
+			}
+			if len(cs) == 0 {
+				fmt.Fprintf(cmd.ErrOrStderr(), "conns: no connection setup in %d frames\n", t.frames)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "one JSON object per connection per line")
+	cmd.Flags().BoolVarP(&verbose, "verbose", "V", false, "the ladder of each connection with its findings")
+	flags.register(cmd)
+	return cmd
+}

@@ -1,0 +1,306 @@
+package conn
+
+import (
+	"net"
+	"net/netip"
+
+	"github.com/cmpd-dissect/cmpd-dissect/dissect"
+	"github.com/cmpd-dissect/cmpd-dissect/layers/ibcm"
+	"github.com/cmpd-dissect/cmpd-dissect/layers/mpa"
+	"github.com/cmpd-dissect/cmpd-dissect/layers/rpcrdma"
+)
+
+// frameView is what Record gathers from one record's layers before turning
+// it into events.
+type frameView struct {
+	ip       bool
+	src, dst netip.Addr
+	tcp      bool
+	sport    uint16
+	dport    uint16
+	lrh      *ibcm.LRH
+	grh      *ibcm.GRH
+	mad      *ibcm.MAD
+	// The transport packet being gathered: an IB BTH (with its IETH) or an
+	// iWARP RDMAP message, and the RPC-over-RDMA header decoded after it.
+	bth   *ibcm.BTH
+	ieth  *ibcm.IETH
+	rdmap *mpa.RDMAP
+	rpc   *rpcrdma.Header
+}
+
+// transport says which RDMA transport carried the frame.
+func (v *frameView) transport() Transport {
+	switch {
+	case v.lrh != nil:
+		return IB
+	case v.grh != nil && !v.ip:
+		return RoCEv1
+	case v.tcp:
+		return IWARP
+	case v.ip:
+		return RoCEv2
+	}
+	return TransportUnknown
+}
+
+// ends returns the network ends of the frame: IP addresses (and TCP ports),
+// or LIDs and GIDs.
+func (v *frameView) ends() (src, dst Peer) {
+	if v.lrh != nil {
+		src.LID, dst.LID = v.lrh.SLID, v.lrh.DLID
+	}
+	switch {
+	case v.ip:
+		src.Addr, dst.Addr = v.src, v.dst
+	case v.grh != nil:
+		src.Addr, dst.Addr = v.grh.SrcGID(), v.grh.DstGID()
+	}
+	if v.tcp {
+		src.Port, dst.Port = v.sport, v.dport
+	}
+	return src, dst
+}
+
+func ipAddr(ip net.IP) netip.Addr {
+	a, _ := netip.AddrFromSlice(ip)
+	return a.Unmap()
+}
+
+// Record turns one dissected frame into tracker events: CM messages, MPA
+// start-up frames and complete Sends with their RPC-over-RDMA header. The
+// record is not kept.
+//
+// A Send completes at its last packet (IB SEND LAST/ONLY, iWARP DDP segment
+// with L set). The RPC-over-RDMA header decoded from a Send follows the
+// transport layers of the packet that completed it (or of its first
+// packet) in the record.
+func (t *Tracker) Record(rec *dissect.Record) {
+	if t.finished {
+		return
+	}
+	var v frameView
+	for i, l := range rec.Layers {
+		switch x := l.(type) {
+		case *dissect.IPv4:
+			v.ip, v.src, v.dst = true, ipAddr(x.SrcIP), ipAddr(x.DstIP)
+		case *dissect.IPv6:
+			v.ip, v.src, v.dst = true, ipAddr(x.SrcIP), ipAddr(x.DstIP)
+		case *dissect.TCP:
+			v.tcp, v.sport, v.dport = true, uint16(x.SrcPort), uint16(x.DstPort)
+		case *ibcm.LRH:
+			v.lrh = x
+		case *ibcm.GRH:
+			v.grh = x
+		case *ibcm.MAD:
+			v.mad = x
+		case *ibcm.CM:
+			t.recordCM(rec, &v, x, rec.Offsets[i])
+		case *mpa.Frame:
+			t.recordMPA(rec, &v, x, rec.Offsets[i])
+		case *ibcm.BTH:
+			t.packetDone(rec, &v)
+			v.bth = x
+		case *ibcm.IETH:
+			v.ieth = x
+		case *mpa.RDMAP:
+			t.packetDone(rec, &v)
+			v.rdmap = x
+		case *rpcrdma.Header:
+			if v.rpc == nil {
+				v.rpc = x
+			}
+		}
+	}
+	t.packetDone(rec, &v)
+}
+
+// packetDone accounts the transport packet gathered in v to its Send and
+// hands the Send to the checks when the packet completes it.
+func (t *Tracker) packetDone(rec *dissect.Record, v *frameView) {
+	switch {
+	case v.bth != nil:
+		t.recordIBSend(rec, v)
+	case v.rdmap != nil:
+		t.recordIWARPSend(rec, v)
+	}
+	v.bth, v.ieth, v.rdmap, v.rpc = nil, nil, nil, nil
+}
+
+// mpaHeaderLen is the MPA start-up frame header before the private data:
+// key (16), flags, revision, PD_Length (2).
+const mpaHeaderLen = 20
+
+func (t *Tracker) recordMPA(rec *dissect.Record, v *frameView, f *mpa.Frame, off int) {
+	ev := MPAEvent{Frame: rec.Frame, Time: rec.Time, Revision: f.Revision, Flags: f.Flags,
+		PrivateData: f.PrivateData, ULPOffset: f.ULPOffset}
+	ev.Src, ev.Dst = v.ends()
+	switch {
+	case f.Kind == mpa.FrameRequest:
+		ev.Type = MPARequest
+	case f.Rejected():
+		ev.Type = MPAReject
+	default:
+		ev.Type = MPAReply
+	}
+	if off >= 0 {
+		ev.PrivateDataAt = off + mpaHeaderLen
+	}
+	t.MPA(&ev)
+}
+
+func (t *Tracker) recordIBSend(rec *dissect.Record, v *frameView) {
+	op := v.bth.OpCode
+	if op.Transport() != "RC" || !op.IsSend() {
+		return
+	}
+	src, dst := v.ends()
+	k := sendKey{host: hostKey(dst), qp: v.bth.DestQP}
+	last := false
+	switch op & 0x1f {
+	case 0x02, 0x03, 0x04, 0x05, 0x16, 0x17: // LAST and ONLY
+		last = true
+	}
+	acc := t.sendAcc(k, op.IsSendFirstOrOnly(), rec.Frame)
+	if acc == nil {
+		return // the first packet of this Send was not captured
+	}
+	acc.length += v.bth.PayloadLength
+	if v.rpc != nil && !acc.rpc {
+		acc.rpc, acc.xid, acc.proc = true, v.rpc.XID, uint32(v.rpc.Proc)
+		acc.hs = appendHandles(acc.hs[:0], v.rpc)
+	}
+	if !last {
+		return
+	}
+	ev := SendEvent{Transport: v.transport(), Src: src, Dst: dst, DestQP: v.bth.DestQP, Invalidate: op.IsInvalidate()}
+	if ev.Invalidate && v.ieth != nil {
+		ev.InvalidateSTag = v.ieth.RKey
+	}
+	t.sendComplete(rec, k, acc, &ev)
+}
+
+func (t *Tracker) recordIWARPSend(rec *dissect.Record, v *frameView) {
+	r := v.rdmap
+	if r.Tagged || r.QN != 0 || !r.Opcode.IsSend() {
+		return
+	}
+	src, dst := v.ends()
+	k := sendKey{host: src, peer: dst, qp: r.MSN}
+	acc := t.sendAcc(k, r.MO == 0, rec.Frame)
+	if acc == nil {
+		return
+	}
+	acc.length = max(acc.length, int(r.MO)+len(r.LayerPayload()))
+	if v.rpc != nil && !acc.rpc {
+		acc.rpc, acc.xid, acc.proc = true, v.rpc.XID, uint32(v.rpc.Proc)
+		acc.hs = appendHandles(acc.hs[:0], v.rpc)
+	}
+	if !r.Last {
+		return
+	}
+	ev := SendEvent{Transport: IWARP, Src: src, Dst: dst}
+	if r.Opcode == mpa.OpSendInvalidate || r.Opcode == mpa.OpSendSEInval {
+		ev.Invalidate, ev.InvalidateSTag = true, r.InvalidateSTag
+	}
+	t.sendComplete(rec, k, acc, &ev)
+}
+
+// sendAcc returns the accumulator of the Send k, starting a new one at the
+// first packet of a Send; nil when the Send's first packet was not seen.
+func (t *Tracker) sendAcc(k sendKey, first bool, frame int) *sendAcc {
+	if t.sends == nil {
+		t.sends = map[sendKey]*sendAcc{}
+	}
+	acc := t.sends[k]
+	if !first {
+		return acc
+	}
+	if acc == nil {
+		if len(t.sends) >= maxSendAccs {
+			clear(t.sends)
+		}
+		acc = &sendAcc{}
+		t.sends[k] = acc
+	}
+	*acc = sendAcc{first: frame, hs: acc.hs[:0]}
+	return acc
+}
+
+func (t *Tracker) sendComplete(rec *dissect.Record, k sendKey, acc *sendAcc, ev *SendEvent) {
+	ev.FirstFrame, ev.LastFrame, ev.Time, ev.Length = acc.first, rec.Frame, rec.Time, acc.length
+	ev.RPCRDMA, ev.XID, ev.Proc, ev.Handles = acc.rpc, acc.xid, acc.proc, acc.hs
+	t.Send(ev)
+	delete(t.sends, k)
+}
+
+// appendHandles appends every chunk-segment handle h offers.
+func appendHandles(dst []uint32, h *rpcrdma.Header) []uint32 {
+	for _, r := range h.Reads {
+		dst = append(dst, r.Handle)
+	}
+	for _, w := range h.Writes {
+		for _, s := range w.Segments {
+			dst = append(dst, s.Handle)
+		}
+	}
+	if h.HasReply {
+		for _, s := range h.Reply.Segments {
+			dst = append(dst, s.Handle)
+		}
+	}
+	return dst
+}
+
+// cmPrivateDataAt is where each CM message's private data starts in the CM
+// attribute data (wire-formats.md §3, include/rdma/ibta_vol1_c12.h).
+var cmPrivateDataAt = map[uint16]int{
+	ibcm.AttrREQ: 140, ibcm.AttrMRA: 10, ibcm.AttrREJ: 84, ibcm.AttrREP: 36, ibcm.AttrRTU: 8,
+	ibcm.AttrDREQ: 12, ibcm.AttrDREP: 8, ibcm.AttrSIDRReq: 16, ibcm.AttrSIDRRep: 96,
+	ibcm.AttrLAP: 64, ibcm.AttrAPR: 84,
+}
+
+func (t *Tracker) recordCM(rec *dissect.Record, v *frameView, cm *ibcm.CM, off int) {
+	ev := CMEvent{Frame: rec.Frame, Time: rec.Time, Transport: v.transport(), Type: CMType(cm.AttributeID),
+		PrivateData: cm.PrivateData, ULPOffset: cm.ULPOffset}
+	ev.Src, ev.Dst = v.ends()
+	if v.mad != nil {
+		ev.TID = v.mad.TransactionID
+	}
+	if at, ok := cmPrivateDataAt[cm.AttributeID]; ok && off >= 0 {
+		ev.PrivateDataAt = off + at
+	}
+	switch cm.AttributeID {
+	case ibcm.AttrREQ:
+		r := &cm.REQ
+		ev.LocalCommID, ev.ServiceID, ev.QPN = r.LocalCommID, uint64(r.ServiceID), r.LocalQPN
+	case ibcm.AttrREP:
+		r := &cm.REP
+		ev.LocalCommID, ev.RemoteCommID, ev.QPN = r.LocalCommID, r.RemoteCommID, r.LocalQPN
+	case ibcm.AttrREJ:
+		r := &cm.REJ
+		ev.LocalCommID, ev.RemoteCommID = r.LocalCommID, r.RemoteCommID
+		ev.RejectReason, ev.RejectReasonName = r.Reason, ibcm.RejectReasonName(r.Reason)
+	case ibcm.AttrMRA:
+		ev.LocalCommID, ev.RemoteCommID = cm.MRA.LocalCommID, cm.MRA.RemoteCommID
+	case ibcm.AttrRTU:
+		ev.LocalCommID, ev.RemoteCommID = cm.RTU.LocalCommID, cm.RTU.RemoteCommID
+	case ibcm.AttrDREQ:
+		ev.LocalCommID, ev.RemoteCommID, ev.QPN = cm.DREQ.LocalCommID, cm.DREQ.RemoteCommID, cm.DREQ.RemoteQPN
+	case ibcm.AttrDREP:
+		ev.LocalCommID, ev.RemoteCommID = cm.DREP.LocalCommID, cm.DREP.RemoteCommID
+	case ibcm.AttrSIDRReq:
+		r := &cm.SIDRReq
+		ev.LocalCommID, ev.ServiceID = r.RequestID, uint64(r.ServiceID)
+	case ibcm.AttrSIDRRep:
+		r := &cm.SIDRRep
+		ev.LocalCommID, ev.ServiceID, ev.QPN, ev.SIDRStatus = r.RequestID, uint64(r.ServiceID), r.QPN, r.Status
+	default:
+		// LAP, APR and ClassPortInfo take no part in setup and teardown.
+		return
+	}
+	if cm.HasIPCM {
+		ev.CMAValid, ev.CMASrc, ev.CMADst, ev.CMAPort = true, cm.IPCM.Src, cm.IPCM.Dst, cm.IPCM.SrcPort
+	}
+	t.CM(&ev)
+}
