@@ -37,6 +37,8 @@ const RoCEv2Port = 4791
 type Options struct {
 	// RoCEPorts are UDP ports decoded as RoCEv2 in addition to 4791.
 	RoCEPorts []uint16
+	// IWARP bounds iWARP TCP reassembly (zero fields: defaults).
+	IWARP IWARPConfig
 }
 
 // Dissector decodes frames into Records. It is not safe for concurrent use;
@@ -164,15 +166,50 @@ func (d *Dissector) dissectEthernet(data []byte) {
 	d.decodeChain(d.ethParser, data, 0)
 }
 
+// findingsAppender is implemented by layers that report what they noticed
+// (offsets relative to the layer's first byte).
+type findingsAppender interface {
+	AppendFindings(dst []pvtdata.Finding) []pvtdata.Finding
+}
+
+// collectFindings appends the findings of the layers from index start on,
+// their offsets made frame-relative.
+func (d *Dissector) collectFindings(start int) {
+	r := &d.rec
+	for i := start; i < len(r.Layers); i++ {
+		fa, ok := r.Layers[i].(findingsAppender)
+		if !ok {
+			continue
+		}
+		off := r.Offsets[i]
+		first := len(r.Findings)
+		r.Findings = fa.AppendFindings(r.Findings)
+		for k := first; k < len(r.Findings); k++ {
+			f := &r.Findings[k]
+			f.Frame = r.Frame
+			if f.Offset >= 0 && off >= 0 {
+				f.Offset += off
+			} else {
+				f.Offset = -1
+			}
+		}
+	}
+}
+
 // decodeChain runs a DecodingLayerParser over data (which starts at frame
-// offset base), adds what it decoded to the record, turns a failure into a
-// finding, and dispatches the payload of the last layer.
+// offset base), adds what it decoded to the record, checks the ICRC of an
+// IB packet, collects the layers' findings and turns a failure into one,
+// then dispatches the payload of the last layer (extra RoCE port, iWARP
+// reassembly, RC Sends).
 func (d *Dissector) decodeChain(c chain, data []byte, base int) {
 	d.decoded = d.decoded[:0]
 	p := c.p
 	err := p.DecodeLayers(data, &d.decoded)
-	frameData := d.rec.Data
+	r := &d.rec
+	frameData := r.Data
+	first := len(r.Layers)
 	var last decodingLayer
+	var netFlow gopacket.Flow
 	for _, t := range d.decoded {
 		l := d.layerFor(t)
 		if l == nil {
@@ -182,9 +219,17 @@ func (d *Dissector) decodeChain(c chain, data []byte, base int) {
 		if !ok {
 			continue
 		}
-		d.rec.Add(l, offsetIn(frameData, dl.LayerContents()))
+		switch ip := l.(type) {
+		case *IPv4:
+			netFlow = ip.NetworkFlow()
+		case *IPv6:
+			netFlow = ip.NetworkFlow()
+		}
+		r.Add(l, offsetIn(frameData, dl.LayerContents()))
 		last = dl
 	}
+	bth := d.ext.checkICRC()
+	d.collectFindings(first)
 	if err != nil {
 		off, name := base, c.first
 		if last != nil {
@@ -196,33 +241,28 @@ func (d *Dissector) decodeChain(c chain, data []byte, base int) {
 			d.finding(CodeMalformed, pvtdata.SeverityError, layerName(name), off,
 				fmt.Sprintf("%s at frame offset %d: %v", layerName(name), off, err))
 		}
-		return
-	}
-	if p.Truncated {
+	} else if p.Truncated {
 		off := base
 		if last != nil {
 			off = offsetIn(frameData, last.LayerContents())
 		}
-		d.finding(CodeTruncated, pvtdata.SeverityWarning, d.rec.Layers[len(d.rec.Layers)-1].Proto().Name, off,
-			fmt.Sprintf("frame cut at %d of %d bytes by the capture's snap length", d.rec.CaptureLength, d.rec.Length))
+		d.finding(CodeTruncated, pvtdata.SeverityWarning, r.Layers[len(r.Layers)-1].Proto().Name, off,
+			fmt.Sprintf("frame cut at %d of %d bytes by the capture's snap length", r.CaptureLength, r.Length))
 	}
-	if last == nil {
+	if last == nil || err != nil {
 		return
 	}
 	switch l := last.(type) {
 	case *UDP:
-		if d.IsRoCEPort(uint16(l.DstPort)) && len(l.Payload) > 0 {
+		if l.DstPort != RoCEv2Port && l.SrcPort != RoCEv2Port && d.IsRoCEPort(uint16(l.DstPort)) && len(l.Payload) > 0 {
 			d.ext.dissectRoCEv2(l.Payload)
 		}
 	case *TCP:
-		d.ext.dissectTCP(l)
-	case *Ethernet:
-		if l.EthernetType == etherTypeRoCEv1 {
-			d.ext.dissectRoCEv1(l.Payload)
-		}
-	case *VLAN:
-		if l.Type == etherTypeRoCEv1 {
-			d.ext.dissectRoCEv1(l.Payload)
+		d.ext.dissectTCP(l, netFlow)
+	default:
+		if bth != nil && decodeSend != nil && bth.OpCode.IsSend() {
+			// The Send payload is what follows the last extension header.
+			d.send(bth, last.LayerPayload())
 		}
 	}
 }
@@ -245,9 +285,6 @@ func newChain(first gopacket.LayerType, ls ...gopacket.DecodingLayer) chain {
 	p.IgnoreUnsupported = true
 	return chain{p: p, first: first}
 }
-
-// etherTypeRoCEv1 is the EtherType of RoCE version 1 (GRH follows).
-const etherTypeRoCEv1 = layers.EthernetType(0x8915)
 
 // layerFor returns the record layer that decoded layer type t.
 func (d *Dissector) layerFor(t gopacket.LayerType) field.Layer {
@@ -328,9 +365,15 @@ func RecordFinding(re *source.RecordError) pvtdata.Finding {
 	}
 }
 
-// transportProtos are the layers that make a frame "not RDMA" by themselves.
-var transportProtos = map[*field.Proto]bool{
-	ProtoFrame: true, ProtoEthernet: true, ProtoVLAN: true, ProtoIPv4: true, ProtoIPv6: true, ProtoUDP: true, ProtoTCP: true,
+// IsTransport reports the protocols of dissect's own adapters (frame,
+// Ethernet, VLAN, IPv4, IPv6, UDP, TCP): they do not make a frame
+// RDMA-relevant by themselves, and report only their own fields.
+func IsTransport(p *field.Proto) bool {
+	switch p {
+	case ProtoFrame, ProtoEthernet, ProtoVLAN, ProtoIPv4, ProtoIPv6, ProtoUDP, ProtoTCP:
+		return true
+	}
+	return false
 }
 
 // Relevant reports whether a record is RDMA-relevant (shown by default):
@@ -340,7 +383,7 @@ func Relevant(r *Record) bool {
 		return true
 	}
 	for _, l := range r.Layers {
-		if !transportProtos[l.Proto()] {
+		if !IsTransport(l.Proto()) {
 			return true
 		}
 	}

@@ -45,7 +45,10 @@ func (c *collector) want(f *field.Field) int {
 	return s
 }
 
-// collect resets and gathers the wanted fields of r.
+// collect resets and gathers the wanted fields of r. A layer may report
+// fields of other protocols in subtrees (the CM layer reports the pvtdata
+// decode under its private data), so every layer is visited except
+// dissect's transport adapters, which report only their own fields.
 func (c *collector) collect(r *dissect.Record) {
 	c.vals = c.vals[:0]
 	c.arena = c.arena[:0]
@@ -53,7 +56,8 @@ func (c *collector) collect(r *dissect.Record) {
 		return
 	}
 	for _, l := range r.Layers {
-		if c.protos[l.Proto()] {
+		p := l.Proto()
+		if c.protos[p] || !dissect.IsTransport(p) {
 			l.VisitFields(c)
 		}
 	}

@@ -85,12 +85,18 @@ func (n andNode) eval(f *Filter, r *dissect.Record) bool { return n.a.eval(f, r)
 func (n orNode) eval(f *Filter, r *dissect.Record) bool  { return n.a.eval(f, r) || n.b.eval(f, r) }
 func (n notNode) eval(f *Filter, r *dissect.Record) bool { return !n.a.eval(f, r) }
 
-// protoNode tests that a layer of the protocol is present.
+// protoNode tests that a layer of the protocol is present, or a field of
+// it reported inside another layer (pvtdata under the CM private data).
 type protoNode struct{ p *field.Proto }
 
 func (n protoNode) eval(f *Filter, r *dissect.Record) bool {
 	for _, l := range r.Layers {
 		if l.Proto() == n.p {
+			return true
+		}
+	}
+	for i := range f.col.vals {
+		if f.col.vals[i].f.Proto == n.p {
 			return true
 		}
 	}
@@ -470,6 +476,12 @@ func (p *parser) parsePrimary() (node, error) {
 	if p.tok.kind != tkOp {
 		if isField {
 			return presenceNode{slot: p.col.want(f)}, nil
+		}
+		if !dissect.IsTransport(proto) {
+			// Its fields may be reported inside other layers.
+			for _, pf := range proto.Fields {
+				p.col.want(pf)
+			}
 		}
 		return protoNode{p: proto}, nil
 	}
