@@ -192,3 +192,6 @@ func hostPort(host string, port int) string {
 	}
 	return host + ":" + strconv.Itoa(port)
 }
+
+// String returns h in lower-case hex.
+func (h HexBytes) String() string { return hex.EncodeToString(h) }

@@ -75,7 +75,7 @@ The librdmacm part needs a build with -tags rdmacm (cgo, librdmacm-dev).`,
 			if fromConn != nil && !cmd.Flags().Changed("port") && fromConn.Port != 0 {
 				port = fromConn.Port
 			}
-			cfg := replay.Config{Role: replay.Role(role), Addr: addr, Source: src, Port: port,
+			cfg := replay.Config{Role: replay.Role(role), Addr: addr, Source: src, Port: port, Reject: reject,
 				Timeout: timeout, Hold: hold}
 			if err := cfg.Validate(); err != nil {
 				return usageErr("replay: %v", err)

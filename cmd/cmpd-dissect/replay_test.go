@@ -1,0 +1,89 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cmpd-dissect/cmpd-dissect/replay"
+)
+
+func runCmd(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var o, e bytes.Buffer
+	code = run(args, strings.NewReader(""), &o, &e)
+	return code, o.String(), e.String()
+}
+
+func TestReplayWithoutRDMACM(t *testing.T) {
+	if replay.Built {
+		t.Skip("built with -tags rdmacm")
+	}
+	code, _, stderr := runCmd(t, "replay", "--role", "client", "--addr", "192.0.2.2", "--client-pd", "f6ab0e1801010303")
+	if code != exitUsage || !strings.Contains(stderr, "built without rdmacm support") {
+		t.Errorf("exit %d, stderr %q: want exit %d and the without-rdmacm message", code, stderr, exitUsage)
+	}
+}
+
+func TestReplayUsageErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"replay", "--list"},
+		{"replay", "--from", "../../testdata/pcaps/real/rxe-nfs42-rdma.pcap", "--conn", "2"},
+		{"replay", "--from", "../../testdata/pcaps/real/no-such.pcap", "--list"},
+	} {
+		if code, _, stderr := runCmd(t, args...); code != exitUsage || stderr == "" {
+			t.Errorf("%v: exit %d, stderr %q, want %d with a message", args, code, stderr, exitUsage)
+		}
+	}
+	if replay.Built {
+		for _, args := range [][]string{
+			{"replay", "--role", "client", "--client-pd", "f6ab"},                                  // no address
+			{"replay", "--role", "client", "--addr", "192.0.2.2", "--client-pd", "f6a"},            // odd hex
+			{"replay", "--role", "client", "--addr", "192.0.2.2", "--client-pd", "00", "--reject"}, // client rejects
+			{"replay", "--role", "peer", "--addr", "192.0.2.2"},
+		} {
+			if code, _, _ := runCmd(t, args...); code != exitUsage {
+				t.Errorf("%v: exit %d, want %d", args, code, exitUsage)
+			}
+		}
+	}
+}
+
+// replay --from CAPTURE --list reads the kernel's NFS connection from both
+// real captures.
+func TestReplayListRealCaptures(t *testing.T) {
+	for _, f := range []string{"rxe-nfs42-rdma.pcap", "siw-nfs42-rdma.pcap"} {
+		code, stdout, stderr := runCmd(t, "replay", "--from", "../../testdata/pcaps/real/"+f, "--list")
+		if code != exitOK {
+			t.Fatalf("%s: exit %d: %s", f, code, stderr)
+		}
+		var c replay.Conn
+		if err := json.Unmarshal([]byte(stdout), &c); err != nil {
+			t.Fatalf("%s: %v: %q", f, err, stdout)
+		}
+		if !strings.HasPrefix(c.ClientPrivateData.String(), "f6ab0e1801010303") ||
+			!strings.HasPrefix(c.ServerPrivateData.String(), "f6ab0e1801000303") || c.Port != 20049 {
+			t.Errorf("%s: %+v", f, c)
+		}
+	}
+}
+
+// Every live capture passes cmpd-dissect check against its expectation
+// file, written from what was sent and what Linux is known to send.
+func TestLiveCapturesPassCheck(t *testing.T) {
+	caps, _ := filepath.Glob("../../testdata/pcaps/real/live-*.pcap")
+	if len(caps) == 0 {
+		t.Skip("no live captures (make live-traces)")
+	}
+	for _, c := range caps {
+		name := strings.TrimSuffix(filepath.Base(c), ".pcap")
+		t.Run(name, func(t *testing.T) {
+			code, stdout, stderr := runCmd(t, "check", "--expect", "../../testdata/expect/"+name+".yaml", c)
+			if code != exitOK {
+				t.Errorf("exit %d\n%s%s", code, stdout, stderr)
+			}
+		})
+	}
+}

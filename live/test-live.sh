@@ -1,0 +1,44 @@
+#!/bin/bash
+# test-live.sh: make test-live. Runs the live-traces harness into a fresh
+# directory, then checks every fresh capture:
+#   - cmpd-dissect check --expect testdata/expect/live-NAME.yaml: the
+#     decode matches what was sent (replay) or what the kernel is known to
+#     send (NFS), with no unexpected finding;
+#   - go test ./replay -run Live with CMPD_LIVE_DIR: what each side's
+#     librdmacm handed up is what the capture carries, and the re-driven
+#     connections carry the source capture's private data.
+# Prints the time each part took. Usage: live/test-live.sh [REGEX]
+set -uo pipefail
+REPO=$(cd "$(dirname "$0")/.." && pwd)
+CACHE=${LIVE_CACHE:-/var/cache/cmpd-dissect-live}
+FRESH=$CACHE/fresh
+T0=$(date +%s)
+rm -rf "$FRESH" && mkdir -p "$FRESH"
+
+"$REPO/live/live-traces.sh" -o "$FRESH" "$@" || exit 1
+T1=$(date +%s)
+
+BIN=$CACHE/bin/cmpd-dissect # built by live-traces.sh (-tags rdmacm)
+fails=0 n=0
+for cap in "$FRESH"/live-*.pcap; do
+	name=$(basename "$cap" .pcap)
+	exp=$REPO/testdata/expect/$name.yaml
+	n=$((n + 1))
+	if [ ! -e "$exp" ]; then
+		echo "FAIL $name: no expectation file $exp"
+		fails=$((fails + 1))
+		continue
+	fi
+	if out=$("$BIN" check --expect "$exp" "$cap" 2>&1); then
+		echo "ok   $name"
+	else
+		echo "FAIL $name: cmpd-dissect check --expect $exp"
+		echo "$out" | sed 's/^/     /'
+		fails=$((fails + 1))
+	fi
+done
+echo "== librdmacm reports against the captures (go test ./replay -run Live)"
+(cd "$REPO" && CMPD_LIVE_DIR=$FRESH go test -count=1 -run 'Live' ./replay) || fails=$((fails + 1))
+T2=$(date +%s)
+echo "test-live: $n captures, $fails failure(s); harness $((T1 - T0)) s, checks $((T2 - T1)) s, total $((T2 - T0)) s"
+[ "$fails" = 0 ]
