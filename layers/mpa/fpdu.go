@@ -123,7 +123,6 @@ type FPDU struct {
 	CRCStatus    CRCStatus
 	Markers      []Marker
 
-	markers [MaxMarkers]Marker
 	scratch []byte
 }
 
@@ -193,9 +192,8 @@ func PeekULPDULength(b []byte, off int, markers bool) (n int, ok bool) {
 // after it are the Payload of no one and ignored (LayerPayload is the
 // ULPDU).
 func (f *FPDU) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
-	opts, scratch := f.Options, f.scratch
-	*f = FPDU{Options: opts, scratch: scratch[:0]}
-	f.Markers = f.markers[:0]
+	opts, scratch, markers := f.Options, f.scratch, f.Markers
+	*f = FPDU{Options: opts, scratch: scratch[:0], Markers: markers[:0]}
 	n, ok := PeekULPDULength(data, opts.StreamOffset, opts.Markers)
 	if !ok {
 		df.SetTruncated()
