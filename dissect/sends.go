@@ -1,0 +1,584 @@
+package dissect
+
+import (
+	"fmt"
+	"runtime"
+	"sort"
+	"sync"
+	"unsafe"
+	"weak"
+
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
+
+	"github.com/cmpd-dissect/cmpd-dissect/layers/ibcm"
+	"github.com/cmpd-dissect/cmpd-dissect/layers/rpcrdma"
+	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
+)
+
+// This file decodes complete RDMA Send payloads as RPC-over-RDMA (the
+// decodeSend hook) and reassembles InfiniBand/RoCE RC Sends that span
+// several packets (SEND_FIRST … SEND_LAST) by PSN (the ibSendPiece hook).
+
+// Finding codes of the RC Send reassembly.
+const (
+	// CodeSendLimit: a multi-packet Send exceeded SendsConfig.MaxSendBytes,
+	// or partial Sends were evicted to respect MaxBufferedBytes or
+	// MaxQPs. The Send is not decoded. Severity warning.
+	CodeSendLimit = "ib.send-limit"
+	// CodeSendGap: a packet of a multi-packet Send is missing from the
+	// capture (PSN jumped); the Send is not decoded. Severity warning.
+	CodeSendGap = "ib.send-gap"
+	// CodeSendIncomplete: a new Send began on the QP, or the capture
+	// ended, before the SEND_LAST of a partial Send. Severity warning.
+	CodeSendIncomplete = "ib.send-incomplete"
+	// CodeSendOrphan: SEND_MIDDLE/LAST without its SEND_FIRST (the capture
+	// started inside the Send). Severity info.
+	CodeSendOrphan = "ib.send-orphan"
+)
+
+// SendsConfig bounds the RC Send reassembly and the RPC-over-RDMA decoding
+// of Sends. Zero fields take the defaults of DefaultSendsConfig.
+type SendsConfig struct {
+	// MaxSendBytes caps one reassembled Send.
+	MaxSendBytes int
+	// MaxBufferedBytes caps the octets held for all partial Sends.
+	MaxBufferedBytes int
+	// MaxQPs caps the QPs tracked at once (least recently used evicted).
+	MaxQPs int
+	// MaxChunkSegments caps the segments of one RPC-over-RDMA chunk list.
+	MaxChunkSegments int
+	// MaxCalls caps the outstanding RPC calls remembered to name replies.
+	MaxCalls int
+}
+
+// DefaultSendsConfig: 1 MiB Sends, 16 MiB buffered, 4096 QPs, 1024
+// segments per chunk list, 65536 outstanding calls.
+func DefaultSendsConfig() SendsConfig {
+	return SendsConfig{MaxSendBytes: 1 << 20, MaxBufferedBytes: 16 << 20, MaxQPs: 4096,
+		MaxChunkSegments: rpcrdma.DefaultMaxSegments, MaxCalls: 1 << 16}
+}
+
+func (c SendsConfig) withDefaults() SendsConfig {
+	d := DefaultSendsConfig()
+	if c.MaxSendBytes <= 0 {
+		c.MaxSendBytes = d.MaxSendBytes
+	}
+	if c.MaxBufferedBytes <= 0 {
+		c.MaxBufferedBytes = d.MaxBufferedBytes
+	}
+	if c.MaxQPs <= 0 {
+		c.MaxQPs = d.MaxQPs
+	}
+	if c.MaxChunkSegments <= 0 {
+		c.MaxChunkSegments = d.MaxChunkSegments
+	}
+	if c.MaxCalls <= 0 {
+		c.MaxCalls = d.MaxCalls
+	}
+	return c
+}
+
+// QPKey names the receive side of an RC QP: the network endpoints (IP
+// addresses for RoCEv2, GIDs for RoCEv1/GRH, LIDs for native IB) and the
+// destination QP number.
+type QPKey struct {
+	Net    gopacket.Flow
+	DestQP uint32
+}
+
+// QPKeyOf builds the key of the packet in rec from its innermost
+// addressing layer.
+func QPKeyOf(rec *Record, destQP uint32) QPKey {
+	return QPKey{Net: netFlowOf(rec), DestQP: destQP}
+}
+
+var lidEndpoint = gopacket.RegisterEndpointType(1910, gopacket.EndpointTypeMetadata{Name: "IB LID",
+	Formatter: func(b []byte) string { return fmt.Sprintf("LID %d", uint16(b[0])<<8|uint16(b[1])) }})
+
+func netFlowOf(rec *Record) gopacket.Flow {
+	var f gopacket.Flow
+	for _, l := range rec.Layers {
+		switch x := l.(type) {
+		case *IPv4:
+			f = x.NetworkFlow()
+		case *IPv6:
+			f = x.NetworkFlow()
+		case *ibcm.GRH:
+			f = gopacket.NewFlow(layers.EndpointIPv6, x.SGID[:], x.DGID[:])
+		case *ibcm.LRH:
+			if f == (gopacket.Flow{}) {
+				f = gopacket.NewFlow(lidEndpoint, []byte{byte(x.SLID >> 8), byte(x.SLID)}, []byte{byte(x.DLID >> 8), byte(x.DLID)})
+			}
+		}
+	}
+	return f
+}
+
+// RCSendStats counts what the reassembly saw.
+type RCSendStats struct {
+	// Packets of multi-packet Sends; Sends completed and handed on;
+	// Duplicates (retransmitted packets ignored); Dropped partial Sends.
+	Packets, Sends, Duplicates, Dropped int
+}
+
+// rcQP is the reassembly state of one QP.
+type rcQP struct {
+	key        QPKey
+	active     bool   // a Send is being reassembled
+	dropping   bool   // the rest of a broken Send is ignored until FIRST/ONLY
+	first      uint32 // PSN of its SEND_FIRST
+	next       uint32 // PSN expected next
+	firstFrame int
+	buf        []byte
+	used       uint64 // LRU clock
+	// The PSN range of the last completed Send, to recognise its
+	// retransmitted packets.
+	hasDone             bool
+	doneFirst, doneLast uint32
+}
+
+// RCSends reassembles multi-packet RC Sends (SEND_FIRST, SEND_MIDDLE,
+// SEND_LAST[_IMM|_INV]) per QP in PSN order and hands each complete Send to
+// decodeSend. Retransmitted packets (PSN before the one expected, or of
+// the Send just completed) are ignored; a PSN gap drops the Send with a
+// finding. Memory is bounded by SendsConfig.
+type RCSends struct {
+	cfg      SendsConfig
+	qps      map[QPKey]*rcQP
+	buffered int
+	clock    uint64
+	stats    RCSendStats
+}
+
+// NewRCSends returns an empty reassembly bounded by cfg (zero fields:
+// defaults).
+func NewRCSends(cfg SendsConfig) *RCSends {
+	return &RCSends{cfg: cfg.withDefaults(), qps: map[QPKey]*rcQP{}}
+}
+
+// Stats returns the counters so far.
+func (s *RCSends) Stats() RCSendStats { return s.stats }
+
+// Buffered returns the octets held for partial Sends.
+func (s *RCSends) Buffered() int { return s.buffered }
+
+// psnDiff is a−b in 24-bit PSN arithmetic, in −2²³ … 2²³−1.
+func psnDiff(a, b uint32) int32 { return int32((a-b)<<8) >> 8 }
+
+func psnIn(p, lo, hi uint32) bool { return psnDiff(p, lo) >= 0 && psnDiff(hi, p) >= 0 }
+
+func finding(rec *Record, code string, sev pvtdata.Severity, msg string) {
+	rec.Findings = append(rec.Findings, pvtdata.Finding{Code: code, Severity: sev, Message: msg,
+		Section: "IBTA Vol 1 §9.7", Frame: rec.Frame, Layer: "bth", Offset: -1})
+}
+
+func (s *RCSends) qp(rec *Record, key QPKey) *rcQP {
+	s.clock++
+	q := s.qps[key]
+	if q == nil {
+		if len(s.qps) >= s.cfg.MaxQPs {
+			s.evictLRU(rec)
+		}
+		q = &rcQP{key: key}
+		s.qps[key] = q
+	}
+	q.used = s.clock
+	return q
+}
+
+// evictLRU forgets the least recently used QP, preferring one with no
+// partial Send.
+func (s *RCSends) evictLRU(rec *Record) {
+	var victim *rcQP
+	for _, q := range s.qps {
+		if victim == nil || (victim.active && !q.active) || (victim.active == q.active && q.used < victim.used) {
+			victim = q
+		}
+	}
+	if victim == nil {
+		return
+	}
+	if victim.active {
+		finding(rec, CodeSendLimit, pvtdata.SeverityWarning, fmt.Sprintf(
+			"%d QPs tracked (limit %d): the partial Send of QP 0x%06x (first frame %d, %d octets) is dropped",
+			len(s.qps), s.cfg.MaxQPs, victim.key.DestQP, victim.firstFrame, len(victim.buf)))
+		s.abort(victim)
+	}
+	delete(s.qps, victim.key)
+}
+
+func (s *RCSends) abort(q *rcQP) {
+	if q.active {
+		s.stats.Dropped++
+	}
+	s.buffered -= len(q.buf)
+	q.active = false
+	q.release()
+}
+
+// release empties the buffer, keeping up to 64 KiB of capacity for the
+// QP's next Send.
+func (q *rcQP) release() {
+	if cap(q.buf) > 64<<10 {
+		q.buf = nil
+	} else {
+		q.buf = q.buf[:0]
+	}
+}
+
+// Packet takes one RC Send packet: op its BTH opcode, psn its PSN,
+// invRKey the IETH R_Key of SEND_LAST_WITH_INVALIDATE, payload what follows
+// the BTH and extension headers (without pad and ICRC). SEND_ONLY packets
+// are decoded at once (and end any partial Send on the QP).
+func (s *RCSends) Packet(rec *Record, key QPKey, op ibcm.Opcode, psn, invRKey uint32, payload []byte) {
+	psn &= 0xffffff
+	q := s.qp(rec, key)
+	switch op {
+	case ibcm.OpRCSendOnly, ibcm.OpRCSendOnlyImm, ibcm.OpRCSendOnlyInv:
+		if q.hasDone && psnIn(psn, q.doneFirst, q.doneLast) && !q.active {
+			s.stats.Duplicates++
+			return
+		}
+		s.incomplete(rec, q, "a SEND_ONLY")
+		q.dropping = false
+		q.hasDone, q.doneFirst, q.doneLast = true, psn, psn
+		s.stats.Sends++
+		if decodeSend != nil {
+			decodeSend(rec, payload, SendInfo{Transport: "ib", FirstFrame: rec.Frame, LastFrame: rec.Frame,
+				Invalidate: op == ibcm.OpRCSendOnlyInv, InvalidateSTag: invRKey, Length: len(payload)})
+		}
+		return
+	case ibcm.OpRCSendFirst:
+		s.stats.Packets++
+		if q.active && psn == q.first {
+			// The SEND_FIRST again: the requester went back to it.
+			s.stats.Duplicates++
+			s.buffered -= len(q.buf)
+			q.buf = q.buf[:0]
+			q.firstFrame = rec.Frame
+		} else {
+			if !q.active && q.hasDone && psnIn(psn, q.doneFirst, q.doneLast) {
+				s.stats.Duplicates++
+				return
+			}
+			s.incomplete(rec, q, "a SEND_FIRST")
+			q.active, q.first, q.firstFrame = true, psn, rec.Frame
+		}
+		q.dropping = false
+		q.next = (psn + 1) & 0xffffff
+		s.add(rec, q, payload)
+		return
+	case ibcm.OpRCSendMiddle, ibcm.OpRCSendLast, ibcm.OpRCSendLastImm, ibcm.OpRCSendLastInv:
+	default:
+		return
+	}
+	s.stats.Packets++
+	if !q.active {
+		switch {
+		case q.hasDone && psnIn(psn, q.doneFirst, q.doneLast):
+			s.stats.Duplicates++
+		case q.dropping:
+		default:
+			finding(rec, CodeSendOrphan, pvtdata.SeverityInfo, fmt.Sprintf(
+				"%s PSN %d on QP 0x%06x without its SEND_FIRST (the capture starts inside the Send)", op, psn, key.DestQP))
+			q.dropping = true
+		}
+		return
+	}
+	switch d := psnDiff(psn, q.next); {
+	case d < 0:
+		s.stats.Duplicates++ // retransmitted packet already placed
+		return
+	case d > 0:
+		finding(rec, CodeSendGap, pvtdata.SeverityWarning, fmt.Sprintf(
+			"QP 0x%06x: %s PSN %d, expected PSN %d: %d packets of the Send begun in frame %d were not captured; the Send is not decoded",
+			key.DestQP, op, psn, q.next, d, q.firstFrame))
+		s.abort(q)
+		q.dropping = true
+		return
+	}
+	q.next = (psn + 1) & 0xffffff
+	if !s.add(rec, q, payload) {
+		return
+	}
+	if op == ibcm.OpRCSendMiddle {
+		return
+	}
+	q.active = false
+	q.hasDone, q.doneFirst, q.doneLast = true, q.first, psn
+	s.stats.Sends++
+	s.buffered -= len(q.buf)
+	if decodeSend != nil {
+		decodeSend(rec, q.buf, SendInfo{Transport: "ib", FirstFrame: q.firstFrame, LastFrame: rec.Frame,
+			Invalidate: op == ibcm.OpRCSendLastInv, InvalidateSTag: invRKey, Length: len(q.buf)})
+	}
+	q.release()
+}
+
+// add appends payload to q's Send within the limits; false when the Send
+// was dropped.
+func (s *RCSends) add(rec *Record, q *rcQP, payload []byte) bool {
+	if len(q.buf)+len(payload) > s.cfg.MaxSendBytes {
+		finding(rec, CodeSendLimit, pvtdata.SeverityWarning, fmt.Sprintf(
+			"QP 0x%06x: the Send begun in frame %d exceeds the reassembly limit of %d octets; it is not decoded",
+			q.key.DestQP, q.firstFrame, s.cfg.MaxSendBytes))
+		s.abort(q)
+		q.dropping = true
+		return false
+	}
+	for s.buffered+len(payload) > s.cfg.MaxBufferedBytes {
+		oldest := s.oldestActive(q)
+		if oldest == nil {
+			finding(rec, CodeSendLimit, pvtdata.SeverityWarning, fmt.Sprintf(
+				"QP 0x%06x: buffering %d more octets would pass the limit of %d for all partial Sends; the Send is not decoded",
+				q.key.DestQP, len(payload), s.cfg.MaxBufferedBytes))
+			s.abort(q)
+			q.dropping = true
+			return false
+		}
+		finding(rec, CodeSendLimit, pvtdata.SeverityWarning, fmt.Sprintf(
+			"%d octets buffered for partial Sends (limit %d): the Send of QP 0x%06x begun in frame %d is dropped",
+			s.buffered, s.cfg.MaxBufferedBytes, oldest.key.DestQP, oldest.firstFrame))
+		s.abort(oldest)
+		oldest.dropping = true
+	}
+	q.buf = append(q.buf, payload...)
+	s.buffered += len(payload)
+	return true
+}
+
+func (s *RCSends) oldestActive(except *rcQP) *rcQP {
+	var o *rcQP
+	for _, q := range s.qps {
+		if q.active && q != except && (o == nil || q.used < o.used) {
+			o = q
+		}
+	}
+	return o
+}
+
+func (s *RCSends) incomplete(rec *Record, q *rcQP, what string) {
+	if !q.active {
+		return
+	}
+	finding(rec, CodeSendIncomplete, pvtdata.SeverityWarning, fmt.Sprintf(
+		"QP 0x%06x: %s arrived before the SEND_LAST of the Send begun in frame %d (PSN %d, %d octets so far); that Send is not decoded",
+		q.key.DestQP, what, q.firstFrame, q.first, len(q.buf)))
+	s.abort(q)
+}
+
+// Flush ends the input: every partial Send is reported incomplete (in the
+// order they began) and forgotten.
+func (s *RCSends) Flush(rec *Record) {
+	var open []*rcQP
+	for _, q := range s.qps {
+		if q.active {
+			open = append(open, q)
+		}
+	}
+	sort.Slice(open, func(i, j int) bool { return open[i].firstFrame < open[j].firstFrame })
+	for _, q := range open {
+		finding(rec, CodeSendIncomplete, pvtdata.SeverityWarning, fmt.Sprintf(
+			"QP 0x%06x: the capture ended before the SEND_LAST of the Send begun in frame %d (PSN %d, %d octets); it is not decoded",
+			q.key.DestQP, q.firstFrame, q.first, len(q.buf)))
+		s.abort(q)
+	}
+	clear(s.qps)
+	s.buffered = 0
+}
+
+// sendState is what one Dissector keeps for Sends: the RC reassembly, the
+// per-frame pool of decoded messages (Records are reused, so layers are
+// pooled per frame) and the outstanding RPC calls by xid.
+type sendState struct {
+	cfg   SendsConfig
+	rc    *RCSends
+	frame int
+	msgs  []*rpcrdma.Message
+	used  int
+	calls callTable
+}
+
+// The hooks below receive only the Record, so the state of each Dissector
+// is found by its (reused) Record, held weakly so that a Dissector that is
+// dropped takes its state with it.
+var sendStates = struct {
+	sync.Mutex
+	m map[weak.Pointer[Record]]*sendState
+}{m: map[weak.Pointer[Record]]*sendState{}}
+
+func stateFor(rec *Record) *sendState {
+	wp := weak.Make(rec)
+	sendStates.Lock()
+	defer sendStates.Unlock()
+	st := sendStates.m[wp]
+	if st == nil {
+		cfg := DefaultSendsConfig()
+		st = &sendState{cfg: cfg, rc: NewRCSends(cfg), frame: -1}
+		sendStates.m[wp] = st
+		runtime.AddCleanup(rec, func(wp weak.Pointer[Record]) {
+			sendStates.Lock()
+			delete(sendStates.m, wp)
+			sendStates.Unlock()
+		}, wp)
+	}
+	return st
+}
+
+// SetSendsConfig sets the limits of the Send reassembly and RPC-over-RDMA
+// decoding of d (before the first frame; partial Sends are dropped).
+func (d *Dissector) SetSendsConfig(cfg SendsConfig) {
+	st := stateFor(&d.rec)
+	st.cfg = cfg.withDefaults()
+	st.rc = NewRCSends(st.cfg)
+	st.calls = callTable{}
+}
+
+// SendStats returns d's RC Send reassembly counters.
+func (d *Dissector) SendStats() RCSendStats { return stateFor(&d.rec).rc.Stats() }
+
+// flushSends reports the RC Sends still partial at the end of input into
+// rec (the Dissector calls it from its end-of-input flush).
+func flushSends(rec *Record) {
+	stateFor(rec).rc.Flush(rec)
+}
+
+func init() {
+	decodeSend = decodeRPCRDMASend
+	ibSendPiece = func(rec *Record, bth *ibcm.BTH, payload []byte) {
+		var inv uint32
+		if bth.OpCode == ibcm.OpRCSendLastInv {
+			for _, l := range rec.Layers {
+				if e, ok := l.(*ibcm.IETH); ok {
+					inv = e.RKey
+				}
+			}
+		}
+		stateFor(rec).rc.Packet(rec, QPKeyOf(rec, bth.DestQP), bth.OpCode, bth.PSN, inv, payload)
+	}
+}
+
+// callTable remembers outstanding RPC calls by connection and xid, so a
+// reply's results can be named; bounded, oldest forgotten first.
+type callTable struct {
+	m     map[callKey]callInfo
+	order []callKey
+	head  int
+	max   int
+	conn  uint64
+}
+
+type callKey struct {
+	conn uint64
+	xid  uint32
+}
+
+type callInfo struct{ prog, vers, proc uint32 }
+
+// MatchCall implements rpcrdma.CallMatcher.
+func (c *callTable) MatchCall(r *rpcrdma.RPC) {
+	k := callKey{conn: c.conn, xid: r.XID}
+	if r.MsgType == rpcrdma.MsgReply {
+		if ci, ok := c.m[k]; ok {
+			r.SetCall(ci.prog, ci.vers, ci.proc)
+			delete(c.m, k)
+		}
+		return
+	}
+	if c.m == nil {
+		c.m = map[callKey]callInfo{}
+	}
+	if _, dup := c.m[k]; !dup {
+		if len(c.order) < c.max {
+			c.order = append(c.order, k)
+		} else {
+			delete(c.m, c.order[c.head])
+			c.order[c.head] = k
+			c.head = (c.head + 1) % len(c.order)
+		}
+	}
+	c.m[k] = callInfo{r.Program, r.ProgVersion, r.Procedure}
+}
+
+// frameOffset is where payload starts in the frame's bytes, or -1 when it
+// is not inside them (reassembled).
+func frameOffset(data, payload []byte) int {
+	if len(payload) == 0 || len(data) == 0 {
+		return -1
+	}
+	d := uintptr(unsafe.Pointer(unsafe.SliceData(data)))
+	p := uintptr(unsafe.Pointer(unsafe.SliceData(payload)))
+	if p < d || p+uintptr(len(payload)) > d+uintptr(len(data)) {
+		return -1
+	}
+	return int(p - d)
+}
+
+// decodeRPCRDMASend is the decodeSend hook: it decodes a complete Send
+// payload as RPC-over-RDMA, appends the rpcrdma, rpc and nfs layers to rec
+// and the findings of those layers (Frame set; Offset from the start of
+// the frame, or -1 when the Send was reassembled). The Dissector must not
+// collect these layers' findings again.
+func decodeRPCRDMASend(rec *Record, payload []byte, info SendInfo) {
+	st := stateFor(rec)
+	if st.frame != rec.Frame {
+		st.frame, st.used = rec.Frame, 0
+	}
+	if st.used == len(st.msgs) {
+		st.msgs = append(st.msgs, &rpcrdma.Message{})
+	}
+	m := st.msgs[st.used]
+	st.used++
+	m.Header.MaxSegments = st.cfg.MaxChunkSegments
+	st.calls.max = st.cfg.MaxCalls
+	st.calls.conn = connHash(rec)
+	err := m.Decode(payload, &st.calls)
+
+	base := -1
+	if info.FirstFrame == info.LastFrame {
+		base = frameOffset(rec.Data, payload)
+	}
+	at := func(rel int) int {
+		if base < 0 {
+			return -1
+		}
+		return base + rel
+	}
+	if m.HasHeader {
+		rec.Add(&m.Header, at(0))
+	}
+	if m.HasRPC {
+		rec.Add(&m.RPC, at(m.RPCOffset))
+	}
+	if m.HasNFS {
+		rec.Add(&m.NFS, at(m.RPCOffset+len(m.RPC.Contents)))
+	}
+	first := len(rec.Findings)
+	rec.Findings = m.AppendFindings(rec.Findings)
+	if err != nil {
+		if e, ok := err.(*rpcrdma.Error); ok {
+			rec.Findings = append(rec.Findings, e.Finding())
+		} else {
+			rec.Findings = append(rec.Findings, pvtdata.Finding{Code: CodeMalformed, Severity: pvtdata.SeverityError,
+				Message: err.Error(), Layer: "rpcrdma", Offset: -1})
+		}
+	}
+	for i := first; i < len(rec.Findings); i++ {
+		f := &rec.Findings[i]
+		f.Frame = rec.Frame
+		if f.Offset >= 0 {
+			f.Offset = at(f.Offset)
+		}
+	}
+}
+
+// connHash identifies the connection of the frame in rec regardless of
+// direction (so a reply finds its call).
+func connHash(rec *Record) uint64 {
+	f := netFlowOf(rec)
+	if f == (gopacket.Flow{}) {
+		return 0
+	}
+	return f.FastHash()
+}

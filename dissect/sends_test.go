@@ -1,0 +1,358 @@
+package dissect
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/gopacket/gopacket"
+
+	"github.com/cmpd-dissect/cmpd-dissect/layers/ibcm"
+	"github.com/cmpd-dissect/cmpd-dissect/layers/ibcm/ibcmtest"
+	"github.com/cmpd-dissect/cmpd-dissect/layers/rpcrdma"
+	"github.com/cmpd-dissect/cmpd-dissect/source"
+)
+
+// rpcrdmaCall builds an RDMA_MSG carrying an NFSv4.2 COMPOUND call
+// (SEQUENCE PUTFH WRITE) whose WRITE data makes the Send size octets long.
+func rpcrdmaCall(t testing.TB, xid uint32, size int) []byte {
+	t.Helper()
+	buf := gopacket.NewSerializeBuffer()
+	body := []byte{
+		0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 3, // tag "", minor 2, 3 ops
+		0, 0, 0, 53}
+	body = append(body, make([]byte, 32)...) // SEQUENCE args
+	body = append(body, 0, 0, 0, 22, 0, 0, 0, 4, 1, 2, 3, 4)
+	body = append(body, 0, 0, 0, 38)
+	body = append(body, make([]byte, 28)...) // stateid, offset, stable
+	hdr := 28 + 40 + 8 + len(body) + 4
+	n := max(size-hdr, 0) &^ 3
+	body = append(body, byte(n>>24), byte(n>>16), byte(n>>8), byte(n))
+	data := make([]byte, n)
+	for i := range data {
+		data[i] = byte(i)
+	}
+	body = append(body, data...)
+	b, _ := buf.PrependBytes(len(body))
+	copy(b, body)
+	rpc := &rpcrdma.RPC{XID: xid, MsgType: rpcrdma.MsgCall, RPCVersion: 2, Program: rpcrdma.ProgNFS, ProgVersion: 4, Procedure: 1,
+		Cred: rpcrdma.Auth{Flavor: rpcrdma.AuthNone}, Verf: rpcrdma.Auth{Flavor: rpcrdma.AuthNone}}
+	if err := rpc.SerializeTo(buf, gopacket.SerializeOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	h := &rpcrdma.Header{XID: xid, Version: 1, Credits: 128, Proc: rpcrdma.ProcMsg}
+	if err := h.SerializeTo(buf, gopacket.SerializeOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return append([]byte(nil), buf.Bytes()...)
+}
+
+type capturedSend struct {
+	frame   int
+	payload []byte
+	info    SendInfo
+}
+
+// captureSends replaces decodeSend for the test.
+func captureSends(t *testing.T) *[]capturedSend {
+	var got []capturedSend
+	old := decodeSend
+	decodeSend = func(rec *Record, payload []byte, info SendInfo) {
+		got = append(got, capturedSend{rec.Frame, append([]byte(nil), payload...), info})
+	}
+	t.Cleanup(func() { decodeSend = old })
+	return &got
+}
+
+type piece struct {
+	op  ibcm.Opcode
+	psn uint32
+	b   []byte
+}
+
+func split(msg []byte, mtu int, psn uint32, last ibcm.Opcode) []piece {
+	var out []piece
+	for off := 0; off < len(msg); off += mtu {
+		end := min(off+mtu, len(msg))
+		op := ibcm.OpRCSendMiddle
+		switch {
+		case off == 0 && end == len(msg):
+			op = ibcm.OpRCSendOnly
+		case off == 0:
+			op = ibcm.OpRCSendFirst
+		case end == len(msg):
+			op = last
+		}
+		out = append(out, piece{op, psn & 0xffffff, msg[off:end]})
+		psn++
+	}
+	return out
+}
+
+func codes(rec *Record) string {
+	var s []string
+	for _, f := range rec.Findings {
+		s = append(s, f.Code)
+	}
+	return strings.Join(s, ",")
+}
+
+func TestRCSendsInOrderAndRetransmissions(t *testing.T) {
+	got := captureSends(t)
+	msg := rpcrdmaCall(t, 0x1234, 10000)
+	ps := split(msg, 4096, 0xfffffe, ibcm.OpRCSendLastInv) // PSNs wrap past 2^24
+	s := NewRCSends(SendsConfig{})
+	key := QPKey{DestQP: 0x11}
+	rec := &Record{}
+	feed := func(frame int, p piece) {
+		rec.Reset()
+		rec.Frame = frame
+		s.Packet(rec, key, p.op, p.psn, 0xabc, p.b)
+		if len(rec.Findings) > 0 {
+			t.Fatalf("frame %d: findings %s", frame, codes(rec))
+		}
+	}
+	feed(1, ps[0])
+	feed(2, ps[1])
+	feed(3, ps[1]) // duplicate MIDDLE
+	feed(4, ps[0]) // go-back-N to the FIRST
+	feed(5, ps[1])
+	feed(6, ps[2])
+	if len(*got) != 1 {
+		t.Fatalf("%d Sends completed, want 1", len(*got))
+	}
+	g := (*got)[0]
+	if !bytes.Equal(g.payload, msg) {
+		t.Errorf("reassembled %d octets differ from the %d sent", len(g.payload), len(msg))
+	}
+	want := SendInfo{Transport: "ib", FirstFrame: 4, LastFrame: 6, Invalidate: true, InvalidateSTag: 0xabc, Length: len(msg)}
+	if g.info != want {
+		t.Errorf("info %+v, want %+v", g.info, want)
+	}
+	// Retransmissions of the completed Send are ignored silently.
+	feed(7, ps[1])
+	feed(8, ps[2])
+	feed(9, ps[0])
+	if len(*got) != 1 || s.Buffered() != 0 {
+		t.Errorf("%d Sends, %d octets buffered after retransmissions", len(*got), s.Buffered())
+	}
+	st := s.Stats()
+	if st.Sends != 1 || st.Duplicates != 5 || st.Dropped != 0 {
+		t.Errorf("stats %+v", st)
+	}
+}
+
+func TestRCSendsBrokenSends(t *testing.T) {
+	got := captureSends(t)
+	msg := rpcrdmaCall(t, 7, 4000)
+	ps := split(msg, 1024, 100, ibcm.OpRCSendLast)
+	if len(ps) != 4 {
+		t.Fatalf("%d pieces", len(ps))
+	}
+	key := QPKey{DestQP: 0x22}
+	cases := []struct {
+		name   string
+		cfg    SendsConfig
+		feed   []piece
+		codes  string // findings over the whole run, with Flush
+		nsends int
+	}{
+		{"gap", SendsConfig{}, []piece{ps[0], ps[1], ps[3]}, CodeSendGap, 0},
+		{"orphan", SendsConfig{}, []piece{ps[2], ps[3], ps[0], ps[1], ps[2], ps[3]}, CodeSendOrphan, 1},
+		{"new FIRST before LAST", SendsConfig{}, []piece{ps[0], ps[1], {ibcm.OpRCSendFirst, 500, ps[0].b}}, CodeSendIncomplete + "," + CodeSendIncomplete, 0},
+		{"ONLY before LAST", SendsConfig{}, []piece{ps[0], {ibcm.OpRCSendOnly, 102, msg[:64]}}, CodeSendIncomplete, 1},
+		{"too large", SendsConfig{MaxSendBytes: 2048}, ps, CodeSendLimit, 0},
+		{"buffer limit", SendsConfig{MaxBufferedBytes: 1500}, []piece{ps[0], ps[1]}, CodeSendLimit, 0},
+		{"flush", SendsConfig{}, ps[:3], CodeSendIncomplete, 0},
+		{"other opcodes ignored", SendsConfig{}, []piece{{ibcm.OpRCWriteFirst, 1, ps[0].b}, {ibcm.OpRCAck, 2, nil}}, "", 0},
+	}
+	for _, tc := range cases {
+		*got = nil
+		s := NewRCSends(tc.cfg)
+		rec := &Record{}
+		var all []string
+		for i, p := range tc.feed {
+			rec.Reset()
+			rec.Frame = i + 1
+			s.Packet(rec, key, p.op, p.psn, 0, p.b)
+			if c := codes(rec); c != "" {
+				all = append(all, c)
+			}
+		}
+		rec.Reset()
+		s.Flush(rec)
+		if c := codes(rec); c != "" {
+			all = append(all, c)
+		}
+		if g := strings.Join(all, ","); g != tc.codes {
+			t.Errorf("%s: findings %q, want %q", tc.name, g, tc.codes)
+		}
+		if len(*got) != tc.nsends {
+			t.Errorf("%s: %d Sends decoded, want %d", tc.name, len(*got), tc.nsends)
+		}
+		if s.Buffered() != 0 {
+			t.Errorf("%s: %d octets still buffered after Flush", tc.name, s.Buffered())
+		}
+	}
+}
+
+func TestRCSendsManyQPsBounded(t *testing.T) {
+	captureSends(t)
+	s := NewRCSends(SendsConfig{MaxQPs: 8, MaxBufferedBytes: 64 << 10})
+	rec := &Record{}
+	limit := 0
+	for qp := uint32(0); qp < 1000; qp++ {
+		rec.Reset()
+		s.Packet(rec, QPKey{DestQP: qp}, ibcm.OpRCSendFirst, 1, 0, make([]byte, 4096))
+		limit += strings.Count(codes(rec), CodeSendLimit)
+		if len(s.qps) > 8 || s.Buffered() > 64<<10 {
+			t.Fatalf("qp %d: %d QPs, %d octets buffered", qp, len(s.qps), s.Buffered())
+		}
+	}
+	if limit == 0 {
+		t.Error("no limit finding while evicting")
+	}
+}
+
+// Multi-packet Sends through the whole Dissector: RoCEv2 frames built with
+// layers/ibcm, the Send split over FIRST, MIDDLE and LAST.
+func TestDissectorMultiPacketSend(t *testing.T) {
+	msg := rpcrdmaCall(t, 0xfeed, 9000)
+	ps := split(msg, 4096, 40, ibcm.OpRCSendLast)
+	d := New(Options{})
+	var recs []string
+	for i, p := range ps {
+		frame, err := ibcmtest.Frame(ibcmtest.RoCEv2IPv4, &ibcmtest.Client, &ibcmtest.Server,
+			&ibcm.BTH{OpCode: p.op, PKey: 0xffff, DestQP: ibcmtest.Server.QPN, PSN: p.psn}, gopacket.Payload(p.b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := d.Dissect(&source.Frame{Number: i + 1, LinkType: source.LinkTypeEthernet, Data: frame,
+			CaptureLength: len(frame), Length: len(frame)})
+		recs = append(recs, layerNames(r))
+		if i == len(ps)-1 {
+			h, ok := r.Layer("rpcrdma").(*rpcrdma.Header)
+			if !ok || h.XID != 0xfeed {
+				t.Fatalf("last frame layers %s", layerNames(r))
+			}
+			n, ok := r.Layer("nfs").(*rpcrdma.NFS)
+			if !ok || len(n.Ops) != 3 || n.Ops[2].Opcode != 38 {
+				t.Fatalf("nfs layer %+v", r.Layer("nfs"))
+			}
+			if r.Offsets[len(r.Offsets)-1] != -1 {
+				t.Errorf("reassembled layers at offset %d, want -1", r.Offsets[len(r.Offsets)-1])
+			}
+		} else if r.Layer("rpcrdma") != nil {
+			t.Errorf("frame %d: rpcrdma before the Send is complete", i+1)
+		}
+		for _, f := range r.Findings {
+			t.Errorf("frame %d: %s", i+1, f)
+		}
+	}
+	t.Log(strings.Join(recs, "\n"))
+}
+
+// Every RPC-over-RDMA Send of the real captures decodes through the
+// Dissector; replies are named from their calls.
+func TestDissectorRealSends(t *testing.T) {
+	for _, file := range []string{realRXE, realSIW} {
+		d := New(Options{})
+		var hdrs, rpcs, nfs, replies int
+		for _, f := range readFrames(t, file) {
+			r := d.Dissect(&f)
+			for i, l := range r.Layers {
+				switch x := l.(type) {
+				case *rpcrdma.Header:
+					hdrs++
+					if file == realRXE && r.Offsets[i] != 54 && r.Offsets[i] != 58 {
+						t.Errorf("%s frame %d: rpcrdma at frame offset %d", file, r.Frame, r.Offsets[i])
+					}
+				case *rpcrdma.RPC:
+					rpcs++
+				case *rpcrdma.NFS:
+					nfs++
+					if x.Reply {
+						replies++
+					}
+				}
+			}
+			for _, fd := range r.Findings {
+				if strings.HasPrefix(fd.Code, "rpc") || strings.HasPrefix(fd.Code, "nfs") || strings.HasPrefix(fd.Code, "ib.send") {
+					t.Errorf("%s frame %d: %s", file, r.Frame, fd)
+				}
+			}
+		}
+		// 46 Sends: 23 calls, 23 replies of which 4 are RDMA_NOMSG (the
+		// reply went by RDMA Write into the reply chunk).
+		if hdrs != 46 || rpcs != 42 || nfs != 42 || replies != 19 {
+			t.Errorf("%s: %d rpcrdma, %d rpc, %d nfs layers, %d named replies; want 46, 42, 42, 19", file, hdrs, rpcs, nfs, replies)
+		}
+	}
+}
+
+func TestDecodeSendFindings(t *testing.T) {
+	// A Send whose RPC xid differs and whose read list never ends.
+	rec := &Record{Frame: 9}
+	h := build(t, &rpcrdma.Header{XID: 1, Version: 1, Proc: rpcrdma.ProcMsg})
+	bad := append(h[:16:16], 0, 0, 0, 1, 0, 0, 0, 0)
+	decodeRPCRDMASend(rec, bad, SendInfo{FirstFrame: 1, LastFrame: 9})
+	if c := codes(rec); c != rpcrdma.CodeChunkListUnterminated || rec.Findings[0].Frame != 9 || rec.Findings[0].Offset != -1 {
+		t.Errorf("findings %v", rec.Findings)
+	}
+	if rec.Layer("rpcrdma") == nil {
+		t.Error("no rpcrdma layer for a header whose list is broken")
+	}
+	// The layers of one frame are distinct values (Records are reused).
+	rec = &Record{Frame: 10}
+	decodeRPCRDMASend(rec, rpcrdmaCall(t, 5, 200), SendInfo{})
+	decodeRPCRDMASend(rec, rpcrdmaCall(t, 6, 200), SendInfo{})
+	var xids []string
+	for _, l := range rec.Layers {
+		if h, ok := l.(*rpcrdma.Header); ok {
+			xids = append(xids, fmt.Sprint(h.XID))
+		}
+	}
+	if strings.Join(xids, ",") != "5,6" {
+		t.Errorf("xids %v", xids)
+	}
+}
+
+func build(t *testing.T, h *rpcrdma.Header) []byte {
+	buf := gopacket.NewSerializeBuffer()
+	if err := h.SerializeTo(buf, gopacket.SerializeOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return append([]byte(nil), buf.Bytes()...)
+}
+
+func FuzzRCSends(f *testing.F) {
+	f.Add([]byte{0, 0, 0, 1, 1, 0, 0, 2, 2, 0, 0, 3, 4, 0, 0, 4}, uint16(64))
+	f.Add([]byte{0, 0, 0, 1, 1, 0, 0, 3, 2, 0, 0, 2, 0, 0, 0, 1, 1, 0, 0, 2, 0x16, 0, 0, 3}, uint16(7))
+	msg := rpcrdmaCall(f, 3, 600)
+	f.Fuzz(func(t *testing.T, script []byte, mtu uint16) {
+		old := decodeSend
+		defer func() { decodeSend = old }()
+		s := NewRCSends(SendsConfig{MaxSendBytes: 4096, MaxBufferedBytes: 8192, MaxQPs: 4})
+		rec := &Record{}
+		chunk := int(mtu%512) + 1
+		for i := 0; i+4 <= len(script); i += 4 {
+			op := ibcm.Opcode(script[i] % 0x18)
+			qp := uint32(script[i+1] % 6)
+			psn := uint32(script[i+2])<<8 | uint32(script[i+3])
+			off := (int(psn) * chunk) % len(msg)
+			end := min(off+chunk, len(msg))
+			rec.Reset()
+			rec.Frame = i/4 + 1
+			s.Packet(rec, QPKey{DestQP: qp}, op, psn, 0, msg[off:end])
+			if s.Buffered() > 8192 || len(s.qps) > 4 {
+				t.Fatalf("buffered %d, %d QPs", s.Buffered(), len(s.qps))
+			}
+		}
+		rec.Reset()
+		s.Flush(rec)
+		if s.Buffered() != 0 {
+			t.Fatalf("%d octets after Flush", s.Buffered())
+		}
+	})
+}
