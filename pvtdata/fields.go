@@ -33,7 +33,7 @@ var (
 	fRecvEnc  = Proto.Uint("pvtdata.receive_size.encoded", 8, "Receive Size (encoded)").WithRef("RFC 8797 §4.2")
 	fRecv     = Proto.Uint("pvtdata.receive_size", 32, "Receive Size").WithUnit("octets").WithRef("RFC 8797 §4.2")
 
-	fEffective = Proto.Group("pvtdata.effective", "Effective (what a conforming receiver acts on)").WithRef("RFC 8797 §5.1")
+	fEffective = Proto.Group("pvtdata.effective", "Effective (what a receiver in this mode acts on)").WithRef("RFC 8797 §5.1")
 	fEffSend   = Proto.Uint("pvtdata.effective.send_size", 32, "Effective Send Size").WithUnit("octets")
 	fEffRecv   = Proto.Uint("pvtdata.effective.receive_size", 32, "Effective Receive Size").WithUnit("octets")
 	fEffR      = Proto.Bool("pvtdata.effective.remote_invalidation", "Effective remote invalidation")

@@ -40,7 +40,7 @@ func TestPvtdataTree(t *testing.T) {
 		"        R (remote invalidation supported): yes\n",
 		"        Send Size: 4096 octets\n",
 		"        Receive Size: 4096 octets\n",
-		"    Effective (what a conforming receiver acts on)\n        Effective Send Size: 4096 octets\n",
+		"    Effective (what a receiver in this mode acts on)\n        Effective Send Size: 4096 octets\n",
 		"    linux reader: message at offset 0, send 4096 receive 4096 R=1\n",
 		"Findings: none\n",
 	} {
