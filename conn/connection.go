@@ -142,11 +142,14 @@ func (s Step) Direction() string {
 type SendCounts struct {
 	// Sends is how many Sends were matched to the connection, RPCRDMA how
 	// many of them carried an RPC-over-RDMA header, Invalidate how many
-	// were Send with Invalidate; MaxLength is the largest Send.
-	Sends      int `json:"sends"`
-	RPCRDMA    int `json:"rpcrdma"`
-	Invalidate int `json:"invalidate"`
-	MaxLength  int `json:"max_length"`
+	// were Send with Invalidate, InvalidateChecked how many of those were
+	// checked against the STags their call offered (the call was seen);
+	// MaxLength is the largest Send.
+	Sends             int `json:"sends"`
+	RPCRDMA           int `json:"rpcrdma"`
+	Invalidate        int `json:"invalidate"`
+	InvalidateChecked int `json:"invalidate_checked"`
+	MaxLength         int `json:"max_length"`
 }
 
 // Connection is everything known about one connection (or one SIDR

@@ -111,7 +111,11 @@ func (t *Tracker) Send(ev *SendEvent) {
 				Message: fmt.Sprintf("the client (requester) sent Send with Invalidate of STag 0x%08x%s: RFC 8797 provides remote invalidation for the responder's replies only",
 					ev.InvalidateSTag, xid)})
 		} else if ev.RPCRDMA {
-			if offered, ok := c.pending.get(ev.XID); ok && !containsHandle(offered, ev.InvalidateSTag) {
+			offered, ok := c.pending.get(ev.XID)
+			if ok {
+				counts.InvalidateChecked++
+			}
+			if ok && !containsHandle(offered, ev.InvalidateSTag) {
 				t.finding(c, pvtdata.Finding{Code: CodeInvalidatedSTagNotOffered, Severity: pvtdata.SeverityError,
 					Section: "RFC 8797 §3.2", Layer: "conn", Frame: frame, Offset: -1,
 					Message: fmt.Sprintf("the server's reply%s invalidates STag 0x%08x, which the client did not offer in that call's chunks (offered: %s)",
