@@ -1,0 +1,202 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const (
+	rxeCapture = "../../testdata/pcaps/real/rxe-nfs42-rdma.pcap"
+	siwCapture = "../../testdata/pcaps/real/siw-nfs42-rdma.pcap"
+)
+
+// The done-when of issue 7: conns shows the kernel's exchange exactly on
+// both real captures.
+func TestConnsRealCaptures(t *testing.T) {
+	for _, tc := range []struct {
+		file, transport, client, server string
+		ulpOffset                       float64
+		state                           string
+	}{
+		{rxeCapture, "rocev2", "192.0.2.2:45046", "192.0.2.1:20049", 36, "disconnected"},
+		{siwCapture, "iwarp", "198.51.100.2:40313", "198.51.100.1:20049", 4, "established"},
+	} {
+		t.Run(tc.transport, func(t *testing.T) {
+			code, out, stderr := runCmd(t, "conns", "--json", tc.file)
+			if code != exitOK {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			lines := strings.Split(strings.TrimSpace(out), "\n")
+			if len(lines) != 1 {
+				t.Fatalf("%d connections:\n%s", len(lines), out)
+			}
+			var c struct {
+				Transport, Client, Server, State string
+				ServiceID                        string         `json:"service_id"`
+				RequestFrame                     float64        `json:"request_frame"`
+				ReplyFrame                       float64        `json:"reply_frame"`
+				ClientPD                         map[string]any `json:"client_private_data"`
+				ServerPD                         map[string]any `json:"server_private_data"`
+				Negotiated                       map[string]any `json:"negotiated"`
+				Findings                         []map[string]any
+			}
+			if err := json.Unmarshal([]byte(lines[0]), &c); err != nil {
+				t.Fatal(err)
+			}
+			if c.Transport != tc.transport || c.Client != tc.client || c.Server != tc.server || c.State != tc.state ||
+				c.ServiceID != "0x0000000001064e51" {
+				t.Errorf("%+v", c)
+			}
+			for side, want := range map[string]struct {
+				pd     map[string]any
+				prefix string
+				ulp    float64
+				r      bool
+			}{
+				"client": {c.ClientPD, "f6ab0e1801010303", tc.ulpOffset, true},
+				"server": {c.ServerPD, "f6ab0e1801000303", map[bool]float64{true: 0, false: 4}[tc.transport == "rocev2"], false},
+			} {
+				pd := want.pd
+				if hex, _ := pd["hex"].(string); !strings.HasPrefix(hex, want.prefix) || pd["ulp_offset"] != want.ulp ||
+					pd["offset"] != 0.0 || pd["version"] != 1.0 || pd["remote_invalidation"] != want.r ||
+					pd["send_size"] != 4096.0 || pd["receive_size"] != 4096.0 || pd["valid"] != true {
+					t.Errorf("%s private data %v", side, pd)
+				}
+			}
+			if c.Negotiated["client_to_server_inline"] != 4096.0 || c.Negotiated["server_to_client_inline"] != 4096.0 ||
+				c.Negotiated["remote_invalidation"] != false {
+				t.Errorf("negotiated %v", c.Negotiated)
+			}
+			if len(c.Findings) != 4 || c.Findings[0]["code"] != "conn.send-inv-not-negotiated" {
+				t.Errorf("findings %v", c.Findings)
+			}
+
+			code, out, _ = runCmd(t, "conns", tc.file)
+			for _, want := range []string{tc.transport, tc.client, tc.server, "NFS/RDMA (rdma_cm TCP port 20049)",
+				"v1 R=1 4096/4096", "v1 R=0 4096/4096", "4096/4096 RI=no", "4 warning"} {
+				if code != exitOK || !strings.Contains(out, want) {
+					t.Errorf("table (exit %d) lacks %q:\n%s", code, want, out)
+				}
+			}
+			code, out, _ = runCmd(t, "conns", "-V", tc.file)
+			for _, want := range []string{"pd: v1 R=1 4096/4096", "pd: v1 R=0 4096/4096", "! frame ",
+				"negotiated: client → server inline 4096, server → client inline 4096, remote invalidation no",
+				"traffic: client → server 23 Sends"} {
+				if code != exitOK || !strings.Contains(out, want) {
+					t.Errorf("ladder (exit %d) lacks %q:\n%s", code, want, out)
+				}
+			}
+		})
+	}
+}
+
+func TestConnsUsage(t *testing.T) {
+	if code, _, _ := runCmd(t, "conns", "--json", "-V", rxeCapture); code != exitUsage {
+		t.Errorf("--json -V: exit %d", code)
+	}
+	if code, _, _ := runCmd(t, "conns", "--mode", "psychic", rxeCapture); code != exitUsage {
+		t.Errorf("bad mode: exit %d", code)
+	}
+	if code, _, stderr := runCmd(t, "conns", "/nonexistent.pcap"); code != exitUsage || stderr == "" {
+		t.Errorf("missing file: exit %d %q", code, stderr)
+	}
+	junk := filepath.Join(t.TempDir(), "junk.pcap")
+	os.WriteFile(junk, []byte("not a capture at all"), 0o644)
+	if code, _, _ := runCmd(t, "conns", junk); code != exitUsage {
+		t.Errorf("junk file: exit %d", code)
+	}
+}
+
+func TestCheckRealCaptures(t *testing.T) {
+	for _, tc := range []struct{ capture, expect string }{
+		{rxeCapture, "../../testdata/expect/rxe-nfs42-rdma.yaml"},
+		{siwCapture, "../../testdata/expect/siw-nfs42-rdma.yaml"},
+	} {
+		code, out, stderr := runCmd(t, "check", "--expect", tc.expect, tc.capture)
+		if code != exitOK || !strings.HasPrefix(out, "PASS: 1 connections, 0 differences") {
+			t.Errorf("%s: exit %d\n%s%s", tc.capture, code, out, stderr)
+		}
+	}
+}
+
+// doctor rewrites the server's private data in a copy of the rxe capture:
+// R=1 and an 8 KiB Send Size (which also breaks the REP's ICRC).
+func doctor(t *testing.T) string {
+	t.Helper()
+	data, err := os.ReadFile(rxeCapture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := []byte{0xf6, 0xab, 0x0e, 0x18, 0x01, 0x00, 0x03, 0x03}
+	if bytes.Count(data, old) != 1 {
+		t.Fatal("the server's private data is not unique in the capture")
+	}
+	path := filepath.Join(t.TempDir(), "doctored.pcap")
+	if err := os.WriteFile(path, bytes.Replace(data, old, []byte{0xf6, 0xab, 0x0e, 0x18, 0x01, 0x01, 0x07, 0x03}, 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestCheckDoctored(t *testing.T) {
+	path := doctor(t)
+	code, out, _ := runCmd(t, "check", "--expect", "../../testdata/expect/rxe-nfs42-rdma.yaml", path)
+	if code != exitFindings {
+		t.Errorf("exit %d, want %d", code, exitFindings)
+	}
+	for _, want := range []string{
+		"- connection 1 (192.0.2.2:45046 → 192.0.2.1:20049): negotiated remote invalidation is true, expected false",
+		"finding conn.server-send-exceeds-client-receive not allowed (frame 2)",
+		"- error finding at frame 2: error ibcm.icrc-bad",
+		"FAIL: 1 connections, 3 differences",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in\n%s", want, out)
+		}
+	}
+	code, out, _ = runCmd(t, "check", "--format", "json", "--expect", "../../testdata/expect/rxe-nfs42-rdma.yaml", path)
+	var res struct {
+		Pass        bool
+		Differences []map[string]any
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil || code != exitFindings || res.Pass || len(res.Differences) != 3 {
+		t.Errorf("json: exit %d err %v %+v", code, err, res)
+	}
+	code, out, _ = runCmd(t, "check", "--format", "junit", "--expect", "../../testdata/expect/rxe-nfs42-rdma.yaml", path)
+	if code != exitFindings || !strings.Contains(out, `<testsuite name="cmpd-dissect check `) || !strings.Contains(out, `failures="2"`) {
+		t.Errorf("junit: exit %d\n%s", code, out)
+	}
+}
+
+func TestCheckWriteExpect(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "pin.yaml")
+	if code, _, stderr := runCmd(t, "check", "--write-expect", path, rxeCapture); code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if code, out, _ := runCmd(t, "check", "--expect", path, rxeCapture); code != exitOK {
+		t.Errorf("pinned capture fails: %s", out)
+	}
+	if code, _, _ := runCmd(t, "check", "--expect", path, doctor(t)); code != exitFindings {
+		t.Errorf("doctored capture passes the pin: exit %d", code)
+	}
+}
+
+func TestCheckUsage(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	os.WriteFile(bad, []byte("connections:\n  - stat: established\n"), 0o644)
+	for _, args := range [][]string{
+		{"check", "--format", "xml", rxeCapture},
+		{"check", "--expect", bad, rxeCapture},
+		{"check", "--expect", "/nonexistent.yaml", rxeCapture},
+		{"check", "/nonexistent.pcap"},
+		{"check", "--expect", bad, "--write-expect", bad, rxeCapture},
+	} {
+		if code, _, stderr := runCmd(t, args...); code != exitUsage || stderr == "" {
+			t.Errorf("%v: exit %d, stderr %q", args, code, stderr)
+		}
+	}
+}
