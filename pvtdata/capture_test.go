@@ -3,8 +3,12 @@ package pvtdata
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/hex"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -154,5 +158,47 @@ func TestRealCaptures(t *testing.T) {
 	// The MPA v2 IRD/ORD words the kernel sent.
 	if !bytes.Equal(mpaReq[:4], []byte{0x00, 0x80, 0x00, 0x00}) || !bytes.Equal(mpaRep[:4], []byte{0x00, 0x00, 0x00, 0x80}) {
 		t.Errorf("IRD/ORD % x / % x", mpaReq[:4], mpaRep[:4])
+	}
+}
+
+// TestCapturesAgainstTshark checks the private data this package's tests
+// take from the real captures (by the offsets of wire-formats.md) against
+// what Wireshark extracts: the ULP data after the rdma_cm header of the REQ
+// (infiniband.cm.req.ip_cm.private), the REP private data, and the MPA
+// private data (iwarp_mpa.privatedata, IRD/ORD included).
+func TestCapturesAgainstTshark(t *testing.T) {
+	if _, err := exec.LookPath("tshark"); err != nil {
+		t.Skip("tshark not installed: skipping the comparison with Wireshark (.ci/run installs it)")
+	}
+	tshark := func(file string, fields ...string) []string {
+		args := []string{"-r", filepath.Join("..", "testdata", "pcaps", "real", file), "-T", "fields"}
+		for _, f := range fields {
+			args = append(args, "-e", f)
+		}
+		out, err := exec.Command("tshark", args...).Output()
+		if err != nil {
+			t.Fatalf("tshark %v: %v", args, err)
+		}
+		var vals []string
+		for _, line := range strings.Split(string(out), "\n") {
+			for _, v := range strings.Split(line, "\t") {
+				if v != "" {
+					vals = append(vals, v)
+				}
+			}
+		}
+		return vals
+	}
+	cmReq, cmRep := cmPrivateData(t)
+	mpaReq, mpaRep := mpaPrivateData(t)
+	ib := tshark("rxe-nfs42-rdma.pcap", "infiniband.cm.req.ip_cm.private", "infiniband.cm.rep.private")
+	iw := tshark("siw-nfs42-rdma.pcap", "iwarp_mpa.privatedata")
+	want := []string{hex.EncodeToString(cmReq[36:]), hex.EncodeToString(cmRep)}
+	if !reflect.DeepEqual(ib, want) {
+		t.Errorf("rxe: tshark %q, ours %q", ib, want)
+	}
+	want = []string{hex.EncodeToString(mpaReq), hex.EncodeToString(mpaRep)}
+	if !reflect.DeepEqual(iw, want) {
+		t.Errorf("siw: tshark %q, ours %q", iw, want)
 	}
 }

@@ -2,6 +2,7 @@ package pvtdata
 
 import (
 	"bytes"
+	"encoding/hex"
 	"strings"
 	"testing"
 )
@@ -36,4 +37,33 @@ func TestParseHex(t *testing.T) {
 			t.Errorf("ParseHex(%q) error %v, want %q", in, err, want)
 		}
 	}
+}
+
+// FuzzParseHex: never panics; whatever it accepts holds exactly the hex
+// digits given; hex it printed itself always parses back.
+func FuzzParseHex(f *testing.F) {
+	for _, s := range []string{"f6ab0e1801010303", "f6 ab:0e", "0x", "0xf", "é", "f6 a b0", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		b, err := ParseHex(s)
+		if err == nil {
+			digits := 0
+			for i := 0; i < len(s); i++ {
+				if strings.IndexByte("0123456789abcdefABCDEF", s[i]) >= 0 {
+					digits++
+				}
+			}
+			if strings.HasPrefix(s, "0x") || strings.HasPrefix(s, "0X") {
+				digits--
+			}
+			if len(b)*2 != digits {
+				t.Fatalf("%q: %d octets from %d digits", s, len(b), digits)
+			}
+		}
+		back, err := ParseHex(hex.EncodeToString([]byte(s)))
+		if err != nil || !bytes.Equal(back, []byte(s)) {
+			t.Fatalf("round trip of %q: % x %v", s, back, err)
+		}
+	})
 }

@@ -209,10 +209,12 @@ func Read(buf []byte, mode Mode) Reading {
 	default:
 		r.Valid = versionKnown && !r.Overrun
 	}
-	if n > 5 && r.Message.Reserved() != 0 {
+	// Reserved bits and the octets after the message mean something only
+	// for version 1: another version may define both (RFC 8797 §6).
+	if versionKnown && n > 5 && r.Message.Reserved() != 0 {
 		r.problems |= probReservedBits
 	}
-	if end := r.Offset + MessageLen; end < len(buf) && !allZero(buf[end:]) {
+	if end := r.Offset + MessageLen; versionKnown && end < len(buf) && !allZero(buf[end:]) {
 		r.problems |= probTrailing
 	}
 	return r
@@ -263,6 +265,7 @@ func (r *Reading) AppendFindings(dst []Finding) []Finding {
 			add(CodeIdentifierElsewhere, SeverityWarning, "RFC 8797 §5.2",
 				"the Format Identifier is at offset %d, not at offset 0 where a %s reader looks: it acts as if no private data was sent (1024-octet inline thresholds, no remote invalidation)",
 				r.candidates[0], r.Mode)
+			dst[len(dst)-1].Offset = int(r.candidates[0])
 		} else {
 			add(CodeNotFound, SeverityInfo, "RFC 8797 §5.1",
 				"no RPC-over-RDMA Format Identifier 0xf6ab0e18 in %d octets: the peer is taken to use the defaults (1024-octet inline thresholds, no remote invalidation)", r.Len)

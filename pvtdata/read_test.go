@@ -97,6 +97,15 @@ func TestRead(t *testing.T) {
 			},
 		},
 		{
+			name: "§6 version 2 may define the reserved bits and octets after byte 8: not judged",
+			buf:  cat(msg(2, 0xff, 3, 3), []byte{1, 2, 3}),
+			want: [3]readCase{
+				{ModeRFC8797, true, 0, false, false, defaults_, []string{CodeUnknownVersion}},
+				{ModeDraft, true, 0, false, false, defaults_, []string{CodeUnknownVersion}},
+				{ModeLinux, true, 0, false, false, defaults_, []string{CodeUnknownVersion}},
+			},
+		},
+		{
 			name: "§5.2 overrun: 6 octets; Linux does not check the length and reads past the end",
 			buf:  msg(1, 1, 3, 3)[:6],
 			want: [3]readCase{
@@ -228,7 +237,7 @@ func TestFindingDetails(t *testing.T) {
 		{msg(1, 0, 0, 0)[:7], ModeLinux, CodeOverrun, SeverityError, 0, "RFC 8797 §5.2", "Linux receiver does not check the length"},
 		{msg(1, 0x80, 0, 0), ModeRFC8797, CodeReservedBits, SeverityWarning, 5, "RFC 8797 §4", "reserved bits are 0x40"},
 		{cat(zeros(9), kernelClient), ModeRFC8797, CodeNotAtOffsetZero, SeverityWarning, 9, "RFC 8797 §5.2", "offset 9, not 0"},
-		{cat(zeros(9), kernelClient), ModeDraft, CodeIdentifierElsewhere, SeverityWarning, -1, "RFC 8797 §5.2", "offset 9, not at offset 0 where a draft reader looks"},
+		{cat(zeros(9), kernelClient), ModeDraft, CodeIdentifierElsewhere, SeverityWarning, 9, "RFC 8797 §5.2", "offset 9, not at offset 0 where a draft reader looks"},
 		{cat(kernelClient, kernelClient), ModeRFC8797, CodeMultiple, SeverityWarning, -1, "RFC 8797 §5.2", "occurs 2 times (offsets [0 8])"},
 		{cat(zeros(2), []byte{0x18, 0x0e, 0xab, 0xf6}), ModeRFC8797, CodeByteSwapped, SeverityWarning, 2, "RFC 8797 §4", "0x180eabf6 at offset 2"},
 		{cat(kernelClient, []byte{1}), ModeRFC8797, CodeTrailingData, SeverityInfo, 8, "RFC 8797 §6", "at offset 8"},
