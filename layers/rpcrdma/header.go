@@ -370,9 +370,10 @@ func (h *Header) decodeLists(data []byte, off int) (int, error) {
 	case 0:
 		return off + 4, nil
 	case 1:
-		h.HasReply = true
 		total = 0
-		return h.decodeChunk(data, off+4, -1, &total, max, true)
+		off, err := h.decodeChunk(data, off+4, -1, &total, max, true)
+		h.HasReply = err == nil
+		return off, err
 	}
 	return off, herr(CodeBadDiscriminator, "reply chunk", off, "discriminator %d is not 0 or 1", d)
 }
