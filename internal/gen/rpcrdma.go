@@ -199,7 +199,9 @@ func longChunks() ([]rdmaSend, error) {
 	nomsg := hdr(0x301, 1, rpcrdma.ProcNoMsg)
 	nomsg.HasReply, nomsg.Reply = true, rpcrdma.WriteChunk{Segments: segs(64, 0x4000, 1024)}
 	return collectSends(
-		func() (rdmaSend, error) { return only("long lists", true, 1, h, nfsCall(0x300), compound(false, 0, 24, 32, 31)) },
+		func() (rdmaSend, error) {
+			return only("long lists", true, 1, h, nfsCall(0x300), compound(false, 0, 24, 32, 31))
+		},
 		func() (rdmaSend, error) { return only("64-segment reply chunk", false, 1, nomsg) },
 	)
 }
