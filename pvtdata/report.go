@@ -3,6 +3,7 @@ package pvtdata
 import (
 	"encoding/hex"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/cmpd-dissect/cmpd-dissect/field"
@@ -244,4 +245,46 @@ func SizeFinding(name string, bytes int) (Finding, bool) {
 			Layer:   "pvtdata", Offset: -1}, true
 	}
 	return Finding{}, false
+}
+
+// AppendSummary appends a short label for summary lines, without a leading
+// space: "pd=RFC8797 v1 R=1 send=4096 recv=4096" for a valid message,
+// "pd=RFC8797 v2 ignored" or "pd=RFC8797 overrun" for one a conforming
+// receiver ignores, "pd=nvmeof" (etc.) for other ULPs, "pd=none" for
+// RPC-over-RDMA without a message; " readers-diverge" is added when the
+// reading modes disagree. It appends nothing for empty or all-zero data.
+// It does not allocate beyond growing b.
+func (p *PrivateData) AppendSummary(b []byte) []byte {
+	r := &p.Reading
+	switch {
+	case r.Valid:
+		m := r.Message
+		b = append(b, "pd=RFC8797 v"...)
+		b = strconv.AppendUint(b, uint64(m.Version), 10)
+		b = append(b, " R="...)
+		b = strconv.AppendInt(b, int64(b2i(m.RemoteInvalidation())), 10)
+		b = append(b, " send="...)
+		b = strconv.AppendInt(b, int64(m.SendBytes()), 10)
+		b = append(b, " recv="...)
+		b = strconv.AppendInt(b, int64(m.ReceiveBytes()), 10)
+	case r.Found && r.Len-r.Offset > 4 && r.Message.Version != Version1:
+		b = append(b, "pd=RFC8797 v"...)
+		b = strconv.AppendUint(b, uint64(r.Message.Version), 10)
+		b = append(b, " ignored"...)
+	case r.Found:
+		b = append(b, "pd=RFC8797 overrun"...)
+	case p.ULP.Kind == ULPRPCRDMA && r.NumCandidates() == 0:
+		b = append(b, "pd=none"...)
+	case p.ULP.Kind == ULPRPCRDMA:
+		b = append(b, "pd=RFC8797 not-at-offset-0"...)
+	case p.ULP.Kind == ULPEmpty || p.ULP.Kind == ULPZero:
+		return b
+	default:
+		b = append(b, "pd="...)
+		b = append(b, p.ULP.Kind.String()...)
+	}
+	if p.Divergent {
+		b = append(b, " readers-diverge"...)
+	}
+	return b
 }

@@ -311,3 +311,36 @@ func TestAllULPFieldsVisit(t *testing.T) {
 		}
 	}
 }
+
+func TestAppendSummary(t *testing.T) {
+	tests := []struct {
+		buf  []byte
+		hint Hint
+		mode Mode
+		want string
+	}{
+		{kernelClient, Hint{}, ModeRFC8797, "pd=RFC8797 v1 R=1 send=4096 recv=4096"},
+		{cat(kernelServer, zeros(188)), Hint{Msg: MsgReply}, ModeRFC8797, "pd=RFC8797 v1 R=0 send=4096 recv=4096"},
+		{cat(zeros(4), kernelClient), Hint{}, ModeRFC8797, "pd=RFC8797 v1 R=1 send=4096 recv=4096 readers-diverge"},
+		{cat(zeros(4), kernelClient), Hint{}, ModeLinux, "pd=RFC8797 not-at-offset-0 readers-diverge"},
+		{msg(2, 0, 3, 3), Hint{}, ModeRFC8797, "pd=RFC8797 v2 ignored"},
+		{kernelClient[:6], Hint{}, ModeRFC8797, "pd=RFC8797 overrun readers-diverge"},
+		{zeros(56), Hint{Port: PortNFSRDMA}, ModeRFC8797, "pd=none"},
+		{nvmeReq, Hint{Port: PortNVMeRDMA, Msg: MsgRequest}, ModeRFC8797, "pd=nvmeof"},
+		{zeros(56), Hint{}, ModeRFC8797, ""},
+		{nil, Hint{}, ModeRFC8797, ""},
+		{[]byte{1, 2, 3}, Hint{}, ModeRFC8797, "pd=unknown"},
+	}
+	for _, tc := range tests {
+		p := Dissect(tc.buf, tc.hint, tc.mode)
+		if got := string(p.AppendSummary(nil)); got != tc.want {
+			t.Errorf("% x (%s): %q, want %q", tc.buf, tc.mode, got, tc.want)
+		}
+	}
+	p := Dissect(kernelClient, Hint{}, ModeRFC8797)
+	b := make([]byte, 0, 64)
+	var s field.Summarizer = &p
+	if n := testing.AllocsPerRun(100, func() { b = s.AppendSummary(b[:0]) }); n != 0 {
+		t.Errorf("AppendSummary: %v allocations", n)
+	}
+}
