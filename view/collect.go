@@ -24,6 +24,10 @@ type value struct {
 type collector struct {
 	slots  map[*field.Field]int
 	protos map[*field.Proto]bool
+	// fields and protoList mirror slots and protos for the hot path: a
+	// linear scan of a few pointers beats a map lookup.
+	fields    []*field.Field
+	protoList []*field.Proto
 	vals   []value
 	arena  []byte
 	// depth of groups we are in, for nothing but balance.
@@ -41,8 +45,38 @@ func (c *collector) want(f *field.Field) int {
 	}
 	s := len(c.slots)
 	c.slots[f] = s
-	c.protos[f.Proto] = true
+	c.fields = append(c.fields, f)
+	if !c.protos[f.Proto] {
+		c.protos[f.Proto] = true
+		c.protoList = append(c.protoList, f.Proto)
+	}
 	return s
+}
+
+// slot returns f's slot, -1 when f is not wanted.
+func (c *collector) slot(f *field.Field) int {
+	if len(c.fields) <= 16 {
+		for i, w := range c.fields {
+			if w == f {
+				return i
+			}
+		}
+		return -1
+	}
+	if s, ok := c.slots[f]; ok {
+		return s
+	}
+	return -1
+}
+
+// wantsProto reports whether a field of p is wanted.
+func (c *collector) wantsProto(p *field.Proto) bool {
+	for _, w := range c.protoList {
+		if w == p {
+			return true
+		}
+	}
+	return false
 }
 
 // collect resets and gathers the wanted fields of r. A layer may report
@@ -57,15 +91,15 @@ func (c *collector) collect(r *dissect.Record) {
 	}
 	for _, l := range r.Layers {
 		p := l.Proto()
-		if c.protos[p] || !dissect.IsTransport(p) {
+		if !dissect.IsTransport(p) || c.wantsProto(p) {
 			l.VisitFields(c)
 		}
 	}
 }
 
 func (c *collector) add(f *field.Field) *value {
-	s, ok := c.slots[f]
-	if !ok {
+	s := c.slot(f)
+	if s < 0 {
 		return nil
 	}
 	c.vals = append(c.vals, value{slot: s, f: f})

@@ -30,6 +30,7 @@ type Stats struct {
 	breakdown []*field.Field
 	col       *collector
 	seen      []*field.Proto
+	byProto   map[*field.Proto]int
 }
 
 // NewStats counts values of the named fields (each must be an integer
@@ -41,6 +42,7 @@ func NewStats(breakdown []string) (*Stats, error) {
 		ByFinding: map[string]int{},
 		Severity:  map[string]string{},
 		col:       newCollector(),
+		byProto:   map[*field.Proto]int{},
 	}
 	for _, n := range breakdown {
 		f, ok := field.Lookup(n)
@@ -72,7 +74,7 @@ next:
 			}
 		}
 		s.seen = append(s.seen, p)
-		s.ByProto[p.Name]++
+		s.byProto[p]++
 	}
 	if len(s.breakdown) > 0 {
 		s.col.collect(r)
@@ -103,8 +105,13 @@ func severityRank(s string) int {
 	return 0
 }
 
-// Flush does nothing: Stats prints with Render.
-func (s *Stats) Flush() error { return nil }
+// Flush brings ByProto up to date; Stats prints with Render.
+func (s *Stats) Flush() error {
+	for p, n := range s.byProto {
+		s.ByProto[p.Name] = n
+	}
+	return nil
+}
 
 type kv struct {
 	k string
@@ -127,6 +134,7 @@ func sortedCounts(m map[string]int) []kv {
 
 // Render writes the tables.
 func (s *Stats) Render(w io.Writer) error {
+	s.Flush()
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
 	fmt.Fprintf(w, "Packets: %d  Bytes: %d\n\n", s.Packets, s.Bytes)
 	fmt.Fprintln(w, "Packets by protocol")
@@ -187,6 +195,7 @@ type StatsJSON struct {
 
 // JSON returns the counts for --json output.
 func (s *Stats) JSON() StatsJSON {
+	s.Flush()
 	out := StatsJSON{Packets: s.Packets, Bytes: s.Bytes, ByProto: s.ByProto, ByFinding: s.ByFinding, ByValue: map[string]map[string]int{}}
 	for _, f := range s.breakdown {
 		m := map[string]int{}

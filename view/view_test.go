@@ -286,7 +286,7 @@ func TestViewsOnRealCaptures(t *testing.T) {
 				}
 			}
 		})
-		for _, p := range []Printer{s, tr, j, fp} {
+		for _, p := range []Printer{s, tr, j, fp, st} {
 			p.Flush()
 		}
 		if got := strings.Count(sum.String(), "\n"); got != n {
