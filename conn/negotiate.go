@@ -86,6 +86,11 @@ func (t *Tracker) readPrivateData(c *Connection, side, msg string, kind pvtdata.
 		base = frameOffset + pd.ULPOffset
 	}
 	for _, f := range pd.Decode.AppendFindings(nil) {
+		if f.Code == pvtdata.CodeNotFound && kind == pvtdata.MsgReject {
+			// A rejection carries no negotiation: no RFC 8797 message in it
+			// is not worth a note.
+			continue
+		}
 		f.Frame = frame
 		f.Message = side + " " + msg + " private data: " + f.Message
 		if f.Offset >= 0 && base >= 0 {

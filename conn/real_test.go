@@ -15,12 +15,23 @@ import (
 // when not nil, sees every record.
 func trackFile(t *testing.T, path string, check func(*dissect.Record)) *Tracker {
 	t.Helper()
+	return trackWith(t, path, Config{}, check)
+}
+
+// trackFileConfig runs a capture through a tracker configured with cfg.
+func trackFileConfig(t *testing.T, path string, cfg Config) *Tracker {
+	t.Helper()
+	return trackWith(t, path, cfg, nil)
+}
+
+func trackWith(t *testing.T, path string, cfg Config, check func(*dissect.Record)) *Tracker {
+	t.Helper()
 	src, err := source.OpenFiles([]string{path}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer src.Close()
-	tr := New(Config{})
+	tr := New(cfg)
 	d := dissect.New(dissect.Options{})
 	if err := d.Run(src, func(r *dissect.Record) error {
 		if check != nil {
