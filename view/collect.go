@@ -28,8 +28,8 @@ type collector struct {
 	// linear scan of a few pointers beats a map lookup.
 	fields    []*field.Field
 	protoList []*field.Proto
-	vals   []value
-	arena  []byte
+	vals      []value
+	arena     []byte
 	// depth of groups we are in, for nothing but balance.
 	depth int
 }
