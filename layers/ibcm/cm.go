@@ -150,6 +150,12 @@ func (c *CM) Name() string {
 
 func (c *CM) String() string { return "CM " + c.Name() }
 
+// PrivateDataOffset is where PrivateData starts in the CM attribute data
+// (REQ 140, MRA 10, REJ 84, REP 36, RTU 8, DREQ 12, DREP 8, SIDR_REQ 16,
+// SIDR_REP 96, LAP 64, APR 84; 0 for ClassPortInfo and unknown attributes).
+// Add the CM layer's frame offset for a frame offset.
+func (c *CM) PrivateDataOffset() int { return c.pdOffset }
+
 // ServiceID returns the service ID of a REQ, SIDR_REQ or SIDR_REP (ok false
 // for other messages).
 func (c *CM) ServiceID() (ServiceID, bool) {

@@ -3,7 +3,6 @@ package ibcm
 import (
 	"bytes"
 	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/gopacket/gopacket"
@@ -97,6 +96,9 @@ func TestRealRXECaptureDecodes(t *testing.T) {
 	if got, want := rep.PrivateData[:8], []byte{0xf6, 0xab, 0x0e, 0x18, 0x01, 0x00, 0x03, 0x03}; !bytes.Equal(got, want) || rep.ULPOffset != 0 {
 		t.Errorf("REP private data % x (ULP offset %d), want % x", got, rep.ULPOffset, want)
 	}
+	if req.PrivateDataOffset() != 140 || rep.PrivateDataOffset() != 36 || cms[2].PrivateDataOffset() != 8 {
+		t.Errorf("private data offsets %d %d %d", req.PrivateDataOffset(), rep.PrivateDataOffset(), cms[2].PrivateDataOffset())
+	}
 	if len(req.PrivateData) != 92 || len(rep.PrivateData) != 196 {
 		t.Errorf("private data lengths REQ %d REP %d", len(req.PrivateData), len(rep.PrivateData))
 	}
@@ -106,6 +108,7 @@ func TestRealRXECaptureDecodes(t *testing.T) {
 	if rep.REP.RemoteCommID != req.REQ.LocalCommID {
 		t.Errorf("REP remote comm ID 0x%x, REQ local 0x%x", rep.REP.RemoteCommID, req.REQ.LocalCommID)
 	}
-	t.Logf("REQ summary: %s", req.AppendSummary(nil))
-	_ = filepath.Base
+	if got, want := string(req.AppendSummary(nil)), "CM REQ svc=NFS/RDMA(20049) qpn=0x000013 pd=RFC8797 v1 R=1 send=4096 recv=4096"; got != want {
+		t.Errorf("summary %q, want %q", got, want)
+	}
 }
