@@ -1,7 +1,11 @@
 package main
 
 import (
+	"fmt"
+	"net/netip"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -115,4 +119,112 @@ func summarize(r *dissect.Record) string {
 		s += " [" + strings.Join(codes, ",") + "]"
 	}
 	return s
+}
+
+// tsharkCollect records field values formatted as tshark -T fields prints
+// them.
+type tsharkCollect map[string][]string
+
+func (c tsharkCollect) Uint(f *field.Field, v uint64) {
+	if f.Kind == field.KindHex {
+		c[f.Name] = append(c[f.Name], fmt.Sprintf("0x%0*x", f.Bits/4, v))
+		return
+	}
+	c[f.Name] = append(c[f.Name], fmt.Sprint(v))
+}
+func (c tsharkCollect) Int(f *field.Field, v int64)       { c[f.Name] = append(c[f.Name], fmt.Sprint(v)) }
+func (c tsharkCollect) Bool(f *field.Field, v bool)       {}
+func (c tsharkCollect) String(f *field.Field, v string)   { c[f.Name] = append(c[f.Name], v) }
+func (c tsharkCollect) Bytes(f *field.Field, v []byte)    {}
+func (c tsharkCollect) Addr(f *field.Field, v netip.Addr) {}
+func (c tsharkCollect) Begin(f *field.Field)              {}
+func (c tsharkCollect) End()                              {}
+
+// The version 1 synthetic captures decode as tshark decodes them
+// (rpcordma.* for every message; the RPC call and NFS operations where
+// tshark shows them: it holds back calls with read chunks, waiting for the
+// RDMA Read data, and does not match these replies to their calls).
+func TestSyntheticRPCRDMAMatchesTshark(t *testing.T) {
+	bin, err := exec.LookPath("tshark")
+	if err != nil {
+		t.Skip("tshark not installed: comparison with Wireshark skipped")
+	}
+	hdrFields := []string{"xid", "version", "flow_control", "msg_type", "reads_count", "writes_count", "reply_count",
+		"segment_count", "position", "rdma_handle", "rdma_length", "rdma_offset", "errcode", "vers_low", "vers_high",
+		"rdma_align", "rdma_thresh"}
+	rpcFields := []string{"rpc.xid", "rpc.msgtyp", "rpc.program", "rpc.programversion", "rpc.procedure", "nfs.opcode"}
+	dir := t.TempDir()
+	for _, g := range generators {
+		switch g.name {
+		case "synth-rpcrdma-v1-errors.pcap", "synth-rpcrdma-long-chunks.pcap", "synth-rpcrdma-split-send.pcap":
+		default:
+			continue
+		}
+		path := filepath.Join(dir, g.name)
+		if err := g.write(path); err != nil {
+			t.Fatal(err)
+		}
+		args := []string{"-r", path, "-Y", "rpcordma", "-T", "fields", "-e", "frame.number"}
+		for _, f := range hdrFields {
+			args = append(args, "-e", "rpcordma."+f)
+		}
+		for _, f := range rpcFields {
+			args = append(args, "-e", f)
+		}
+		out, err := exec.Command(bin, args...).Output()
+		if err != nil {
+			t.Fatalf("tshark: %v", err)
+		}
+		want := map[int][]string{}
+		for _, line := range strings.Split(strings.TrimRight(string(out), "\n"), "\n") {
+			cols := strings.Split(line, "\t")
+			n, _ := strconv.Atoi(cols[0])
+			want[n] = cols[1:]
+		}
+		fs, err := source.OpenFiles([]string{path}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := dissect.New(dissect.Options{})
+		var f source.Frame
+		compared := 0
+		for fs.Next(&f) == nil {
+			r := d.Dissect(&f)
+			cols, ok := want[r.Frame]
+			c := tsharkCollect{}
+			for _, l := range r.Layers {
+				switch l.Proto().Name {
+				case "rpcrdma", "rpc", "nfs":
+					l.VisitFields(c)
+				}
+			}
+			if !ok {
+				if len(c) > 0 {
+					t.Errorf("%s frame %d: we decode RPC-over-RDMA, tshark does not", g.name, r.Frame)
+				}
+				continue
+			}
+			for i, name := range hdrFields {
+				if got := strings.Join(c["rpcrdma."+name], ","); got != cols[i] {
+					t.Errorf("%s frame %d: rpcrdma.%s = %q, tshark %q", g.name, r.Frame, name, got, cols[i])
+				}
+				compared++
+			}
+			if cols[len(hdrFields)+1] != "0" { // RPC fields of calls shown by tshark
+				continue
+			}
+			for i, name := range rpcFields {
+				w := cols[len(hdrFields)+i]
+				if name == "rpc.programversion" {
+					w = strings.Split(w, ",")[0]
+				}
+				if got := strings.Join(c[name], ","); got != w {
+					t.Errorf("%s frame %d: %s = %q, tshark %q", g.name, r.Frame, name, got, w)
+				}
+				compared++
+			}
+		}
+		fs.Close()
+		t.Logf("%s: %d messages, %d values equal to tshark's", g.name, len(want), compared)
+	}
 }
