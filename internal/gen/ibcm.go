@@ -29,6 +29,9 @@ func init() {
 	register("synth-ibcm-rocev2-ipv4-rej-reasons.pcap",
 		"IB CM REJ over RoCEv2/IPv4 with reasons 1, 4, 8, 12–17, 24, 26–29, 31, 32, 35 and the ARI each defines (GID, LID, SL, traffic class, hop limit, rate, ClassPortInfo redirect, MTU, responder resources, consumer bytes with NVMe-oF REJ private data, RNR retry, class version, flow label, CA GUID); SIDR_REP and APR redirecting with a ClassPortInfo",
 		ibWrite(ibcmtest.RoCEv2IPv4, func() ([]ibcmtest.Packet, error) { return ibcmtest.Rejects(ibcmtest.RoCEv2IPv4) }))
+	register("synth-ibcm-rocev2-ipv4-ulps.pcap",
+		"IB CM REQs over RoCEv2/IPv4 to other ULPs' rdma_cm ports with their private data after the IP CM header: NVMe-oF (4420, nvme_rdma_cm_req), iSER (3260, iser_cm_hdr), Lustre o2iblnd (987, kib_msg CONNREQ little-endian), SRP (5555, srp_login_req_rdma), NFS/RDMA (20049) with no ULP data",
+		ibWrite(ibcmtest.RoCEv2IPv4, func() ([]ibcmtest.Packet, error) { return ibcmtest.ULPRequests(ibcmtest.RoCEv2IPv4) }))
 	register("synth-ibcm-rocev2-ipv4-rc-data.pcap",
 		"RoCEv2/IPv4 data packets for every extension header chain: RC SEND_ONLY (also padded), SEND_ONLY_WITH_INVALIDATE (IETH), RDMA WRITE ONLY with immediate (RETH, ImmDt), READ REQUEST, READ RESPONSE ONLY, ACK, NAK, COMPARE_SWAP, ATOMIC ACK, UD SEND_ONLY_WITH_IMMEDIATE (DETH, ImmDt), CNP",
 		ibWrite(ibcmtest.RoCEv2IPv4, func() ([]ibcmtest.Packet, error) { return ibcmtest.RCTraffic(ibcmtest.RoCEv2IPv4) }))

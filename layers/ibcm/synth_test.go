@@ -250,3 +250,23 @@ func hasCode(fs []pvtdata.Finding, code string) bool {
 	}
 	return false
 }
+
+func TestOtherULPLabels(t *testing.T) {
+	cases := ibcmtest.ULPCases()
+	pkts, err := ibcmtest.ULPRequests(ibcmtest.RoCEv2IPv4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range pkts {
+		cm := decode(t, ibcmtest.RoCEv2IPv4, p).Layer(ibcm.LayerTypeCM).(*ibcm.CM)
+		if cm.PD.ULP.Kind != cases[i].Want {
+			t.Errorf("%s: labelled %s, want %s", p.Name, cm.PD.ULP.Kind, cases[i].Want)
+		}
+		if !cm.HasIPCM || cm.REQ.ServiceID.Port() != cases[i].Port {
+			t.Errorf("%s: ipcm %v port %d", p.Name, cm.HasIPCM, cm.REQ.ServiceID.Port())
+		}
+		if s := string(cm.AppendSummary(nil)); cases[i].Want.Other() && !strings.Contains(s, "pd="+cases[i].Want.String()) {
+			t.Errorf("%s: summary %q", p.Name, s)
+		}
+	}
+}
