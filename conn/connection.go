@@ -205,6 +205,8 @@ type Connection struct {
 	prev           *Connection // the earlier connection between the same peers
 	pending        pendingXIDs
 	keys           []connKey
+	// iWARP: which sides closed their TCP half.
+	finClient, finServer bool
 }
 
 // Service names the service: "NFS/RDMA (rdma_cm TCP port 20049)".

@@ -2,6 +2,7 @@ package conn
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
 )
@@ -72,4 +73,50 @@ func mpaKind(t MPAType) (string, pvtdata.MsgKind) {
 		return t.String(), pvtdata.MsgReject
 	}
 	return t.String(), pvtdata.MsgReply
+}
+
+// TCPClose processes a TCP FIN (rst false) or RST from src to dst: it ends
+// the iWARP connection on that stream. The first FIN makes it
+// disconnecting, the other side's FIN (or any RST) disconnected.
+func (t *Tracker) TCPClose(frame int, at time.Time, src, dst Peer, rst bool) {
+	if t.finished {
+		return
+	}
+	t.advance(at)
+	c := t.lookup(streamKey(src, dst))
+	if c == nil || c.Transport != IWARP {
+		return
+	}
+	fromClient := src == c.Client
+	msg := "TCP FIN"
+	if rst {
+		msg = "TCP RST"
+	}
+	done := &c.finServer
+	if fromClient {
+		done = &c.finClient
+	}
+	retrans := *done && !rst
+	c.Steps = append(c.Steps, Step{Message: msg, Frame: frame, Time: at, FromClient: fromClient, Retransmission: retrans})
+	t.touch(c, at)
+	if retrans {
+		return
+	}
+	*done = true
+	if c.DisconnectRequestFrame == 0 {
+		c.DisconnectRequestFrame = frame
+	} else if c.DisconnectReplyFrame == 0 && (rst || (c.finClient && c.finServer)) {
+		c.DisconnectReplyFrame = frame
+	}
+	if c.State == StateRejected || c.State == StateDisconnected {
+		return
+	}
+	if rst || (c.finClient && c.finServer) {
+		c.State = StateDisconnected
+		if c.DisconnectReplyFrame == 0 {
+			c.DisconnectReplyFrame = frame
+		}
+	} else {
+		c.State = StateDisconnecting
+	}
 }

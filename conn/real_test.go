@@ -156,7 +156,7 @@ func TestRealSIW(t *testing.T) {
 	}
 	c := cs[0]
 	if c.Transport != IWARP || c.Client.String() != "198.51.100.2:40313" || c.Server.String() != "198.51.100.1:20049" ||
-		c.State != StateEstablished || c.RequestFrame != 4 || c.ReplyFrame != 6 {
+		c.State != StateDisconnected || c.RequestFrame != 4 || c.ReplyFrame != 6 || c.DisconnectRequestFrame != 86 || c.DisconnectReplyFrame != 87 {
 		t.Errorf("%s %s → %s %s frames %d/%d", c.Transport, c.Client, c.Server, c.State, c.RequestFrame, c.ReplyFrame)
 	}
 	// ULP data after the MPA v2 IRD/ORD words.

@@ -18,6 +18,7 @@ type frameView struct {
 	tcp      bool
 	sport    uint16
 	dport    uint16
+	fin, rst bool
 	lrh      *ibcm.LRH
 	grh      *ibcm.GRH
 	mad      *ibcm.MAD
@@ -88,6 +89,7 @@ func (t *Tracker) Record(rec *dissect.Record) {
 			v.ip, v.src, v.dst = true, ipAddr(x.SrcIP), ipAddr(x.DstIP)
 		case *dissect.TCP:
 			v.tcp, v.sport, v.dport = true, uint16(x.SrcPort), uint16(x.DstPort)
+			v.fin, v.rst = x.FIN, x.RST
 		case *ibcm.LRH:
 			v.lrh = x
 		case *ibcm.GRH:
@@ -113,6 +115,10 @@ func (t *Tracker) Record(rec *dissect.Record) {
 		}
 	}
 	t.packetDone(rec, &v)
+	if v.fin || v.rst {
+		src, dst := v.ends()
+		t.TCPClose(rec.Frame, rec.Time, src, dst, v.rst)
+	}
 }
 
 // packetDone accounts the transport packet gathered in v to its Send and

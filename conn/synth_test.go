@@ -35,7 +35,7 @@ func TestSyntheticCaptures(t *testing.T) {
 		{"synth-conn-rocev2-many.pcap", Config{MaxConnections: 2}, []want{
 			{"established", "conn.table-full"}, {"established", "conn.table-full"}, {"established", "conn.table-full"},
 			{"established", ""}, {"established", ""}}, ""},
-		{"synth-conn-iwarp-traffic.pcap", Config{}, []want{{"established",
+		{"synth-conn-iwarp-traffic.pcap", Config{}, []want{{"disconnected",
 			"conn.invalidated-stag-not-offered, conn.send-exceeds-inline, conn.send-inv-not-negotiated"}}, ""},
 	}
 	summary := func(fs []pvtdata.Finding) string {

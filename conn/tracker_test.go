@@ -531,3 +531,35 @@ func TestServiceName(t *testing.T) {
 		}
 	}
 }
+
+func TestTCPClose(t *testing.T) {
+	cl := Peer{Addr: clientIP, Port: 40000}
+	sv := Peer{Addr: serverIP, Port: 20049}
+	setup := func() *Tracker {
+		tr := New(Config{})
+		tr.MPA(&MPAEvent{Frame: 1, Time: at(1), Src: cl, Dst: sv, Type: MPARequest, PrivateData: linuxClientPD})
+		tr.MPA(&MPAEvent{Frame: 2, Time: at(2), Src: sv, Dst: cl, Type: MPAReply, PrivateData: linuxServerPD})
+		return tr
+	}
+	tr := setup()
+	tr.TCPClose(3, at(3), cl, sv, false)
+	c := only(t, tr)
+	if c.State != StateDisconnecting || c.DisconnectRequestFrame != 3 {
+		t.Errorf("after one FIN: %s %d", c.State, c.DisconnectRequestFrame)
+	}
+	tr.TCPClose(4, at(4), cl, sv, false) // retransmitted FIN
+	tr.TCPClose(5, at(5), sv, cl, false)
+	if c.State != StateDisconnected || c.DisconnectReplyFrame != 5 || !c.Steps[3].Retransmission || c.Steps[4].Message != "TCP FIN" {
+		t.Errorf("after both FINs: %s %d %+v", c.State, c.DisconnectReplyFrame, c.Steps)
+	}
+	tr = setup()
+	tr.TCPClose(3, at(3), sv, cl, true)
+	if c := only(t, tr); c.State != StateDisconnected || c.DisconnectRequestFrame != 3 || c.DisconnectReplyFrame != 3 || c.Steps[2].FromClient {
+		t.Errorf("after RST: %s %d/%d", c.State, c.DisconnectRequestFrame, c.DisconnectReplyFrame)
+	}
+	// A FIN on a stream without MPA is nothing.
+	tr.TCPClose(4, at(4), Peer{Addr: clientIP, Port: 1}, sv, false)
+	if len(tr.Connections()) != 1 {
+		t.Error("FIN on an unknown stream made a connection")
+	}
+}

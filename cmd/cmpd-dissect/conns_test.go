@@ -23,7 +23,7 @@ func TestConnsRealCaptures(t *testing.T) {
 		state                           string
 	}{
 		{rxeCapture, "rocev2", "192.0.2.2:45046", "192.0.2.1:20049", 36, "disconnected"},
-		{siwCapture, "iwarp", "198.51.100.2:40313", "198.51.100.1:20049", 4, "established"},
+		{siwCapture, "iwarp", "198.51.100.2:40313", "198.51.100.1:20049", 4, "disconnected"},
 	} {
 		t.Run(tc.transport, func(t *testing.T) {
 			code, out, stderr := runCmd(t, "conns", "--json", tc.file)
