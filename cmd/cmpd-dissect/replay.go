@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cmpd-dissect/cmpd-dissect/conn"
 	"github.com/cmpd-dissect/cmpd-dissect/replay"
 )
 
@@ -45,11 +46,11 @@ The librdmacm part needs a build with -tags rdmacm (cgo, librdmacm-dev).`,
 			out := cmd.OutOrStdout()
 			var fromConn *replay.Conn
 			if from != "" {
+				conns, err := connsFromCapture(cmd, from)
+				if err != nil {
+					return err
+				}
 				if list {
-					conns, err := replay.Connections(from)
-					if err != nil {
-						return usageErr("replay: %v", err)
-					}
 					for _, c := range conns {
 						if err := writeJSONLine(out, c); err != nil {
 							return err
@@ -57,11 +58,10 @@ The librdmacm part needs a build with -tags rdmacm (cgo, librdmacm-dev).`,
 					}
 					return nil
 				}
-				c, err := replay.FromCapture(from, connN)
-				if err != nil {
-					return usageErr("replay: %v", err)
+				if connN < 1 || connN > len(conns) {
+					return usageErr("replay: %s: connection %d: the capture holds %d connection(s)", from, connN, len(conns))
 				}
-				fromConn = &c
+				fromConn = &conns[connN-1]
 			} else if list {
 				return usageErr("replay: --list needs --from CAPTURE")
 			}
@@ -117,6 +117,56 @@ The librdmacm part needs a build with -tags rdmacm (cgo, librdmacm-dev).`,
 	f.DurationVar(&hold, "hold", 200*time.Millisecond, "client: how long to keep each connection before disconnecting")
 	f.DurationVar(&timeout, "timeout", 10*time.Second, "longest wait for each rdma_cm event")
 	return cmd
+}
+
+// connsFromCapture follows the connections of a capture with the project's
+// dissector and connection tracker, as "conns" does (so every link type and
+// transport it reads), and returns what replay needs of each: the ULP
+// private data of both sides as they were on the wire.
+func connsFromCapture(cmd *cobra.Command, path string) ([]replay.Conn, error) {
+	var tf trackFlags
+	tf.register(&cobra.Command{}) // the defaults "conns" runs with
+	t, err := trackCaptures(cmd, []string{path}, &tf)
+	if err != nil {
+		return nil, err
+	}
+	var out []replay.Conn
+	for _, c := range t.tracker.Connections() {
+		if c.Kind != conn.KindConnection || c.ClientData == nil {
+			continue
+		}
+		rc := replay.Conn{
+			N:                 len(out) + 1,
+			Transport:         c.Transport.String(),
+			Client:            peerHost(c.Client),
+			Server:            peerHost(c.Server),
+			RequestFrame:      c.RequestFrame,
+			ReplyFrame:        max(c.ReplyFrame, c.RejectFrame),
+			ClientPrivateData: append(replay.HexBytes{}, c.ClientData.ULP()...),
+			Rejected:          c.State == conn.StateRejected,
+		}
+		if c.Transport == conn.IWARP {
+			rc.Port = int(c.Server.Port)
+		} else if c.HasServiceID && c.ServiceID>>16 == rdmaCMPortSpaceTCP {
+			rc.Port = int(c.ServiceID & 0xffff)
+		}
+		if c.ServerData != nil {
+			rc.ServerPrivateData = append(replay.HexBytes{}, c.ServerData.ULP()...)
+		}
+		out = append(out, rc)
+	}
+	return out, nil
+}
+
+// rdmaCMPortSpaceTCP is RDMA_PS_TCP, the port space of rdma_cm service IDs
+// (0x0106 << 16 | port) that replay connects in.
+const rdmaCMPortSpaceTCP = 0x0106
+
+func peerHost(p conn.Peer) string {
+	if p.Addr.IsValid() {
+		return p.Addr.String()
+	}
+	return ""
 }
 
 // replayStep is what one connection of a replay sends.
