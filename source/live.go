@@ -33,6 +33,37 @@ type LiveOptions struct {
 // CompileFilter compiles a tcpdump-syntax capture filter to BPF
 // instructions, without libpcap.
 func CompileFilter(expr string) ([]bpf.RawInstruction, error) {
+	ins, err := compileFilter(expr)
+	if err != nil || ins == nil {
+		return nil, err
+	}
+	raw, err := bpf.Assemble(ins)
+	if err != nil {
+		return nil, fmt.Errorf("capture filter %q: %w", expr, err)
+	}
+	return raw, nil
+}
+
+// acceptAll is the program of an empty filter.
+var acceptAll = []bpf.Instruction{bpf.RetConstant{Val: 262144}}
+
+// dropOutgoing prepends to prog a test that rejects packets the host sends
+// (PACKET_OUTGOING): on the loopback interface every packet is seen twice,
+// leaving and arriving, and libpcap drops the first copy too.
+func dropOutgoing(prog []bpf.Instruction) []bpf.Instruction {
+	if prog == nil {
+		prog = acceptAll
+	}
+	const packetOutgoing = 4
+	out := []bpf.Instruction{
+		bpf.LoadExtension{Num: bpf.ExtType},
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: packetOutgoing, SkipTrue: 0, SkipFalse: 1},
+		bpf.RetConstant{Val: 0},
+	}
+	return append(out, prog...)
+}
+
+func compileFilter(expr string) ([]bpf.Instruction, error) {
 	expr = strings.TrimSpace(expr)
 	if expr == "" {
 		return nil, nil
@@ -59,11 +90,7 @@ func CompileFilter(expr string) ([]bpf.RawInstruction, error) {
 	if len(ins) == 0 {
 		return nil, fmt.Errorf("capture filter %q: compiles to nothing", expr)
 	}
-	raw, err := bpf.Assemble(ins)
-	if err != nil {
-		return nil, fmt.Errorf("capture filter %q: %w", expr, err)
-	}
-	return raw, nil
+	return ins, nil
 }
 
 // catchPanic turns a panic of a third-party parser into an error: a bad
@@ -78,21 +105,23 @@ func catchPanic(f func()) (err error) {
 	return nil
 }
 
-// checkInterface gives the clear message for a missing interface.
-func checkInterface(name string) error {
+// checkInterface gives the clear message for a missing interface and
+// reports whether it is a loopback interface.
+func checkInterface(name string) (loopback bool, err error) {
 	if name == "" {
-		return errors.New("no interface given")
+		return false, errors.New("no interface given")
 	}
-	if _, err := net.InterfaceByName(name); err != nil {
+	ifc, err := net.InterfaceByName(name)
+	if err != nil {
 		names := []string{}
 		if ifs, err := net.Interfaces(); err == nil {
 			for _, i := range ifs {
 				names = append(names, i.Name)
 			}
 		}
-		return fmt.Errorf("no such interface %q (have: %s)", name, strings.Join(names, ", "))
+		return false, fmt.Errorf("no such interface %q (have: %s)", name, strings.Join(names, ", "))
 	}
-	return nil
+	return ifc.Flags&net.FlagLoopback != 0, nil
 }
 
 // permissionHint explains a capture socket refused for lack of privilege.

@@ -4,8 +4,11 @@ package source
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"time"
+
+	"golang.org/x/net/bpf"
 
 	"github.com/gopacket/gopacket/afpacket"
 )
@@ -26,12 +29,22 @@ const pollTimeout = 100 * time.Millisecond
 
 // OpenLive starts capturing on opts.Interface.
 func OpenLive(opts LiveOptions) (*Live, error) {
-	if err := checkInterface(opts.Interface); err != nil {
-		return nil, err
-	}
-	prog, err := CompileFilter(opts.Filter)
+	loopback, err := checkInterface(opts.Interface)
 	if err != nil {
 		return nil, err
+	}
+	ins, err := compileFilter(opts.Filter)
+	if err != nil {
+		return nil, err
+	}
+	if loopback {
+		ins = dropOutgoing(ins)
+	}
+	var prog []bpf.RawInstruction
+	if ins != nil {
+		if prog, err = bpf.Assemble(ins); err != nil {
+			return nil, fmt.Errorf("capture filter %q: %w", opts.Filter, err)
+		}
 	}
 	snap := opts.Snaplen
 	if snap <= 0 {
