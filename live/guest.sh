@@ -1,9 +1,10 @@
 #!/bin/bash
 # guest.sh runs as PID 1 in each live-traces VM (after live/init switched to
-# the host's root with a tmpfs overlay). It reads /live/config (written by
-# live/live-traces.sh: REPO, BIN, ONLY; the role is cmpd.role= on the kernel command line), brings up eth0 (rxe0) and eth1
-# (siw0), then runs every scenario of live/scenarios.sh in order, its role's
-# half only; the two VMs meet at barrier files in /live/ctl. The client
+# the host's root with a tmpfs overlay). Its role is cmpd.role= on the kernel
+# command line; /live/config (written by live/live-traces.sh) gives REPO,
+# BIN, SCENARIOS and ONLY. It brings up eth0 (rxe0) and eth1 (siw0), then
+# runs every scenario of live/scenarios.sh in order, its role's half only;
+# the two VMs meet at barrier files in /live/ctl. The client
 # captures with tcpdump and leaves live-NAME.pcap plus both sides' reports in
 # /live/out. Progress lines go to /live/progress. The VM powers off at the
 # end whatever happens.
@@ -61,13 +62,16 @@ ibv_devices
 
 mkdir -p /live/ctl /live/out
 signal() { : >"/live/ctl/$1"; }
-await() { # await NAME [SECONDS]
-	local i=0 max=$((${2:-90} * 10))
+await() { # await NAME [SECONDS] (quietly: no xtrace in the loop)
+	{ local xt=$-; set +x; } 2>/dev/null
+	local i=0 max=$((${2:-90} * 10)) rc=0
 	while [ ! -e "/live/ctl/$1" ]; do
 		i=$((i + 1))
-		[ $i -gt $max ] && { echo "timeout waiting for $1"; return 1; }
+		[ $i -gt $max ] && { echo "timeout waiting for $1"; rc=1; break; }
 		sleep 0.1
 	done
+	[[ $xt == *x* ]] && set -x
+	return $rc
 }
 signal "up-$ROLE"
 await "up-$([ $ROLE = client ] && echo server || echo client)" 120 || exit 1
@@ -110,10 +114,12 @@ capture_start() { # capture_start NAME
 	tcpdump -i "$IF" -s 0 -U --immediate-mode -Z root -w "/tmp/$1.pcap" "$FILTER" 2>/tmp/tcpdump.err &
 	TCPDUMP=$!
 	local i=0
+	{ set +x; } 2>/dev/null
 	until grep -q "listening on" /tmp/tcpdump.err 2>/dev/null; do
-		i=$((i + 1)); [ $i -gt 100 ] && { cat /tmp/tcpdump.err; return 1; }
+		i=$((i + 1)); [ $i -gt 100 ] && { cat /tmp/tcpdump.err; set -x; return 1; }
 		sleep 0.1
 	done
+	set -x
 }
 capture_stop() { # capture_stop NAME
 	sleep 0.5
@@ -126,15 +132,17 @@ server_replay() { # server_replay NAME ARGS…
 	local name=$1; shift
 	"$BIN" replay --role server --addr "$SRV" "$@" >"/live/out/live-$name.server.jsonl" 2>"/live/out/live-$name.server.err" &
 	local pid=$! i=0
+	{ set +x; } 2>/dev/null
 	until grep -q '"listening"' "/live/out/live-$name.server.jsonl"; do
 		i=$((i + 1))
 		if [ $i -gt 100 ] || ! kill -0 $pid 2>/dev/null; then
-			cat "/live/out/live-$name.server.err"; kill $pid 2>/dev/null; return 1
+			cat "/live/out/live-$name.server.err"; kill $pid 2>/dev/null; set -x; return 1
 		fi
 		sleep 0.1
 	done
+	set -x
 	signal "$name.ready"
-	wait $pid
+	wait $pid || { cat "/live/out/live-$name.server.err"; return 1; }
 }
 client_replay() {
 	local name=$1; shift
@@ -181,15 +189,18 @@ scenario() { # scenario NAME LINK FAMILY KIND ARGS…
 	[ $rc = 0 ] && { "client_$kind" "$name" "$@" || rc=1; }
 	[ $rc = 0 ] && [ "$kind" = nfs ] && signal "$name.client-done"
 	[ "$kind" = nfs ] && [ $rc != 0 ] && signal "$name.client-done"
+	{ set +x; } 2>/dev/null
 	until [ -e "/live/ctl/$name.server-ok" ] || [ -e "/live/ctl/$name.server-failed" ]; do
 		sleep 0.1
-		[ "$(date +%s)" -gt $((${t0%.*} + 120)) ] && break
+		[ "$(date +%s)" -gt $((${t0%.*} + 120)) ] && { echo "timeout waiting for the server's $name"; break; }
 	done
+	set -x
 	[ -e "/live/ctl/$name.server-ok" ] || rc=1
 	[ -n "$TCPDUMP" ] && { capture_stop "$name" || rc=1; }
 	TCPDUMP=
 	local secs=$(echo "$(date +%s.%N) - $t0" | bc)
 	if [ $rc = 0 ]; then
+		: >"/live/out/live-$name.ok"
 		printf 'ok   %-24s %5.1fs\n' "$name" "$secs" >>/live/progress
 	else
 		printf 'FAIL %-24s %5.1fs (see %s.log)\n' "$name" "$secs" "$ROLE" >>/live/progress
@@ -198,7 +209,8 @@ scenario() { # scenario NAME LINK FAMILY KIND ARGS…
 	signal "$name.done"
 }
 
-. "$REPO/live/scenarios.sh"
+[ -r "$SCENARIOS" ] || step "scenario file $SCENARIOS" false
+. "$SCENARIOS"
 echo "guest $ROLE: finished, $fails failed"
 [ $ROLE = client ] && echo "END $fails" >>/live/progress
 exit 0

@@ -16,6 +16,8 @@
 #   -k      keep the run directory (VM consoles, logs) even on success
 # Environment: LIVE_CACHE (default /var/cache/cmpd-dissect-live) holds the
 # kernel, siw, initramfs and the run directory; a second run reuses them.
+# LIVE_SCENARIOS names another scenario file (default live/scenarios.sh);
+# LIVE_TIMEOUT bounds the VMs' run (default 1800 s).
 set -euo pipefail
 
 REPO=$(cd "$(dirname "$0")/.." && pwd)
@@ -97,8 +99,7 @@ if [ ! -e "$INITRD" ] || [ "$REPO/live/init" -nt "$INITRD" ]; then
 	ir=$CACHE/initramfs
 	rm -rf "$ir" && mkdir -p "$ir"/{bin,dev,proc,sys,modules}
 	cp /bin/busybox "$ir/bin/busybox"
-	file -L "$ir/bin/busybox" 2>/dev/null | grep -q "statically linked" || ldd "$ir/bin/busybox" 2>&1 | grep -q "not a dynamic" ||
-		die "/bin/busybox is not static (install busybox-static)"
+	ldd "$ir/bin/busybox" 2>&1 | grep -q "not a dynamic" || die "/bin/busybox is not static (install busybox-static)"
 	mknod "$ir/dev/console" c 5 1
 	cp "$REPO/live/init" "$ir/init"
 	# The modules and their dependencies, in load order.
@@ -137,8 +138,11 @@ rm -rf "$RUN" && mkdir -p "$RUN/ctl" "$RUN/out"
 cat >"$RUN/config" <<CFG
 REPO=$REPO
 BIN=$BIN
+SCENARIOS=/live/scenarios.sh
 ONLY='${ONLY//\'/}'
 CFG
+# The VMs see $RUN as /live: the scenario list goes there.
+cp "${LIVE_SCENARIOS:-$REPO/live/scenarios.sh}" "$RUN/scenarios.sh" || die "no scenario file ${LIVE_SCENARIOS:-}"
 port0=$((20000 + RANDOM % 20000))
 port1=$((port0 + 1))
 vm() { # vm ROLE NETOPT
@@ -146,10 +150,10 @@ vm() { # vm ROLE NETOPT
 	qemu-system-x86_64 -machine q35,accel=tcg -m 1024 -smp 1 -nographic -no-reboot \
 		-kernel "$KERNEL" -initrd "$INITRD" \
 		-append "console=ttyS0 panic=-1 loglevel=4 cmpd.role=$role cmpd.guest=$REPO/live/guest.sh cmpd.modules=$MODDIR" \
-		-virtfs local,path=/,mount_tag=hostroot,readonly=on,security_model=none,id=hostroot \
+		-virtfs local,path=/,mount_tag=hostroot,readonly=on,security_model=none,multidevs=remap,id=hostroot \
 		-virtfs local,path="$RUN",mount_tag=liveout,security_model=none,id=liveout \
-		-netdev socket,id=n0,$net=127.0.0.1:$port0 -device virtio-net-pci,netdev=n0,mac=52:54:00:12:00:$mac \
-		-netdev socket,id=n1,$net=127.0.0.1:$port1 -device virtio-net-pci,netdev=n1,mac=52:54:00:12:01:$mac \
+		-netdev socket,id=n0,$net=127.0.0.1:$port0 -device virtio-net-pci,netdev=n0,romfile=,mac=52:54:00:12:00:$mac \
+		-netdev socket,id=n1,$net=127.0.0.1:$port1 -device virtio-net-pci,netdev=n1,romfile=,mac=52:54:00:12:01:$mac \
 		</dev/null >"$RUN/$role.console" 2>&1
 }
 
@@ -192,7 +196,7 @@ trap - EXIT
 show_logs() {
 	for role in server client; do
 		echo "----- $role VM console ($RUN/$role.console), last 40 lines" >&2
-		tail -n 40 "$RUN/$role.console" >&2 || true
+		tail -n 40 "$RUN/$role.console" | sed 's/\x1b[[0-9;?]*[A-Za-z]//g; s/\x1bc//g' | tr -d '\000-\010\016-\037' >&2 || true
 		echo "----- $role guest log ($RUN/$role.log), last 60 lines" >&2
 		tail -n 60 "$RUN/$role.log" >&2 || true
 	done
@@ -203,17 +207,18 @@ if ! grep -q "^END " "$RUN/progress" 2>/dev/null; then
 fi
 fails=$(sed -n 's/^END //p' "$RUN/progress")
 
-# Collect: captures and the replay engine's reports.
+# Collect what the scenarios that passed left: captures and the replay
+# engine's reports.
 mkdir -p "$OUT"
 n=0
-for f in "$RUN"/out/live-*.pcap; do
-	[ -e "$f" ] || continue
-	cp "$f" "$OUT/"
+for ok in "$RUN"/out/live-*.ok; do
+	[ -e "$ok" ] || continue
+	base=${ok%.ok}
+	cp "$base.pcap" "$OUT/"
+	for r in "$base".client.jsonl "$base".server.jsonl; do
+		[ -s "$r" ] && cp "$r" "$OUT/"
+	done
 	n=$((n + 1))
-done
-for f in "$RUN"/out/live-*.jsonl; do
-	[ -e "$f" ] || continue
-	[ -s "$f" ] && cp "$f" "$OUT/"
 done
 uname_vm=$(sed -n 's/^guest client: kernel \([^,]*\),.*/\1/p' "$RUN/client.log" | head -1)
 KPKG=$(cat "$KDIR/.version" 2>/dev/null || echo "?")
