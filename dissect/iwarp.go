@@ -429,6 +429,7 @@ func (s *iwarpStream) ReassembledSG(sg reassembly.ScatterGather, ac reassembly.A
 		// look for framing after it.
 		lost := 0
 		if len(h.pend) > 0 && h.state != stateIgnore {
+			h.pend0 = len(h.pend)
 			used := h.process(h.pend, nil, true)
 			lost = len(h.pend) - used
 		}
@@ -667,6 +668,12 @@ func (h *iwarpHalf) frame(b []byte, p int, final bool) (int, bool) {
 	s, w := h.s, h.s.w
 	kind, complete := mpa.FrameKindOf(b)
 	if kind == 0 || (!complete && len(b) >= len(mpa.KeyRequest)) {
+		if h.synSeen && h.pos+p == 0 {
+			// A stream seen from its SYN that does not open with an
+			// MPA key is not iWARP.
+			h.state = stateIgnore
+			return len(b), true
+		}
 		h.state = stateResync
 		return 0, true
 	}
@@ -924,22 +931,23 @@ func (h *iwarpHalf) resync(b []byte, p int, final bool) (int, bool) {
 			h.scanned += q
 			return q, false
 		}
-		confirmed := false
+		// Confirm the candidate: a good CRC, or plausible headers at the
+		// next FPDU positions (two of them when no MPA frame was seen, as
+		// the stream may not be iWARP at all), or, at the end of the
+		// input, a chain that ends exactly where the data ends.
 		f := mpa.FPDU{Options: opts}
-		switch {
-		case f.DecodeFromBytes(b[q:q+wl], gopacket.NilDecodeFeedback) == nil && f.CRCStatus == mpa.CRCStatusGood:
-			confirmed = true
-		case q+wl+2+mpa.DDPTaggedHeaderLen+mpa.MarkerLen <= len(b):
-			var nb [2 + mpa.DDPUntaggedHeaderLen]byte
-			next := unmarked(nb[:0], b[q+wl:], h.options(at+wl))
-			confirmed = len(next) >= 2+mpa.DDPTaggedHeaderLen && plausibleFPDU(next, int(binary.BigEndian.Uint16(next)))
-		case final:
-			// The candidate ends exactly where the captured data ends.
-			confirmed = q+wl == len(b)
-		default:
-			// Wait for the octets after the candidate.
-			h.scanned += q
-			return q, false
+		confirmed := f.DecodeFromBytes(b[q:q+wl], gopacket.NilDecodeFeedback) == nil && f.CRCStatus == mpa.CRCStatusGood
+		if !confirmed {
+			need := 1
+			if !h.fpduBaseKnown {
+				need = 2
+			}
+			var wait bool
+			confirmed, wait = h.chain(b[q+wl:], at+wl, need, final)
+			if wait {
+				h.scanned += q
+				return q, false
+			}
 		}
 		if !confirmed {
 			continue
@@ -962,6 +970,36 @@ func (h *iwarpHalf) resync(b []byte, p int, final bool) (int, bool) {
 	skip := len(b) - keep
 	h.scanned += skip
 	return skip, false
+}
+
+// chain reports whether need plausible FPDU headers follow one another at
+// the start of b (stream position at), or wait when b ends before they can
+// be checked and more data may come. At the end of the input a chain that
+// ends exactly at the end of b is enough.
+func (h *iwarpHalf) chain(b []byte, at, need int, final bool) (ok, wait bool) {
+	for i := 0; i < need; i++ {
+		if len(b) == 0 && final {
+			return true, false
+		}
+		opts := h.options(at)
+		var hb [2 + mpa.DDPUntaggedHeaderLen]byte
+		hdr := unmarked(hb[:0], b, opts)
+		if len(hdr) < 2+mpa.DDPTaggedHeaderLen {
+			return false, !final
+		}
+		n := int(binary.BigEndian.Uint16(hdr))
+		if !plausibleFPDU(hdr, n) {
+			return false, false
+		}
+		wl := mpa.WireLen(n, opts.StreamOffset, opts.Markers)
+		if i+1 < need {
+			if wl > len(b) {
+				return false, !final
+			}
+			b, at = b[wl:], at+wl
+		}
+	}
+	return true, false
 }
 
 // unmarked appends to dst (up to its capacity) the octets of b, an FPDU

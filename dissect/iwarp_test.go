@@ -589,6 +589,21 @@ func TestIWARPNotIWARP(t *testing.T) {
 	mk(false, []byte("GET / HTTP/1.1\r\n\r\n"))
 	// Bytes that would pass as an FPDU header must not be decoded.
 	mk(false, []byte{0x00, 0x10, 0x41, 0x43, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0})
+	// A stream captured mid-way (no SYN) of 512 KiB of noise: searched
+	// for framing for ResyncWindow octets, then left alone.
+	ip.SrcIP = []byte{10, 0, 0, 3}
+	seq = 77
+	x := uint32(1)
+	for i := 0; i < 512; i++ {
+		pl := make([]byte, 1024)
+		for j := range pl {
+			x ^= x << 13
+			x ^= x >> 17
+			x ^= x << 5
+			pl[j] = byte(x)
+		}
+		mk(false, pl)
+	}
 	i := 0
 	run := runReader(t, func() ([]byte, gopacket.CaptureInfo, error) {
 		if i == len(pkts) {

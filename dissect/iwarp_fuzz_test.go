@@ -1,0 +1,154 @@
+package dissect
+
+import (
+	"net/netip"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
+	"github.com/gopacket/gopacket/pcapgo"
+
+	"github.com/cmpd-dissect/cmpd-dissect/field"
+)
+
+// FuzzIWARPStream feeds one TCP connection's client octets to the iWARP
+// reassembly in segments whose sizes, order and duplication come from the
+// input, with and without a SYN, and a server direction. Nothing may
+// panic, pending memory must stay under the caps, and everything must be
+// released by Flush.
+//
+// Input: ctl[0] flags (bit 0 SYN, bit 1 reorder, bit 2 duplicate, bit 3
+// server echo), ctl[1] segment size, then the stream octets.
+func FuzzIWARPStream(f *testing.F) {
+	for _, name := range []string{"synth-iwarp-markers-crc.pcap", "synth-iwarp-rdmap-opcodes.pcap", "synth-iwarp-split-reorder-dup.pcap"} {
+		f.Add(append([]byte{0x0f, 100}, clientStream(f, synth(name))...))
+		f.Add(append([]byte{0x00, 37}, clientStream(f, synth(name))...))
+	}
+	f.Add(append([]byte{0x01, 90}, clientStream(f, siwPcap)...))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		if len(in) < 2 {
+			return
+		}
+		flags, size, stream := in[0], int(in[1])%200+1, in[2:]
+		cfg := IWARPConfig{MaxPDUBytes: 4096, MaxBufferedBytes: 8192, ResyncWindow: 2048, MaxSendBytes: 4096, MaxPendingSends: 4}
+		w := NewIWARP(cfg)
+		rec := &Record{}
+		flow := gopacket.NewFlow(layers.EndpointIPv4, []byte{10, 0, 0, 1}, []byte{10, 0, 0, 2})
+		frame := 0
+		seg := func(fromClient bool, syn bool, seq uint32, pl []byte) {
+			frame++
+			rec.Reset()
+			rec.Frame, rec.Time = frame, time.Unix(1, int64(frame)*1000)
+			tcp := &layers.TCP{SrcPort: 40000, DstPort: 20049, Seq: seq, SYN: syn, ACK: !syn}
+			tcp.Payload = pl
+			fl := flow
+			if !fromClient {
+				tcp.SrcPort, tcp.DstPort = tcp.DstPort, tcp.SrcPort
+				fl = flow.Reverse()
+			}
+			tcp.SetInternalPortsForTesting()
+			w.Segment(rec, fl, tcp)
+			if st := w.Stats(); st.PendingBytes > cfg.MaxBufferedBytes {
+				t.Fatalf("pending %d > %d", st.PendingBytes, cfg.MaxBufferedBytes)
+			}
+		}
+		seq := uint32(0x7ffffff0) // wraps inside the stream
+		if flags&1 != 0 {
+			seg(true, true, seq, nil)
+			seq++
+		}
+		type piece struct {
+			seq uint32
+			b   []byte
+		}
+		var ps []piece
+		for off := 0; off < len(stream); off += size {
+			end := min(off+size, len(stream))
+			ps = append(ps, piece{seq + uint32(off), stream[off:end]})
+		}
+		if flags&2 != 0 {
+			for i := 0; i+1 < len(ps); i += 3 {
+				ps[i], ps[i+1] = ps[i+1], ps[i]
+			}
+		}
+		for i, p := range ps {
+			seg(true, false, p.seq, p.b)
+			if flags&4 != 0 && i%2 == 0 {
+				seg(true, false, p.seq, p.b)
+			}
+			if flags&8 != 0 && i%4 == 0 {
+				seg(false, false, 1000+uint32(i), p.b)
+			}
+		}
+		rec.Reset()
+		w.Flush(rec)
+		if st := w.Stats(); st.Streams != 0 || st.PendingBytes != 0 || st.BufferedPages != 0 {
+			t.Fatalf("after Flush: %+v", st)
+		}
+		for _, l := range rec.Layers {
+			l.VisitFields(nopVisitor{})
+		}
+	})
+}
+
+// clientStream returns the TCP payload octets a capture's first connection
+// sent from its first sender, in capture order, duplicates dropped.
+func clientStream(t testing.TB, path string) []byte {
+	fh, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	rd, err := pcapgo.NewReader(fh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var (
+		eth    layers.Ethernet
+		ip4    layers.IPv4
+		tcp    layers.TCP
+		types  []gopacket.LayerType
+		out    []byte
+		src    layers.TCPPort
+		next   uint32
+		inited bool
+	)
+	p := gopacket.NewDecodingLayerParser(layers.LayerTypeEthernet, &eth, &ip4, &tcp)
+	p.IgnoreUnsupported = true
+	for {
+		data, _, err := rd.ReadPacketData()
+		if err != nil {
+			break
+		}
+		if p.DecodeLayers(data, &types) != nil || len(types) < 3 {
+			continue
+		}
+		if !inited {
+			src, next, inited = tcp.SrcPort, tcp.Seq, true
+			if tcp.SYN {
+				next++
+			}
+		}
+		if tcp.SrcPort != src || len(tcp.Payload) == 0 || tcp.Seq != next {
+			continue
+		}
+		out = append(out, tcp.Payload...)
+		next += uint32(len(tcp.Payload))
+	}
+	return out
+}
+
+// nopVisitor drops every field (the fuzz target only checks that
+// reporting does not panic).
+type nopVisitor struct{}
+
+func (nopVisitor) Uint(*field.Field, uint64)     {}
+func (nopVisitor) Int(*field.Field, int64)       {}
+func (nopVisitor) Bool(*field.Field, bool)       {}
+func (nopVisitor) String(*field.Field, string)   {}
+func (nopVisitor) Bytes(*field.Field, []byte)    {}
+func (nopVisitor) Addr(*field.Field, netip.Addr) {}
+func (nopVisitor) Begin(*field.Field)            {}
+func (nopVisitor) End()                          {}
