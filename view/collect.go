@@ -32,6 +32,9 @@ type collector struct {
 	arena     []byte
 	// depth of groups we are in, for nothing but balance.
 	depth int
+	// ownOnly visits only the layers of the wanted fields' protocols
+	// (for fields known to be reported by their own layer).
+	ownOnly bool
 }
 
 func newCollector() *collector {
@@ -91,7 +94,7 @@ func (c *collector) collect(r *dissect.Record) {
 	}
 	for _, l := range r.Layers {
 		p := l.Proto()
-		if !dissect.IsTransport(p) || c.wantsProto(p) {
+		if c.wantsProto(p) || (!c.ownOnly && !dissect.IsTransport(p)) {
 			l.VisitFields(c)
 		}
 	}

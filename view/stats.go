@@ -30,7 +30,14 @@ type Stats struct {
 	breakdown []*field.Field
 	col       *collector
 	seen      []*field.Proto
-	byProto   map[*field.Proto]int
+	// protoCounts counts frames per protocol; a short slice scanned
+	// linearly is cheaper than a map for the dozen protocols a capture has.
+	protoCounts []protoCount
+}
+
+type protoCount struct {
+	p *field.Proto
+	n int
 }
 
 // NewStats counts values of the named fields (each must be an integer
@@ -42,8 +49,10 @@ func NewStats(breakdown []string) (*Stats, error) {
 		ByFinding: map[string]int{},
 		Severity:  map[string]string{},
 		col:       newCollector(),
-		byProto:   map[*field.Proto]int{},
 	}
+	// Breakdown fields are top-level fields of their own protocol's layer:
+	// only those layers need visiting.
+	s.col.ownOnly = true
 	for _, n := range breakdown {
 		f, ok := field.Lookup(n)
 		if !ok {
@@ -74,7 +83,17 @@ next:
 			}
 		}
 		s.seen = append(s.seen, p)
-		s.byProto[p]++
+		found := false
+		for i := range s.protoCounts {
+			if s.protoCounts[i].p == p {
+				s.protoCounts[i].n++
+				found = true
+				break
+			}
+		}
+		if !found {
+			s.protoCounts = append(s.protoCounts, protoCount{p, 1})
+		}
 	}
 	if len(s.breakdown) > 0 {
 		s.col.collect(r)
@@ -107,8 +126,8 @@ func severityRank(s string) int {
 
 // Flush brings ByProto up to date; Stats prints with Render.
 func (s *Stats) Flush() error {
-	for p, n := range s.byProto {
-		s.ByProto[p.Name] = n
+	for _, pc := range s.protoCounts {
+		s.ByProto[pc.p.Name] = pc.n
 	}
 	return nil
 }
