@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -65,15 +66,11 @@ func (r *iwRun) codes() map[string]int {
 	return m
 }
 
+// all returns the iWARP layers of the whole run in frame order, then those
+// of the end-of-input flush.
 func (r *iwRun) all() (frames []*mpa.Frame, fpdus []*mpa.FPDU, rdmaps []*mpa.RDMAP) {
-	for n := 1; n <= len(r.frames)+1000000 && n < 1<<22; n++ {
-		f, ok := r.frames[n]
-		if !ok {
-			if n > maxKey(r.frames) {
-				break
-			}
-			continue
-		}
+	for _, n := range r.frameNumbers() {
+		f := r.frames[n]
 		frames = append(frames, f.frames...)
 		fpdus = append(fpdus, f.fpdus...)
 		rdmaps = append(rdmaps, f.rdmaps...)
@@ -86,12 +83,14 @@ func (r *iwRun) all() (frames []*mpa.Frame, fpdus []*mpa.FPDU, rdmaps []*mpa.RDM
 	return
 }
 
-func maxKey(m map[int]*iwFrame) int {
-	x := 0
-	for k := range m {
-		x = max(x, k)
+// frameNumbers lists the frames that produced something, in order.
+func (r *iwRun) frameNumbers() []int {
+	keys := make([]int, 0, len(r.frames))
+	for n := range r.frames {
+		keys = append(keys, n)
 	}
-	return x
+	slices.Sort(keys)
+	return keys
 }
 
 // collect copies the iWARP layers and findings of rec.
@@ -272,13 +271,8 @@ func TestIWARPRealSiw(t *testing.T) {
 // checkMSNs checks that per TCP direction the Send MSNs run 1, 2, 3 ….
 func checkMSNs(t *testing.T, run *iwRun) {
 	t.Helper()
-	keys := make([]int, 0, len(run.frames))
-	for n := range run.frames {
-		keys = append(keys, n)
-	}
-	sortInts(keys)
 	var seq [2][]uint32
-	for _, n := range keys {
+	for _, n := range run.frameNumbers() {
 		f := run.frames[n]
 		for _, r := range f.rdmaps {
 			if !r.Opcode.IsSend() {
@@ -300,14 +294,6 @@ func checkMSNs(t *testing.T, run *iwRun) {
 	}
 	if len(seq[0]) == 0 || len(seq[1]) == 0 {
 		t.Fatalf("MSNs: %v", seq)
-	}
-}
-
-func sortInts(a []int) {
-	for i := 1; i < len(a); i++ {
-		for j := i; j > 0 && a[j] < a[j-1]; j-- {
-			a[j], a[j-1] = a[j-1], a[j]
-		}
 	}
 }
 

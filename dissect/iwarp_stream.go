@@ -1,0 +1,735 @@
+package dissect
+
+// The per-connection state machine of iWARP reassembly: each direction reads
+// the MPA request or reply, then FPDUs with what the frames negotiated, and
+// finds its framing again after a hole or in a capture that starts
+// mid-stream.
+
+import (
+	"encoding/binary"
+	"fmt"
+	"time"
+
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
+	"github.com/gopacket/gopacket/reassembly"
+
+	"github.com/cmpd-dissect/cmpd-dissect/layers/mpa"
+	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
+)
+
+type halfState uint8
+
+const (
+	stateNew    halfState = iota // no data yet
+	stateFrame                   // reading the MPA request or reply
+	stateFPDU                    // reading FPDUs
+	stateResync                  // looking for FPDU framing
+	stateIgnore                  // not iWARP, or after a reject: drop
+)
+
+// iwarpStream is one TCP connection: two halves, each its own state machine,
+// sharing what the MPA frames negotiated.
+type iwarpStream struct {
+	w        *IWARP
+	half     [2]iwarpHalf
+	lastSeen time.Time
+	done     bool
+
+	// What the MPA frames said, once seen.
+	reqSeen, repSeen   bool
+	reqFlags, repFlags uint8
+	initiator          int // half index that sent the request
+}
+
+// iwarpHalf is one direction of a stream.
+type iwarpHalf struct {
+	s                *iwarpStream
+	idx              int
+	srcPort, dstPort uint16
+	state            halfState
+	seqKnown         bool
+	synSeen          bool
+	seqBase          uint32 // TCP sequence number of stream position 0
+	pos              int    // stream position of pend[0] (of the next data when pend is empty)
+	// pend holds octets received but not yet consumed (an unfinished PDU,
+	// or the tail a resync is looking at); pendFrame is the frame of
+	// pend[0]. It is never overwritten in place once layers may alias
+	// it: a new array is taken instead.
+	pend      []byte
+	pendFrame int
+	// While data is processed: the SG it came from and how much of it
+	// was pending before.
+	sg            reassembly.ScatterGather
+	pend0         int
+	fpduBase      int // stream position where the FPDU stream starts (markers)
+	fpduBaseKnown bool
+	scanned       int // octets searched for framing while not yet synchronised
+	synced        bool
+	sends         map[uint32]*partialSend
+}
+
+// partialSend collects the DDP segments of one untagged Send (one MSN).
+type partialSend struct {
+	buf        []byte
+	got, total int // octets received; total once the L segment arrived (else -1)
+	firstFrame int
+	lastFrame  int
+	invalidate bool
+	stag       uint32
+	order      int // arrival order, to drop the oldest first
+}
+
+func (s *iwarpStream) Accept(tcp *layers.TCP, ci gopacket.CaptureInfo, dir reassembly.TCPFlowDirection, nextSeq reassembly.Sequence, start *bool, ac reassembly.AssemblerContext) bool {
+	if ci.Timestamp.After(s.lastSeen) {
+		s.lastSeen = ci.Timestamp
+	}
+	h := &s.half[dirIndex(dir)]
+	if h.state == stateIgnore {
+		return false
+	}
+	if !h.seqKnown {
+		switch {
+		case tcp.SYN:
+			h.seqBase, h.synSeen = tcp.Seq+1, true
+		case nextSeq == -1:
+			// No SYN: the capture started mid-connection. Start the
+			// stream at the first segment seen.
+			*start = true
+			h.seqBase = tcp.Seq
+		}
+		h.seqKnown = true
+	}
+	return true
+}
+
+func dirIndex(d reassembly.TCPFlowDirection) int {
+	if d == reassembly.TCPDirClientToServer {
+		return 0
+	}
+	return 1
+}
+
+func (s *iwarpStream) ReassembledSG(sg reassembly.ScatterGather, ac reassembly.AssemblerContext) {
+	w := s.w
+	dir, _, end, skip := sg.Info()
+	h := &s.half[dirIndex(dir)]
+	avail, _ := sg.Lengths()
+	if skip > 0 {
+		// Octets never seen: finish what came before the hole, then
+		// look for framing after it.
+		lost := 0
+		if len(h.pend) > 0 && h.state != stateIgnore {
+			h.pend0 = len(h.pend)
+			used := h.process(h.pend, nil, true)
+			lost = len(h.pend) - used
+		}
+		h.pos += len(h.pend) + skip
+		h.setPend(nil, 0)
+		s.gap(h, skip, lost)
+	}
+	if h.state == stateIgnore || avail == 0 {
+		h.pos += avail
+		return
+	}
+	data := sg.Fetch(avail)
+	buf := data
+	if len(h.pend) > 0 {
+		if len(h.pend)+len(data) > w.cfg.MaxPDUBytes || !w.reserve(len(data)) {
+			w.finding(CodeIWARPBufferLimit, pvtdata.SeverityWarning, -1,
+				fmt.Sprintf("TCP %d→%d: %d octets pending for one PDU, or %d in all, exceed the limits (%d, %d): they are dropped and the stream resynchronised",
+					h.srcPort, h.dstPort, len(h.pend)+len(data), w.pendTotal+len(data), w.cfg.MaxPDUBytes, w.cfg.MaxBufferedBytes))
+			w.stats.LimitHits++
+			h.pos += len(h.pend)
+			h.setPend(nil, 0)
+			h.toResync()
+		} else {
+			old := cap(h.pend)
+			h.pend = append(h.pend, data...)
+			w.pendTotal += cap(h.pend) - old
+			buf = h.pend
+		}
+	} else if sg.Stats().Chunks == 1 && !aliases(data, w.cur.payload) {
+		// One page of the assembler: it is reused once this call returns,
+		// and the layers decoded from it live on in the record.
+		buf = append([]byte(nil), data...)
+	}
+	h.sg, h.pend0 = sg, len(buf)-len(data)
+	used := h.process(buf, sg, w.flushing || end)
+	h.sg = nil
+	tail := buf[used:]
+	frame := 0
+	if len(tail) > 0 {
+		frame = h.frameAt(used)
+	}
+	h.pos += used
+	if used == 0 && len(h.pend) > 0 {
+		return // pend is buf, unchanged
+	}
+	if len(tail) > 0 && w.pendTotal-cap(h.pend)+len(tail) > w.cfg.MaxBufferedBytes {
+		w.finding(CodeIWARPBufferLimit, pvtdata.SeverityWarning, -1,
+			fmt.Sprintf("TCP %d→%d: %d octets of an unfinished PDU would exceed the %d octets held for all streams: they are dropped and the stream resynchronised",
+				h.srcPort, h.dstPort, len(tail), w.cfg.MaxBufferedBytes))
+		w.stats.LimitHits++
+		h.pos += len(tail)
+		h.setPend(nil, 0)
+		h.toResync()
+		return
+	}
+	h.setPend(tail, frame)
+}
+
+// setPend makes tail (which may alias decoded layers) the pending octets,
+// in a new array.
+func (h *iwarpHalf) setPend(tail []byte, frame int) {
+	w := h.s.w
+	w.pendTotal -= cap(h.pend)
+	h.pend = nil
+	if len(tail) > 0 {
+		h.pend = append(make([]byte, 0, max(len(tail), 256)), tail...)
+		w.pendTotal += cap(h.pend)
+	}
+	h.pendFrame = frame
+}
+
+// reserve accounts n more pending octets against MaxBufferedBytes.
+func (w *IWARP) reserve(n int) bool {
+	return w.pendTotal+n <= w.cfg.MaxBufferedBytes
+}
+
+// frameAt is the frame number of the octet at offset p of the data being
+// processed.
+func (h *iwarpHalf) frameAt(p int) int {
+	if p < h.pend0 || h.sg == nil {
+		return h.pendFrame
+	}
+	return h.sg.CaptureInfo(p - h.pend0).InterfaceIndex
+}
+
+// toResync starts looking for FPDU framing after the stream lost it.
+func (h *iwarpHalf) toResync() {
+	switch h.state {
+	case stateFPDU, stateFrame:
+		h.state, h.synced, h.scanned = stateResync, true, 0
+	case stateNew:
+		// The stream's start is missing: its first octets cannot be
+		// trusted to be an MPA frame.
+		h.state, h.scanned = stateResync, 0
+	}
+}
+
+func aliases(a, b []byte) bool {
+	return len(a) > 0 && len(b) > 0 && &a[0] == &b[0]
+}
+
+// gap notes octets missing from a stream: skipped by the assembler
+// because a page cap was hit, or at a flush by time or at the end.
+func (s *iwarpStream) gap(h *iwarpHalf, skip, lost int) {
+	w := s.w
+	if h.state == stateIgnore {
+		return
+	}
+	if !w.flushing {
+		w.stats.LimitHits++
+		w.finding(CodeIWARPBufferLimit, pvtdata.SeverityWarning, -1,
+			fmt.Sprintf("TCP %d→%d: buffered out-of-order data reached the page limit (%d per connection, %d in all): %d octets never seen were skipped",
+				h.srcPort, h.dstPort, w.cfg.MaxPagesPerConn, w.cfg.MaxPagesTotal, skip))
+	}
+	if h.state == stateFPDU || h.state == stateFrame {
+		w.finding(CodeIWARPGap, pvtdata.SeverityWarning, -1,
+			fmt.Sprintf("TCP %d→%d: %d octets of the iWARP stream were not captured (%d octets of an unfinished PDU before them are lost); resynchronising on the next FPDU",
+				h.srcPort, h.dstPort, skip, lost))
+	}
+	h.toResync()
+}
+
+func (s *iwarpStream) ReassemblyComplete(ac reassembly.AssemblerContext) bool {
+	s.complete()
+	return true
+}
+
+// complete decodes what is pending, reports unfinished PDUs and forgets
+// the stream.
+func (s *iwarpStream) complete() {
+	if s.done {
+		return
+	}
+	s.done = true
+	w := s.w
+	delete(w.live, s)
+	for i := range s.half {
+		h := &s.half[i]
+		if len(h.pend) > 0 && h.state != stateIgnore {
+			h.pend0 = len(h.pend)
+			h.process(h.pend, nil, true)
+		}
+		h.setPend(nil, 0)
+		for msn, p := range h.sends {
+			w.finding(CodeIWARPIncomplete, pvtdata.SeverityWarning, -1,
+				fmt.Sprintf("TCP %d→%d ended with Send MSN %d incomplete: %d octets of it arrived (first frame %d)", h.srcPort, h.dstPort, msn, p.got, p.firstFrame))
+		}
+		h.sends = nil
+	}
+}
+
+// incomplete reports a stream that ends inside a PDU: have of want octets
+// (want 0 when not known).
+func (h *iwarpHalf) incomplete(have, want int) {
+	msg := fmt.Sprintf("TCP %d→%d ended inside an MPA %s: %d octets of it were captured", h.srcPort, h.dstPort, h.pduName(), have)
+	if want > 0 {
+		msg += fmt.Sprintf(" of %d", want)
+	}
+	h.s.w.finding(CodeIWARPIncomplete, pvtdata.SeverityWarning, -1, msg)
+}
+
+func (h *iwarpHalf) pduName() string {
+	if h.state == stateFrame {
+		return "request/reply frame"
+	}
+	return "FPDU"
+}
+
+// placeOf returns the frame offset of the stream octets [at, at+n) of h when
+// they all lie in the current segment, else -1.
+func (h *iwarpHalf) placeOf(at, n int) int {
+	w := h.s.w
+	if w.cur.payloadOff < 0 || w.flushing {
+		return -1
+	}
+	seq := h.seqBase + uint32(at)
+	d := int(int32(seq - w.cur.seq))
+	if d < 0 || d+n > len(w.cur.payload) {
+		return -1
+	}
+	return w.cur.payloadOff + d
+}
+
+// process decodes what it can of data (which starts at stream position
+// h.pos) and returns how many octets it consumed; the rest is kept for the
+// next call. final is set when no more data will come before this call's
+// data is dropped (flush).
+func (h *iwarpHalf) process(data []byte, sg reassembly.ScatterGather, final bool) int {
+	h.sg = sg
+	p := 0
+	for p < len(data) {
+		rest := data[p:]
+		switch h.state {
+		case stateNew:
+			if mpa.IsKeyPrefix(rest) {
+				h.state = stateFrame
+				continue
+			}
+			if h.synSeen {
+				// The stream's first octets are not an MPA frame: not
+				// iWARP (or a capture we cannot frame).
+				h.state = stateIgnore
+				return len(data)
+			}
+			h.state = stateResync
+		case stateFrame:
+			n, ok := h.frame(rest, p, final)
+			if !ok {
+				return p
+			}
+			p += n
+		case stateFPDU:
+			n, ok := h.fpdu(rest, p, final)
+			if !ok {
+				return p
+			}
+			p += n
+		case stateResync:
+			n, ok := h.resync(rest, p, final)
+			p += n
+			if !ok {
+				if h.state == stateIgnore {
+					return len(data)
+				}
+				return p
+			}
+		default:
+			return len(data)
+		}
+	}
+	return p
+}
+
+// frame decodes the MPA request or reply at the start of b (data offset p).
+func (h *iwarpHalf) frame(b []byte, p int, final bool) (int, bool) {
+	s, w := h.s, h.s.w
+	kind, complete := mpa.FrameKindOf(b)
+	if kind == 0 || (!complete && len(b) >= len(mpa.KeyRequest)) {
+		if h.synSeen && h.pos+p == 0 {
+			// A stream seen from its SYN that does not open with an
+			// MPA key is not iWARP.
+			h.state = stateIgnore
+			return len(b), true
+		}
+		h.state = stateResync
+		return 0, true
+	}
+	n := mpa.FrameLen(b)
+	if n == 0 || len(b) < n {
+		if !final {
+			return 0, false
+		}
+		if len(b) < mpa.FrameHeaderLen {
+			h.incomplete(len(b), mpa.FrameHeaderLen)
+			return len(b), true
+		}
+		n = len(b)
+	}
+	f := new(mpa.Frame)
+	if err := f.DecodeFromBytes(b[:n], gopacket.NilDecodeFeedback); err != nil {
+		w.finding(codeMalformed, pvtdata.SeverityError, h.placeOf(h.pos+p, n), "mpa: "+err.Error())
+		h.state = stateResync
+		return 0, true
+	}
+	// The ULP is known by the passive side's port: the request's
+	// destination, the reply's source.
+	if f.Kind == mpa.FrameRequest {
+		f.Identify(h.dstPort)
+	} else {
+		f.Identify(h.srcPort)
+	}
+	w.stats.Frames++
+	w.add(f, h.placeOf(h.pos+p, n))
+	if f.Kind == mpa.FrameRequest {
+		s.reqSeen, s.reqFlags, s.initiator = true, f.Flags, h.idx
+	} else {
+		s.repSeen, s.repFlags = true, f.Flags
+		if !s.reqSeen {
+			s.initiator = 1 - h.idx
+		}
+	}
+	h.state = stateFPDU
+	if f.Kind == mpa.FrameReply && f.Rejected() {
+		// No FPDUs follow a reject in either direction.
+		h.state = stateIgnore
+		s.half[1-h.idx].state = stateIgnore
+	}
+	h.fpduBase, h.fpduBaseKnown, h.synced = h.pos+p+n, true, true
+	return n, true
+}
+
+// options are the FPDU settings of h's direction as negotiated.
+func (h *iwarpHalf) options(at int) mpa.FPDUOptions {
+	s := h.s
+	var o mpa.FPDUOptions
+	switch {
+	case s.reqSeen && s.repSeen:
+		if (s.reqFlags|s.repFlags)&mpa.FlagCRC != 0 {
+			o.CRC = mpa.CRCNegotiated
+		}
+	case s.reqSeen && s.reqFlags&mpa.FlagCRC != 0, s.repSeen && s.repFlags&mpa.FlagCRC != 0:
+		o.CRC = mpa.CRCNegotiated
+	default:
+		o.CRC = mpa.CRCUnknown
+	}
+	// The receiver asks for markers: the request's M governs what the
+	// responder sends, the reply's M what the initiator sends.
+	if h.fpduBaseKnown {
+		if h.idx == s.initiator {
+			o.Markers = s.repSeen && s.repFlags&mpa.FlagMarkers != 0
+		} else {
+			o.Markers = s.reqSeen && s.reqFlags&mpa.FlagMarkers != 0
+		}
+		o.StreamOffset = at - h.fpduBase
+	}
+	return o
+}
+
+// fpdu decodes the FPDU at the start of b (data offset p).
+func (h *iwarpHalf) fpdu(b []byte, p int, final bool) (int, bool) {
+	w := h.s.w
+	at := h.pos + p
+	opts := h.options(at)
+	n, ok := mpa.PeekULPDULength(b, opts.StreamOffset, opts.Markers)
+	if !ok {
+		if final {
+			h.incomplete(len(b), 0)
+			return len(b), true
+		}
+		return 0, false
+	}
+	var hb [2 + mpa.DDPUntaggedHeaderLen]byte
+	hdr := unmarked(hb[:0], b, opts)
+	if len(hdr) == len(hb) || len(hdr) >= 2+n {
+		if !plausibleFPDU(hdr, n) {
+			w.finding(CodeIWARPFramingLost, pvtdata.SeverityError, h.placeOf(at, min(len(b), 4)),
+				fmt.Sprintf("TCP %d→%d: no plausible FPDU header at stream offset %d (ULPDU_Length %d, control % x); resynchronising",
+					h.srcPort, h.dstPort, at, n, hdr[2:min(len(hdr), 4)]))
+			h.state, h.scanned = stateResync, 0
+			return 0, true
+		}
+	}
+	wl := mpa.WireLen(n, opts.StreamOffset, opts.Markers)
+	if len(b) < wl {
+		if final {
+			h.incomplete(len(b), wl)
+			return len(b), true
+		}
+		return 0, false
+	}
+	h.decodeFPDU(b[:wl], p, opts)
+	return wl, true
+}
+
+// decodeFPDU decodes one whole FPDU and hands a complete Send on.
+func (h *iwarpHalf) decodeFPDU(wire []byte, p int, opts mpa.FPDUOptions) {
+	w := h.s.w
+	at := h.pos + p
+	off := h.placeOf(at, len(wire))
+	f := new(mpa.FPDU)
+	f.Options = opts
+	if err := f.DecodeFromBytes(wire, gopacket.NilDecodeFeedback); err != nil {
+		w.finding(codeMalformed, pvtdata.SeverityError, off, "fpdu: "+err.Error())
+		return
+	}
+	w.stats.FPDUs++
+	w.add(f, off)
+	segOff := -1
+	if off >= 0 && len(f.Markers) == 0 {
+		segOff = off + mpa.ULPDULengthLen
+	}
+	d := new(mpa.DDP)
+	if err := d.DecodeFromBytes(f.ULPDU, gopacket.NilDecodeFeedback); err != nil {
+		w.finding(codeMalformed, pvtdata.SeverityError, segOff, "ddp: "+err.Error())
+		return
+	}
+	w.add(d, segOff)
+	r := new(mpa.RDMAP)
+	if err := r.DecodeFromDDP(d, gopacket.NilDecodeFeedback); err != nil {
+		w.finding(codeMalformed, pvtdata.SeverityError, segOff, "rdmap: "+err.Error())
+		return
+	}
+	w.add(r, segOff)
+	h.send(r, h.frameAt(p))
+}
+
+// send hands a complete untagged Send to the ULP decoder, reassembling
+// Sends that span several DDP segments by MSN and MO.
+func (h *iwarpHalf) send(r *mpa.RDMAP, firstFrame int) {
+	if !r.Opcode.IsSend() || r.Tagged || r.QN != mpa.QueueSend {
+		return
+	}
+	w := h.s.w
+	last := w.rec.Frame
+	if r.MO == 0 && r.Last {
+		w.deliver(r.Payload, SendInfo{Transport: "iwarp", FirstFrame: firstFrame, LastFrame: last,
+			Invalidate: r.Opcode.Invalidates(), InvalidateSTag: r.InvalidateSTag, Length: len(r.Payload)})
+		return
+	}
+	end := int(r.MO) + len(r.Payload)
+	if end > w.cfg.MaxSendBytes || int(r.MO) > w.cfg.MaxSendBytes {
+		w.finding(CodeIWARPSendLimit, pvtdata.SeverityWarning, -1,
+			fmt.Sprintf("Send MSN %d: segment at MO %d ends at %d octets, past the reassembly limit of %d; the Send is not decoded",
+				r.MSN, r.MO, end, w.cfg.MaxSendBytes))
+		delete(h.sends, r.MSN)
+		return
+	}
+	if h.sends == nil {
+		h.sends = map[uint32]*partialSend{}
+	}
+	ps := h.sends[r.MSN]
+	if ps == nil {
+		if len(h.sends) >= w.cfg.MaxPendingSends {
+			var oldest uint32
+			first := true
+			for msn, q := range h.sends {
+				if first || q.order < h.sends[oldest].order {
+					oldest, first = msn, false
+				}
+			}
+			w.finding(CodeIWARPSendLimit, pvtdata.SeverityWarning, -1,
+				fmt.Sprintf("%d partial Sends pending (limit %d): Send MSN %d is dropped", len(h.sends), w.cfg.MaxPendingSends, oldest))
+			delete(h.sends, oldest)
+		}
+		ps = &partialSend{total: -1, firstFrame: firstFrame, order: w.stats.FPDUs}
+		h.sends[r.MSN] = ps
+	}
+	if len(ps.buf) < end {
+		ps.buf = append(ps.buf, make([]byte, end-len(ps.buf))...)
+	}
+	copy(ps.buf[r.MO:], r.Payload)
+	ps.got += len(r.Payload)
+	if r.MO == 0 {
+		ps.firstFrame = firstFrame
+	}
+	ps.lastFrame = last
+	if r.Opcode.Invalidates() {
+		ps.invalidate, ps.stag = true, r.InvalidateSTag
+	}
+	if r.Last {
+		ps.total = end
+	}
+	if ps.total >= 0 && ps.got >= ps.total {
+		delete(h.sends, r.MSN)
+		w.deliver(ps.buf[:ps.total], SendInfo{Transport: "iwarp", FirstFrame: ps.firstFrame, LastFrame: ps.lastFrame,
+			Invalidate: ps.invalidate, InvalidateSTag: ps.stag, Length: ps.total})
+	}
+}
+
+func (w *IWARP) deliver(payload []byte, info SendInfo) {
+	w.stats.Sends++
+	if decodeSend != nil {
+		decodeSend(w.rec, payload, info)
+	}
+}
+
+// resync looks for FPDU framing in b (data offset p): a plausible header
+// confirmed by a good CRC or by a plausible header right after it. It
+// returns the octets to skip and whether framing was found.
+func (h *iwarpHalf) resync(b []byte, p int, final bool) (int, bool) {
+	w := h.s.w
+	if !h.synced && h.scanned >= w.cfg.ResyncWindow {
+		h.state = stateIgnore
+		return len(b), false
+	}
+	for q := 0; q+2+mpa.DDPTaggedHeaderLen <= len(b); q++ {
+		at := h.pos + p + q
+		if h.fpduBaseKnown && (at-h.fpduBase)%4 != 0 {
+			// FPDUs (and markers) are 4-aligned in the FPDU stream.
+			continue
+		}
+		if !h.synced && h.scanned+q >= w.cfg.ResyncWindow {
+			h.state = stateIgnore
+			return len(b), false
+		}
+		if mpa.IsKeyPrefix(b[q:]) && !h.synced {
+			// An MPA frame (the stream began just before the capture's
+			// first octets of it).
+			h.scanned += q
+			h.state = stateFrame
+			return q, true
+		}
+		opts := h.options(at)
+		var hb [2 + mpa.DDPUntaggedHeaderLen]byte
+		hdr := unmarked(hb[:0], b[q:], opts)
+		if len(hdr) < 2+mpa.DDPTaggedHeaderLen {
+			break
+		}
+		n := int(binary.BigEndian.Uint16(hdr))
+		if !plausibleFPDU(hdr, n) {
+			continue
+		}
+		wl := mpa.WireLen(n, opts.StreamOffset, opts.Markers)
+		if q+wl > len(b) {
+			if final {
+				break
+			}
+			// Wait for the whole candidate and the next header.
+			h.scanned += q
+			return q, false
+		}
+		// Confirm the candidate: a good CRC, or plausible headers at the
+		// next FPDU positions (two of them when no MPA frame was seen, as
+		// the stream may not be iWARP at all), or, at the end of the
+		// input, a chain that ends exactly where the data ends.
+		f := mpa.FPDU{Options: opts}
+		confirmed := f.DecodeFromBytes(b[q:q+wl], gopacket.NilDecodeFeedback) == nil && f.CRCStatus == mpa.CRCStatusGood
+		if !confirmed {
+			need := 1
+			if !h.fpduBaseKnown {
+				need = 2
+			}
+			var wait bool
+			confirmed, wait = h.chain(b[q+wl:], at+wl, need, final)
+			if wait {
+				h.scanned += q
+				return q, false
+			}
+		}
+		if !confirmed {
+			continue
+		}
+		if !h.fpduBaseKnown {
+			// Markers cannot be placed without the MPA frames; a
+			// stream captured mid-way is read without them.
+			h.fpduBase = at
+		}
+		w.finding(CodeIWARPResync, pvtdata.SeverityInfo, h.placeOf(at, 2),
+			fmt.Sprintf("TCP %d→%d: FPDU framing found at stream offset %d after skipping %d octets", h.srcPort, h.dstPort, at, h.scanned+q))
+		h.state, h.synced, h.scanned = stateFPDU, true, 0
+		return q, true
+	}
+	// Nothing here: keep the tail a header could start in.
+	keep := min(len(b), 2+mpa.DDPUntaggedHeaderLen+mpa.MarkerLen)
+	if final {
+		keep = 0
+	}
+	skip := len(b) - keep
+	h.scanned += skip
+	return skip, false
+}
+
+// chain reports whether need plausible FPDU headers follow one another at
+// the start of b (stream position at), or wait when b ends before they can
+// be checked and more data may come. At the end of the input a chain that
+// ends exactly at the end of b is enough.
+func (h *iwarpHalf) chain(b []byte, at, need int, final bool) (ok, wait bool) {
+	for i := 0; i < need; i++ {
+		if len(b) == 0 && final {
+			return true, false
+		}
+		opts := h.options(at)
+		var hb [2 + mpa.DDPUntaggedHeaderLen]byte
+		hdr := unmarked(hb[:0], b, opts)
+		if len(hdr) < 2+mpa.DDPTaggedHeaderLen {
+			return false, !final
+		}
+		n := int(binary.BigEndian.Uint16(hdr))
+		if !plausibleFPDU(hdr, n) {
+			return false, false
+		}
+		wl := mpa.WireLen(n, opts.StreamOffset, opts.Markers)
+		if i+1 < need {
+			if wl > len(b) {
+				return false, !final
+			}
+			b, at = b[wl:], at+wl
+		}
+	}
+	return true, false
+}
+
+// unmarked appends to dst (up to its capacity) the octets of b, an FPDU
+// stream from stream offset opts.StreamOffset, without the markers.
+func unmarked(dst, b []byte, opts mpa.FPDUOptions) []byte {
+	for i := 0; i < len(b) && len(dst) < cap(dst); i++ {
+		if opts.Markers && (opts.StreamOffset+i)%mpa.MarkerInterval < mpa.MarkerLen {
+			continue
+		}
+		dst = append(dst, b[i])
+	}
+	return dst
+}
+
+// plausibleFPDU checks the header of an FPDU at the start of b (no marker
+// before it) whose ULPDU_Length is n: DDP and RDMAP version 1, reserved
+// bits clear, an RFC 5040 opcode in the buffer model and queue it belongs
+// to, and a length that holds the headers.
+func plausibleFPDU(b []byte, n int) bool {
+	if len(b) < 4 {
+		return false
+	}
+	ddp, rdmap := b[2], b[3]
+	if ddp&mpa.DDPVersionMask != mpa.DDPVersion1 || ddp&mpa.DDPReservedMask != 0 {
+		return false
+	}
+	if rdmap&mpa.RDMAPVersionMask != mpa.RDMAPVersion1<<6 || rdmap&mpa.RDMAPReservedMask != 0 {
+		return false
+	}
+	op := mpa.Opcode(rdmap & mpa.RDMAPOpcodeMask)
+	if op > mpa.OpTerminate {
+		return false
+	}
+	tagged := ddp&mpa.DDPFlagTagged != 0
+	if op.Tagged() != tagged || n < mpa.HeaderLen(ddp) {
+		return false
+	}
+	if !tagged && len(b) >= 2+10 && binary.BigEndian.Uint32(b[2+6:]) != op.Queue() {
+		return false
+	}
+	return true
+}
