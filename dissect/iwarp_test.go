@@ -759,3 +759,60 @@ func TestIWARPTshark(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkIWARPSegment measures the steady state: one connection past its
+// MPA frames, each segment one 200-octet Send FPDU handed to decodeSend.
+func BenchmarkIWARPSegment(b *testing.B) {
+	w := NewIWARP(IWARPConfig{})
+	flow := gopacket.NewFlow(layers.EndpointIPv4, []byte{10, 0, 0, 1}, []byte{10, 0, 0, 2})
+	old := decodeSend
+	sends := 0
+	decodeSend = func(*Record, []byte, SendInfo) { sends++ }
+	defer func() { decodeSend = old }()
+	rec := &Record{}
+	seq := uint32(1)
+	frame := 0
+	t0 := time.Unix(1000, 0)
+	seg := func(syn bool, pl []byte) {
+		frame++
+		rec.Reset()
+		rec.Frame, rec.Time, rec.Data = frame, t0.Add(time.Duration(frame)*time.Microsecond), pl
+		tcp := &layers.TCP{SrcPort: 40000, DstPort: 20049, Seq: seq, SYN: syn, ACK: !syn}
+		tcp.Payload = pl
+		tcp.SetInternalPortsForTesting()
+		w.Segment(rec, flow, tcp)
+		seq += uint32(len(pl))
+		if syn {
+			seq++
+		}
+	}
+	req := mpa.Frame{Kind: mpa.FrameRequest, Revision: 1, PrivateData: make([]byte, 8)}
+	buf := gopacket.NewSerializeBuffer()
+	if err := req.SerializeTo(buf, gopacket.SerializeOptions{FixLengths: true}); err != nil {
+		b.Fatal(err)
+	}
+	seg(true, nil)
+	seg(false, append([]byte(nil), buf.Bytes()...))
+	// One Send FPDU, reused with its MSN rewritten.
+	fb := gopacket.NewSerializeBuffer()
+	pl, _ := fb.PrependBytes(200)
+	clear(pl)
+	r := mpa.RDMAP{Version: 1, Opcode: mpa.OpSend}
+	d := mpa.DDP{Last: true, Version: 1, MSN: 1, RsvdULP: r.AppendRsvdULP(nil, false)}
+	f := mpa.FPDU{}
+	for _, l := range []gopacket.SerializableLayer{&d, &f} {
+		if err := l.SerializeTo(fb, gopacket.SerializeOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	fpdu := append([]byte(nil), fb.Bytes()...)
+	b.SetBytes(int64(len(fpdu)))
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		binary.BigEndian.PutUint32(fpdu[2+10:], uint32(i+1))
+		seg(false, fpdu)
+	}
+	if sends == 0 {
+		b.Fatal("no Send decoded")
+	}
+}
