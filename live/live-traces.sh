@@ -143,55 +143,81 @@ ONLY='${ONLY//\'/}'
 CFG
 # The VMs see $RUN as /live: the scenario list goes there.
 cp "${LIVE_SCENARIOS:-$REPO/live/scenarios.sh}" "$RUN/scenarios.sh" || die "no scenario file ${LIVE_SCENARIOS:-}"
-port0=$((20000 + RANDOM % 20000))
-port1=$((port0 + 1))
-vm() { # vm ROLE NETOPT
+vm() { # vm ROLE NETOPT PORT0 PORT1
 	local role=$1 net=$2 mac=$([ "$1" = client ] && echo 01 || echo 02)
+	# no_timer_check: under a loaded host TCG can fail the kernel's IO-APIC
+	# timer check and panic at boot.
 	qemu-system-x86_64 -machine q35,accel=tcg -m 1024 -smp 1 -nographic -no-reboot \
 		-kernel "$KERNEL" -initrd "$INITRD" \
-		-append "console=ttyS0 panic=-1 loglevel=4 cmpd.role=$role cmpd.guest=$REPO/live/guest.sh cmpd.modules=$MODDIR" \
+		-append "console=ttyS0 panic=-1 no_timer_check loglevel=4 cmpd.role=$role cmpd.guest=$REPO/live/guest.sh cmpd.modules=$MODDIR" \
 		-virtfs local,path=/,mount_tag=hostroot,readonly=on,security_model=none,multidevs=remap,id=hostroot \
 		-virtfs local,path="$RUN",mount_tag=liveout,security_model=none,id=liveout \
-		-netdev socket,id=n0,$net=127.0.0.1:$port0 -device virtio-net-pci,netdev=n0,romfile=,mac=52:54:00:12:00:$mac \
-		-netdev socket,id=n1,$net=127.0.0.1:$port1 -device virtio-net-pci,netdev=n1,romfile=,mac=52:54:00:12:01:$mac \
+		-netdev socket,id=n0,$net=127.0.0.1:$3 -device virtio-net-pci,netdev=n0,romfile=,mac=52:54:00:12:00:$mac \
+		-netdev socket,id=n1,$net=127.0.0.1:$4 -device virtio-net-pci,netdev=n1,romfile=,mac=52:54:00:12:01:$mac \
 		</dev/null >"$RUN/$role.console" 2>&1
 }
 
-say "booting the server and client VMs (kernel $KVER, TCG)"
-vm server listen &
-SERVER_PID=$!
-sleep 1
-vm client connect &
-CLIENT_PID=$!
+# run_vms boots both VMs and follows the client's progress lines until both
+# have powered off. It returns 3 when a VM stopped before it was up (a boot
+# failure, worth one more try), 0 otherwise.
+run_vms() {
+	rm -rf "$RUN/ctl" "$RUN/out" "$RUN/progress" "$RUN"/*.log "$RUN"/*.console
+	mkdir -p "$RUN/ctl" "$RUN/out"
+	local port0=$((20000 + RANDOM % 20000)) seen=0 booted= n
+	local deadline=$(($(date +%s) + ${LIVE_TIMEOUT:-1800}))
+	vm server listen $port0 $((port0 + 1)) &
+	SERVER_PID=$!
+	sleep 1
+	vm client connect $port0 $((port0 + 1)) &
+	CLIENT_PID=$!
+	trap cleanup EXIT
+	while kill -0 "$CLIENT_PID" 2>/dev/null || kill -0 "$SERVER_PID" 2>/dev/null; do
+		if [ -z "$booted" ] && [ -e "$RUN/ctl/up-client" ] && [ -e "$RUN/ctl/up-server" ]; then
+			booted=1
+			say "both VMs up: rxe0 on eth0, siw0 on eth1"
+		fi
+		if [ -z "$booted" ]; then
+			for role in client server; do
+				pid=$([ $role = client ] && echo "$CLIENT_PID" || echo "$SERVER_PID")
+				if ! kill -0 "$pid" 2>/dev/null && [ ! -e "$RUN/ctl/up-$role" ]; then
+					say "the $role VM stopped before it was up:"
+					grep -a -m1 -E "Kernel panic|FAILED|SETUP-FAILED" "$RUN/$role.console" "$RUN/$role.log" 2>/dev/null | sed 's/^/        /' || true
+					cleanup
+					wait "$CLIENT_PID" "$SERVER_PID" 2>/dev/null || true
+					return 3
+				fi
+			done
+		fi
+		if [ -e "$RUN/progress" ]; then
+			n=$(wc -l <"$RUN/progress")
+			if [ "$n" -gt "$seen" ]; then
+				tail -n +$((seen + 1)) "$RUN/progress" | head -n $((n - seen)) | while IFS= read -r line; do say "$line"; done
+				seen=$n
+			fi
+		fi
+		if [ "$(date +%s)" -gt "$deadline" ]; then
+			say "timeout: stopping the VMs"
+			cleanup
+			break
+		fi
+		sleep 0.5
+	done
+	wait "$CLIENT_PID" 2>/dev/null || true
+	wait "$SERVER_PID" 2>/dev/null || true
+	trap - EXIT
+	return 0
+}
 cleanup() {
 	kill "$SERVER_PID" "$CLIENT_PID" 2>/dev/null || true
 }
-trap cleanup EXIT
 
-# Progress: the client VM appends one line per scenario to $RUN/progress.
-seen=0 booted= deadline=$(($(date +%s) + ${LIVE_TIMEOUT:-1800}))
-while kill -0 "$CLIENT_PID" 2>/dev/null || kill -0 "$SERVER_PID" 2>/dev/null; do
-	if [ -z "$booted" ] && [ -e "$RUN/ctl/up-client" ] && [ -e "$RUN/ctl/up-server" ]; then
-		booted=1
-		say "both VMs up: rxe0 on eth0, siw0 on eth1"
-	fi
-	if [ -e "$RUN/progress" ]; then
-		n=$(wc -l <"$RUN/progress")
-		if [ "$n" -gt "$seen" ]; then
-			tail -n +$((seen + 1)) "$RUN/progress" | head -n $((n - seen)) | while IFS= read -r line; do say "$line"; done
-			seen=$n
-		fi
-	fi
-	if [ "$(date +%s)" -gt "$deadline" ]; then
-		say "timeout: stopping the VMs"
-		cleanup
-		break
-	fi
-	sleep 0.5
+tries=${LIVE_BOOT_TRIES:-3}
+for try in $(seq 1 "$tries"); do
+	say "booting the server and client VMs (kernel $KVER, TCG)$([ "$try" -gt 1 ] && echo " (attempt $try of $tries)")"
+	rc=0
+	run_vms || rc=$?
+	[ $rc = 3 ] || break
 done
-wait "$CLIENT_PID" 2>/dev/null || true
-wait "$SERVER_PID" 2>/dev/null || true
-trap - EXIT
 
 show_logs() {
 	for role in server client; do
