@@ -238,8 +238,12 @@ func (d *Dissector) decodeChain(c chain, data []byte, base int) {
 		}
 		var ule gopacket.UnsupportedLayerType
 		if !errors.As(err, &ule) {
-			d.finding(CodeMalformed, pvtdata.SeverityError, layerName(name), off,
-				fmt.Sprintf("%s at frame offset %d: %v", layerName(name), off, err))
+			lname := layerName(name)
+			if l := d.layerFor(name); l != nil {
+				lname = l.Proto().Name // "bth", not gopacket's "BTH"
+			}
+			d.finding(CodeMalformed, pvtdata.SeverityError, lname, off,
+				fmt.Sprintf("%s at frame offset %d: %v", lname, off, err))
 		}
 	} else if p.Truncated {
 		off := base
