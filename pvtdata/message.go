@@ -25,7 +25,11 @@ const (
 	MessageLen = 8
 	// Version1 is the only version RFC 8797 defines.
 	Version1 = 1
-	// FlagR is the R (remote invalidation) bit of the flags octet.
+	// FlagR is the R (remote invalidation) bit of the flags octet: the
+	// last bit of the sixth octet (RFC 8797 §4 figure). §5.1 still calls
+	// it "bit 15 of the Flags field", draft -05's name for the same bit
+	// (draft -04 said "bit 8"); the wire position is the same.
+	// Linux: RPCRDMA_CMP_F_SND_W_INV_OK = BIT(0).
 	FlagR = 0x01
 	// ReservedMask covers the 7 reserved bits of the flags octet.
 	ReservedMask = 0xfe
