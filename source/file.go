@@ -84,6 +84,7 @@ type File struct {
 	linkType int
 	size     int64 // file size on disk, 0 if unknown (stdin)
 	frames   int   // frames read from this file
+	mapped   *mappedPcap
 }
 
 // Open opens a capture file by name; "-" reads stdin. The format is found
@@ -111,6 +112,15 @@ func Open(name string, stdin io.Reader) (*File, error) {
 			size = st.Size()
 		}
 		r, closer = f, f
+		if data, unmap, ok := mmapFile(f, size); ok {
+			if m, lt, ok := newMappedPcap(data, unmap); ok {
+				file := &File{name: name, format: FormatPcap, closer: f, raw: &countingReader{r: f},
+					linkType: lt, size: size, mapped: m}
+				file.raw.n.Store(24)
+				return file, nil
+			}
+			unmap()
+		}
 	}
 	file, err := NewFile(name, r)
 	if err != nil {
@@ -213,11 +223,30 @@ func (f *File) offset() int64 { return f.stream.n.Load() - int64(f.buf.Buffered(
 // Next reads the next frame into fr, numbering it number. It returns io.EOF
 // at the clean end of the file and a *RecordError for a damaged record.
 func (f *File) Next(fr *Frame, number int) error {
+	if m := f.mapped; m != nil {
+		data, ts, capLen, origLen, off, err := m.next()
+		f.raw.n.Store(int64(m.off))
+		if err != nil {
+			if err == io.EOF {
+				return io.EOF
+			}
+			return &RecordError{File: f.name, Frame: number, Offset: off, Err: err}
+		}
+		f.frames++
+		*fr = Frame{Source: f.name, Number: number, Time: ts, CaptureLength: capLen, Length: origLen,
+			LinkType: f.linkType, Data: data, Offset: off}
+		return nil
+	}
 	off := f.offset()
 	data, ci, err := f.rd.ZeroCopyReadPacketData()
 	if err != nil {
-		if err == io.EOF {
+		// pcapgo reports a record whose data is missing altogether as
+		// io.EOF: it is a clean end only if nothing of the record was read.
+		if err == io.EOF && f.offset() == off {
 			return io.EOF
+		}
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
 		}
 		if errors.Is(err, io.ErrUnexpectedEOF) {
 			err = fmt.Errorf("%w after %d bytes", ErrTruncated, f.offset()-off)
@@ -241,8 +270,27 @@ func (f *File) Next(fr *Frame, number int) error {
 	return nil
 }
 
-// Close closes the underlying file (not stdin).
+// closeKeepMapping closes the file descriptor but leaves a mapping in
+// place, returning the function that removes it (nil if not mapped).
+func (f *File) closeKeepMapping() func() error {
+	var unmap func() error
+	if f.mapped != nil {
+		unmap, f.mapped.unmap = f.mapped.unmap, nil
+	}
+	if f.closer != nil {
+		f.closer.Close()
+		f.closer = nil
+	}
+	return unmap
+}
+
+// Close closes the underlying file (not stdin) and unmaps it. Frame data
+// from a mapped file is invalid after Close.
 func (f *File) Close() error {
+	if f.mapped != nil && f.mapped.unmap != nil {
+		f.mapped.unmap()
+		f.mapped.unmap = nil
+	}
 	if f.closer != nil {
 		return f.closer.Close()
 	}

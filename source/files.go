@@ -17,6 +17,8 @@ type Files struct {
 	done atomic.Int64
 	// cur is read by progress bars from another goroutine.
 	curRead atomic.Pointer[File]
+	// unmaps release the mappings of finished files at Close.
+	unmaps []func() error
 }
 
 // OpenFiles prepares to read names in order ("-" is stdin). The first file
@@ -74,7 +76,11 @@ func (fs *Files) Next(f *Frame) error {
 func (fs *Files) finishCurrent() {
 	fs.done.Add(fs.cur.BytesRead())
 	fs.curRead.Store(nil)
-	fs.cur.Close()
+	// A mapped file stays mapped until Close: reassembly flushed at the
+	// end of input may still look at the last frames' bytes.
+	if unmap := fs.cur.closeKeepMapping(); unmap != nil {
+		fs.unmaps = append(fs.unmaps, unmap)
+	}
 	fs.cur = nil
 }
 
@@ -94,12 +100,16 @@ func (fs *Files) Progress() (read, total int64) {
 	return fs.BytesRead(), TotalSize(fs.names)
 }
 
-// Close closes the file being read.
+// Close closes the file being read and unmaps the files read.
 func (fs *Files) Close() error {
+	var err error
 	if fs.cur != nil {
-		err := fs.cur.Close()
+		err = fs.cur.Close()
 		fs.cur = nil
-		return err
 	}
-	return nil
+	for _, u := range fs.unmaps {
+		u()
+	}
+	fs.unmaps = nil
+	return err
 }
