@@ -71,8 +71,8 @@ type iwarpHalf struct {
 
 // partialSend collects the DDP segments of one untagged Send (one MSN).
 type partialSend struct {
-	buf        []byte
-	got, total int // octets received; total once the L segment arrived (else -1)
+	buf        []byte // the octets so far, in MO order
+	got, total int    // octets received; total once the L segment arrived (else -1)
 	firstFrame int
 	lastFrame  int
 	invalidate bool
@@ -156,12 +156,12 @@ func (s *iwarpStream) ReassembledSG(sg reassembly.ScatterGather, ac reassembly.A
 	}
 	h.sg, h.pend0 = sg, len(buf)-len(data)
 	used := h.process(buf, sg, w.flushing || end)
-	h.sg = nil
 	tail := buf[used:]
 	frame := 0
 	if len(tail) > 0 {
 		frame = h.frameAt(used)
 	}
+	h.sg = nil
 	h.pos += used
 	if used == 0 && len(h.pend) > 0 {
 		return // pend is buf, unchanged
@@ -383,7 +383,7 @@ func (h *iwarpHalf) frame(b []byte, p int, final bool) (int, bool) {
 	if err := f.DecodeFromBytes(b[:n], gopacket.NilDecodeFeedback); err != nil {
 		w.finding(codeMalformed, pvtdata.SeverityError, h.placeOf(h.pos+p, n), "mpa: "+err.Error())
 		h.state = stateResync
-		return 0, true
+		return 1, true // past the key, so the resync does not find it again
 	}
 	// The ULP is known by the passive side's port: the request's
 	// destination, the reply's source.
@@ -532,6 +532,10 @@ func (h *iwarpHalf) send(r *mpa.RDMAP, firstFrame int) {
 		h.sends = map[uint32]*partialSend{}
 	}
 	ps := h.sends[r.MSN]
+	if ps != nil && r.MO == 0 {
+		// A new message reusing the MSN (after a hole): start again.
+		ps = nil
+	}
 	if ps == nil {
 		if len(h.sends) >= w.cfg.MaxPendingSends {
 			var oldest uint32
@@ -548,14 +552,17 @@ func (h *iwarpHalf) send(r *mpa.RDMAP, firstFrame int) {
 		ps = &partialSend{total: -1, firstFrame: firstFrame, order: w.stats.FPDUs}
 		h.sends[r.MSN] = ps
 	}
-	if len(ps.buf) < end {
-		ps.buf = append(ps.buf, make([]byte, end-len(ps.buf))...)
+	if int(r.MO) != ps.got {
+		// The segments of one message go out in order on one TCP
+		// stream: a different MO means octets were lost (a hole in the
+		// capture) or repeated.
+		w.finding(CodeIWARPIncomplete, pvtdata.SeverityWarning, -1,
+			fmt.Sprintf("Send MSN %d: segment at MO %d after %d octets of the message: the Send is not decoded", r.MSN, r.MO, ps.got))
+		delete(h.sends, r.MSN)
+		return
 	}
-	copy(ps.buf[r.MO:], r.Payload)
+	ps.buf = append(ps.buf, r.Payload...)
 	ps.got += len(r.Payload)
-	if r.MO == 0 {
-		ps.firstFrame = firstFrame
-	}
 	ps.lastFrame = last
 	if r.Opcode.Invalidates() {
 		ps.invalidate, ps.stag = true, r.InvalidateSTag
