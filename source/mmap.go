@@ -23,7 +23,7 @@ type mappedPcap struct {
 }
 
 // dropEvery is how much of the mapping is read between dropPages calls.
-const dropEvery = 16 << 20
+const dropEvery = 4 << 20
 
 // pcapMaxRecord is the largest record accepted when the file's snap length
 // is smaller (pcapgo's eagerReadMax: writers that do not truncate to their

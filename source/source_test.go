@@ -2,8 +2,8 @@ package source
 
 import (
 	"bytes"
-	"encoding/binary"
 	"compress/gzip"
+	"encoding/binary"
 	"errors"
 	"io"
 	"os"
