@@ -46,6 +46,9 @@ func init() {
 	register("synth-iwarp-rdmap-opcodes.pcap",
 		"iWARP RDMAP messages: Write, Read Request, Read Response, Send, Send with Invalidate, Send with SE, Send with SE and Invalidate, Terminate (DDP untagged buffer error with the terminated header)",
 		iwWrite(iwScenarioOpcodes))
+	register("synth-iwarp-gap.pcap",
+		"iWARP with markers and CRC: one 1400-octet segment in the middle of the client's stream was never captured; the stream resynchronises on the next FPDU using the marker grid",
+		iwWrite(iwScenarioGap))
 	register("synth-iwarp-half-open.pcap",
 		"1000 half-open TCP streams to port 20049 (SYN, then an MPA request whose first octets were never captured) for the reassembly memory bound",
 		iwWrite(iwScenarioHalfOpen))
@@ -477,5 +480,24 @@ func iwScenarioHalfOpen(c *iwCapture) error {
 	if len(c.pkts) != 2000 {
 		return fmt.Errorf("half-open: %d packets", len(c.pkts))
 	}
+	return nil
+}
+
+func iwScenarioGap(c *iwCapture) error {
+	k := iwSetup(c, 9, mpa.FlagMarkers|mpa.FlagCRC, mpa.FlagMarkers|mpa.FlagCRC, 1, iwRFC8797(true), iwRFC8797(false))
+	o := iwFPDUOpts{crc: true, markers: true}
+	var stream []byte
+	for msn := uint32(1); msn <= 8; msn++ {
+		stream = append(stream, k.iwSend(true, o, mpa.OpSend, msn, 0, true, 0, iwRPCRDMA(0x9000+msn, true, 300+int(msn)*50))...)
+	}
+	for i := 0; len(stream) > 0; i++ {
+		m := min(len(stream), 1400)
+		b := k.build(true, stream[:m])
+		if i != 1 {
+			c.record(b)
+		}
+		stream = stream[m:]
+	}
+	k.close()
 	return nil
 }
