@@ -29,8 +29,11 @@ import (
 //	    allowed_findings: [pvtdata.not-found]
 //	allowed_findings: [dissect.truncated]
 type Expectations struct {
-	// Connections are matched in order; a connection is checked against
-	// the first entry that matches it.
+	// Connections are matched in order: a connection is checked against
+	// the first entry whose match keys agree, whose expectations it meets
+	// and whose count is not used up (then the first it meets), else
+	// against the first entry whose match keys agree (and its differences
+	// are reported).
 	Connections []ConnExpectation `yaml:"connections"`
 	// AllowedFindings are codes allowed anywhere (on every connection and
 	// on frames outside connections).
@@ -155,7 +158,8 @@ func ExpectationsFrom(cs []*conn.Connection, other []pvtdata.Finding) *Expectati
 // WriteExpectations writes e as YAML with a short header.
 func WriteExpectations(w io.Writer, e *Expectations, from string) error {
 	fmt.Fprintf(w, "# cmpd-dissect check expectations, written by --write-expect from %s.\n", from)
-	fmt.Fprintln(w, "# A connection matches the first entry whose match keys all agree; every warning or")
+	fmt.Fprintln(w, "# A connection is checked against the first entry whose match keys agree and whose")
+	fmt.Fprintln(w, "# expectations it meets (else the first whose match keys agree); every warning or")
 	fmt.Fprintln(w, "# error finding on it must be listed in allowed_findings.")
 	enc := yaml.NewEncoder(w)
 	enc.SetIndent(2)
@@ -289,12 +293,36 @@ func Check(cs []*conn.Connection, other []pvtdata.Finding, e *Expectations) Chec
 		for _, f := range c.Findings {
 			res.Findings[f.Severity.String()]++
 		}
-		idx := -1
+		// The entry a connection is checked against: the first matching
+		// entry it satisfies, else the first matching entry (whose
+		// differences are reported). Reconnections with different results
+		// can so be described by several entries with the same match.
+		idx, full := -1, -1
+		var diffs []Difference
 		for i := range e.Connections {
-			if e.Connections[i].Match.Matches(c) {
-				idx = i
+			x := &e.Connections[i]
+			if !x.Match.Matches(c) {
+				continue
+			}
+			d := compareConn(c, x, i+1, global)
+			if idx < 0 {
+				idx, diffs = i, d
+			}
+			if len(d) > 0 {
+				continue
+			}
+			if x.Count == 0 || matched[i] < x.Count {
+				idx, diffs, full = i, nil, -1
 				break
 			}
+			if full < 0 {
+				// Satisfied but its count is used up: a later entry may
+				// want this connection.
+				full = i
+			}
+		}
+		if full >= 0 {
+			idx, diffs = full, nil
 		}
 		if idx < 0 {
 			if e.Strict {
@@ -307,38 +335,8 @@ func Check(cs []*conn.Connection, other []pvtdata.Finding, e *Expectations) Chec
 				}
 			}
 		} else {
-			x := &e.Connections[idx]
 			matched[idx]++
-			n := idx + 1
-			if x.State != "" && x.State != c.State.String() {
-				diff(n, nil, "state is %s, expected %s", connStateText(c), x.State)
-			}
-			if x.Negotiated != nil {
-				if !c.Replied() || c.State == conn.StateRejected {
-					diff(n, nil, "nothing was negotiated (no reply seen), expected negotiated values")
-				} else {
-					got := c.Negotiated
-					if v := x.Negotiated.ClientToServerInline; v != nil && *v != got.ClientToServerInline {
-						diff(n, nil, "negotiated client → server inline threshold is %d, expected %d", got.ClientToServerInline, *v)
-					}
-					if v := x.Negotiated.ServerToClientInline; v != nil && *v != got.ServerToClientInline {
-						diff(n, nil, "negotiated server → client inline threshold is %d, expected %d", got.ServerToClientInline, *v)
-					}
-					if v := x.Negotiated.RemoteInvalidation; v != nil && *v != got.RemoteInvalidation {
-						diff(n, nil, "negotiated remote invalidation is %t, expected %t", got.RemoteInvalidation, *v)
-					}
-				}
-			}
-			allowed := codeSet(x.AllowedFindings)
-			reported := map[string]bool{}
-			for i := range c.Findings {
-				f := c.Findings[i]
-				if f.Severity < pvtdata.SeverityWarning || allowed[f.Code] || global[f.Code] || reported[f.Code] {
-					continue
-				}
-				reported[f.Code] = true
-				diff(n, &f, "finding %s not allowed (frame %d): %s", f.Code, f.Frame, f.String())
-			}
+			cc.Differences = append(cc.Differences, diffs...)
 		}
 		res.Differences = append(res.Differences, cc.Differences...)
 		res.Cases = append(res.Cases, cc)
@@ -368,6 +366,45 @@ func Check(cs []*conn.Connection, other []pvtdata.Finding, e *Expectations) Chec
 	res.Cases = append(res.Cases, oc)
 	res.Pass = len(res.Differences) == 0
 	return res
+}
+
+// compareConn lists how c differs from the expectation x (entry n).
+func compareConn(c *conn.Connection, x *ConnExpectation, n int, global map[string]bool) []Difference {
+	var out []Difference
+	diff := func(f *pvtdata.Finding, format string, args ...any) {
+		out = append(out, Difference{Connection: c.ID, Expectation: n, Finding: f,
+			Message: fmt.Sprintf("connection %d (%s → %s): ", c.ID, c.Client, c.Server) + fmt.Sprintf(format, args...)})
+	}
+	if x.State != "" && x.State != c.State.String() {
+		diff(nil, "state is %s, expected %s", connStateText(c), x.State)
+	}
+	if x.Negotiated != nil {
+		if !c.Replied() || c.State == conn.StateRejected {
+			diff(nil, "nothing was negotiated (no reply seen), expected negotiated values")
+		} else {
+			got := c.Negotiated
+			if v := x.Negotiated.ClientToServerInline; v != nil && *v != got.ClientToServerInline {
+				diff(nil, "negotiated client → server inline threshold is %d, expected %d", got.ClientToServerInline, *v)
+			}
+			if v := x.Negotiated.ServerToClientInline; v != nil && *v != got.ServerToClientInline {
+				diff(nil, "negotiated server → client inline threshold is %d, expected %d", got.ServerToClientInline, *v)
+			}
+			if v := x.Negotiated.RemoteInvalidation; v != nil && *v != got.RemoteInvalidation {
+				diff(nil, "negotiated remote invalidation is %t, expected %t", got.RemoteInvalidation, *v)
+			}
+		}
+	}
+	allowed := codeSet(x.AllowedFindings)
+	reported := map[string]bool{}
+	for i := range c.Findings {
+		f := c.Findings[i]
+		if f.Severity < pvtdata.SeverityWarning || allowed[f.Code] || global[f.Code] || reported[f.Code] {
+			continue
+		}
+		reported[f.Code] = true
+		diff(&f, "finding %s not allowed (frame %d): %s", f.Code, f.Frame, f.String())
+	}
+	return out
 }
 
 // String renders the match keys: "rocev2 NFS/RDMA 192.0.2.1 → 192.0.2.2:20049".

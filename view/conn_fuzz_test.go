@@ -1,0 +1,94 @@
+package view
+
+import (
+	"encoding/binary"
+	"io"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/cmpd-dissect/cmpd-dissect/conn"
+	"github.com/cmpd-dissect/cmpd-dissect/dissect"
+	"github.com/cmpd-dissect/cmpd-dissect/source"
+)
+
+// packFrames encodes frames as the fuzz input: each a 2-octet length then
+// its bytes.
+func packFrames(frames [][]byte) []byte {
+	var b []byte
+	for _, f := range frames {
+		b = binary.BigEndian.AppendUint16(b, uint16(len(f)))
+		b = append(b, f...)
+	}
+	return b
+}
+
+func captureFrames(t testing.TB, path string) [][]byte {
+	src, err := source.OpenFiles([]string{path}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	var out [][]byte
+	var f source.Frame
+	for {
+		if err := src.Next(&f); err == io.EOF {
+			return out
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, append([]byte(nil), f.Data...))
+	}
+}
+
+// FuzzConnsPipeline runs Ethernet frames through the dissector, the
+// connection tracker and every connection view (table, JSON, ladder,
+// check, expectations): nothing may panic, whatever the bytes. Seeds are
+// the real captures and the synthetic connection captures.
+func FuzzConnsPipeline(f *testing.F) {
+	for _, p := range []string{
+		"../testdata/pcaps/real/rxe-nfs42-rdma.pcap", "../testdata/pcaps/real/siw-nfs42-rdma.pcap",
+		"../testdata/pcaps/synthetic/synth-conn-rocev2-traffic.pcap", "../testdata/pcaps/synthetic/synth-conn-rocev2-oddities.pcap",
+		"../testdata/pcaps/synthetic/synth-conn-rocev2-pvtdata.pcap", "../testdata/pcaps/synthetic/synth-conn-iwarp-traffic.pcap",
+	} {
+		if _, err := os.Stat(p); err != nil {
+			continue
+		}
+		frames := captureFrames(f, p)
+		if len(frames) > 12 {
+			frames = frames[:12]
+		}
+		f.Add(packFrames(frames))
+	}
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		d := dissect.New(dissect.Options{})
+		tr := conn.New(conn.Config{MaxConnections: 4, Timeout: 5 * time.Second})
+		for n := 1; len(data) >= 2; n++ {
+			l := int(binary.BigEndian.Uint16(data))
+			data = data[2:]
+			if l > len(data) {
+				l = len(data)
+			}
+			fr := source.Frame{Number: n, Time: t0.Add(time.Duration(n) * time.Second), LinkType: source.LinkTypeEthernet,
+				Data: data[:l], CaptureLength: l, Length: l}
+			data = data[l:]
+			tr.Record(d.Dissect(&fr))
+		}
+		d.Finish(tr.Record)
+		tr.Finish()
+		cs := tr.Connections()
+		for _, w := range []func(io.Writer, []*conn.Connection) error{WriteConnsTable, WriteConnsJSON, WriteConnsLadder} {
+			if err := w(io.Discard, cs); err != nil {
+				t.Fatal(err)
+			}
+		}
+		res := Check(cs, tr.Findings(), ExpectationsFrom(cs, tr.Findings()))
+		if !res.Pass {
+			t.Fatalf("a capture fails the expectations written from it: %+v", res.Differences)
+		}
+		if err := WriteCheckJUnit(io.Discard, res, "fuzz"); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
