@@ -118,7 +118,8 @@ type FPDU struct {
 	Pad   []byte
 	// CRC is the CRC field read as a big-endian number (as tshark shows
 	// it); CRCWant is the value a correct sender puts there, in the same
-	// representation (the CRC32c is sent least significant octet first).
+	// representation (the CRC32c is sent least significant octet first),
+	// computed unless CRC was not negotiated.
 	CRC, CRCWant uint32
 	CRCStatus    CRCStatus
 	Markers      []Marker
@@ -247,7 +248,9 @@ func (f *FPDU) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	f.Pad = plain[ULPDULengthLen+n:]
 	crcField := wire[total-CRCLen:]
 	f.CRC = binary.BigEndian.Uint32(crcField)
-	f.CRCWant = swap32(crc32.Checksum(body, castagnoli))
+	if opts.CRC != CRCNotNegotiated {
+		f.CRCWant = swap32(crc32.Checksum(body, castagnoli))
+	}
 	switch opts.CRC {
 	case CRCNotNegotiated:
 		f.CRCStatus = CRCStatusNotNegotiated

@@ -585,3 +585,61 @@ func TestPadAndWireLen(t *testing.T) {
 		t.Fatal("MarkersIn")
 	}
 }
+
+func TestFPDUDecodeAllocs(t *testing.T) {
+	data := unhex(t, siwFrame8SendFPDU)
+	var (
+		f FPDU
+		d DDP
+		r RDMAP
+	)
+	n := testing.AllocsPerRun(100, func() {
+		if f.DecodeFromBytes(data, gopacket.NilDecodeFeedback) != nil ||
+			d.DecodeFromBytes(f.Payload, gopacket.NilDecodeFeedback) != nil ||
+			r.DecodeFromDDP(&d, gopacket.NilDecodeFeedback) != nil {
+			t.Fatal("decode failed")
+		}
+	})
+	if n != 0 {
+		t.Fatalf("%v allocations per FPDU/DDP/RDMAP decode", n)
+	}
+}
+
+func BenchmarkFPDUDecode(b *testing.B) {
+	data := unhex(b, siwFrame8SendFPDU)
+	var (
+		f FPDU
+		d DDP
+		r RDMAP
+	)
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = f.DecodeFromBytes(data, gopacket.NilDecodeFeedback)
+		_ = d.DecodeFromBytes(f.Payload, gopacket.NilDecodeFeedback)
+		_ = r.DecodeFromDDP(&d, gopacket.NilDecodeFeedback)
+	}
+}
+
+func BenchmarkFPDUDecodeMarkersCRC(b *testing.B) {
+	payload := make([]byte, 1400)
+	opts := FPDUOptions{CRC: CRCNegotiated, Markers: true, StreamOffset: 300}
+	data := buildFPDU(b, opts, DDP{Last: true, Version: 1, MSN: 1}, RDMAP{Version: 1, Opcode: OpSend}, payload)
+	f := FPDU{Options: opts}
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := f.DecodeFromBytes(data, gopacket.NilDecodeFeedback); err != nil || f.CRCStatus != CRCStatusGood {
+			b.Fatal(err, f.CRCStatus)
+		}
+	}
+}
+
+func BenchmarkFrameDecode(b *testing.B) {
+	data := unhex(b, siwFrame4MPARequest)
+	var f Frame
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = f.DecodeFromBytes(data, gopacket.NilDecodeFeedback)
+	}
+}
