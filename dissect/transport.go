@@ -66,7 +66,7 @@ var (
 	fTCPSeq      = ProtoTCP.Uint("tcp.seq_raw", 32, "Sequence Number (raw)")
 	fTCPAck      = ProtoTCP.Uint("tcp.ack_raw", 32, "Acknowledgment Number (raw)")
 	fTCPHdrLen   = ProtoTCP.Uint("tcp.hdr_len", 8, "Header Length").WithUnit("bytes")
-	fTCPFlags    = ProtoTCP.Hex("tcp.flags", 12, "Flags")
+	fTCPFlags    = ProtoTCP.Hex("tcp.flags", 16, "Flags")
 	fTCPFlagCWR  = ProtoTCP.Bool("tcp.flags.cwr", "Congestion Window Reduced")
 	fTCPFlagECE  = ProtoTCP.Bool("tcp.flags.ece", "ECN-Echo")
 	fTCPFlagURG  = ProtoTCP.Bool("tcp.flags.urg", "Urgent")
