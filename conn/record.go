@@ -220,6 +220,9 @@ func (t *Tracker) sendAcc(k sendKey, first bool, frame int) *sendAcc {
 	}
 	acc := t.sends[k]
 	if !first {
+		if acc != nil && !acc.open {
+			return nil
+		}
 		return acc
 	}
 	if acc == nil {
@@ -229,15 +232,16 @@ func (t *Tracker) sendAcc(k sendKey, first bool, frame int) *sendAcc {
 		acc = &sendAcc{}
 		t.sends[k] = acc
 	}
-	*acc = sendAcc{first: frame, hs: acc.hs[:0]}
+	*acc = sendAcc{first: frame, hs: acc.hs[:0], open: true}
 	return acc
 }
 
 func (t *Tracker) sendComplete(rec *dissect.Record, k sendKey, acc *sendAcc, ev *SendEvent) {
 	ev.FirstFrame, ev.LastFrame, ev.Time, ev.Length = acc.first, rec.Frame, rec.Time, acc.length
 	ev.RPCRDMA, ev.XID, ev.Proc, ev.Handles = acc.rpc, acc.xid, acc.proc, acc.hs
+	// The accumulator stays for the next Send on k (no allocation per Send).
+	acc.open = false
 	t.Send(ev)
-	delete(t.sends, k)
 }
 
 // appendHandles appends every chunk-segment handle h offers.

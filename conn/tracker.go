@@ -342,6 +342,7 @@ func sortedKeys(m map[string]int) []string {
 
 // sendAcc accumulates a multi-packet IB Send until its last packet.
 type sendAcc struct {
+	open   bool // a Send is in progress
 	first  int
 	length int
 	rpc    bool

@@ -73,10 +73,6 @@ func (t *Tracker) Send(ev *SendEvent) {
 		return
 	}
 	frame := ev.FirstFrame
-	xid := ""
-	if ev.RPCRDMA {
-		xid = fmt.Sprintf(" (xid 0x%08x)", ev.XID)
-	}
 	if ev.RPCRDMA {
 		limit, receiver := c.Negotiated.ClientToServerInline, "server"
 		if !toServer {
@@ -86,7 +82,7 @@ func (t *Tracker) Send(ev *SendEvent) {
 			t.finding(c, pvtdata.Finding{Code: CodeSendExceedsInline, Severity: pvtdata.SeverityError,
 				Section: "RFC 8797 §4.2, RFC 8166 §3.3.2", Layer: "conn", Frame: frame, Offset: -1,
 				Message: fmt.Sprintf("%s Send of %d octets%s is larger than the %s's negotiated inline threshold of %d octets: the receiver's Receive buffer cannot hold it",
-					directionName(toServer), ev.Length, xid, receiver, limit)})
+					directionName(toServer), ev.Length, xidNote(ev), receiver, limit)})
 		}
 	}
 	if ev.Invalidate {
@@ -103,13 +99,13 @@ func (t *Tracker) Send(ev *SendEvent) {
 			t.finding(c, pvtdata.Finding{Code: CodeSendInvNotNegotiated, Severity: sev,
 				Section: "RFC 8797 §4.1", Layer: "conn", Frame: frame, Offset: -1,
 				Message: fmt.Sprintf("%s Send with Invalidate of STag 0x%08x%s, but remote invalidation was not negotiated (%s)%s",
-					directionName(toServer), ev.InvalidateSTag, xid, whoSetR(c), context)})
+					directionName(toServer), ev.InvalidateSTag, xidNote(ev), whoSetR(c), context)})
 		}
 		if toServer {
 			t.finding(c, pvtdata.Finding{Code: CodeSendInvFromRequester, Severity: pvtdata.SeverityWarning,
 				Section: "RFC 8797 §3.2", Layer: "conn", Frame: frame, Offset: -1,
 				Message: fmt.Sprintf("the client (requester) sent Send with Invalidate of STag 0x%08x%s: RFC 8797 provides remote invalidation for the responder's replies only",
-					ev.InvalidateSTag, xid)})
+					ev.InvalidateSTag, xidNote(ev))})
 		} else if ev.RPCRDMA {
 			offered, ok := c.pending.get(ev.XID)
 			if ok {
@@ -119,7 +115,7 @@ func (t *Tracker) Send(ev *SendEvent) {
 				t.finding(c, pvtdata.Finding{Code: CodeInvalidatedSTagNotOffered, Severity: pvtdata.SeverityError,
 					Section: "RFC 8797 §3.2", Layer: "conn", Frame: frame, Offset: -1,
 					Message: fmt.Sprintf("the server's reply%s invalidates STag 0x%08x, which the client did not offer in that call's chunks (offered: %s)",
-						xid, ev.InvalidateSTag, formatHandles(offered))})
+						xidNote(ev), ev.InvalidateSTag, formatHandles(offered))})
 			}
 		}
 	}
@@ -130,6 +126,15 @@ func (t *Tracker) Send(ev *SendEvent) {
 			c.pending.done(ev.XID)
 		}
 	}
+}
+
+// xidNote is " (xid 0x…)" for a Send with an RPC-over-RDMA header, built
+// only when a finding needs it.
+func xidNote(ev *SendEvent) string {
+	if !ev.RPCRDMA {
+		return ""
+	}
+	return fmt.Sprintf(" (xid 0x%08x)", ev.XID)
 }
 
 func directionName(toServer bool) string {
