@@ -75,7 +75,7 @@ The librdmacm part needs a build with -tags rdmacm (cgo, librdmacm-dev).`,
 			if fromConn != nil && !cmd.Flags().Changed("port") && fromConn.Port != 0 {
 				port = fromConn.Port
 			}
-			cfg := replay.Config{Role: replay.Role(role), Addr: addr, Source: src, Port: port, Reject: reject,
+			cfg := replay.Config{Role: replay.Role(role), Addr: addr, Source: src, Port: port,
 				Timeout: timeout, Hold: hold}
 			if err := cfg.Validate(); err != nil {
 				return usageErr("replay: %v", err)
@@ -110,7 +110,7 @@ The librdmacm part needs a build with -tags rdmacm (cgo, librdmacm-dev).`,
 	f.IntVar(&port, "port", replay.DefaultPort, "rdma_cm port (service ID 0x0106<<16|port on IB/RoCE, TCP port on iWARP)")
 	f.StringArrayVar(&clientPDs, "client-pd", nil, "private data the client sends, in hex (repeat for several connections)")
 	f.StringArrayVar(&serverPDs, "server-pd", nil, "private data the server answers with, in hex (repeat for several connections)")
-	f.BoolVar(&reject, "reject", false, "the server refuses every connection (rdma_reject) with its private data")
+	f.BoolVar(&reject, "reject", false, "the server refuses every connection (rdma_reject) with its private data (the client ignores it: both sides take the same flags)")
 	f.StringVar(&from, "from", "", "take the private data of a connection of this capture")
 	f.IntVar(&connN, "conn", 1, "with --from: the connection's number (1-based, in request order)")
 	f.BoolVar(&list, "list", false, "with --from: print the capture's connections as JSON and exit")
