@@ -474,7 +474,11 @@ type callKey struct {
 	xid  uint32
 }
 
-type callInfo struct{ prog, vers, proc uint32 }
+type callInfo struct {
+	prog, vers, proc uint32
+	gss              bool
+	gssProc, gssSvc  uint32
+}
 
 // MatchCall implements rpcrdma.CallMatcher.
 func (c *callTable) MatchCall(r *rpcrdma.RPC) {
@@ -482,6 +486,9 @@ func (c *callTable) MatchCall(r *rpcrdma.RPC) {
 	if r.MsgType == rpcrdma.MsgReply {
 		if ci, ok := c.m[k]; ok {
 			r.SetCall(ci.prog, ci.vers, ci.proc)
+			if ci.gss {
+				r.SetCallGSS(ci.gssProc, ci.gssSvc)
+			}
 			delete(c.m, k)
 		}
 		return
@@ -498,7 +505,8 @@ func (c *callTable) MatchCall(r *rpcrdma.RPC) {
 			c.head = (c.head + 1) % len(c.order)
 		}
 	}
-	c.m[k] = callInfo{r.Program, r.ProgVersion, r.Procedure}
+	c.m[k] = callInfo{prog: r.Program, vers: r.ProgVersion, proc: r.Procedure,
+		gss: r.HasGSS, gssProc: r.GSS.Proc, gssSvc: r.GSS.Service}
 }
 
 // frameOffset is where payload starts in the frame's bytes, or -1 when it
@@ -552,7 +560,7 @@ func decodeRPCRDMASend(rec *Record, payload []byte, info SendInfo) {
 		rec.Add(&m.RPC, at(m.RPCOffset))
 	}
 	if m.HasNFS {
-		rec.Add(&m.NFS, at(m.RPCOffset+len(m.RPC.Contents)))
+		rec.Add(&m.NFS, at(m.NFSOffset()))
 	}
 	first := len(rec.Findings)
 	rec.Findings = m.AppendFindings(rec.Findings)

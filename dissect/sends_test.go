@@ -356,3 +356,33 @@ func FuzzRCSends(f *testing.F) {
 		}
 	})
 }
+
+// A reply is named from its call, including the call's RPCSEC_GSS
+// service (the integrity wrapper is removed from the reply's results too).
+func TestDecodeSendMatchesGSSReply(t *testing.T) {
+	gss := []byte{0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 5, 0, 0, 0, 2, 0, 0, 0, 0} // DATA, seq 5, integrity, no handle
+	callBody := []byte{0, 0, 0, 20, 0, 0, 0, 5, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 24}
+	replyBody := []byte{0, 0, 0, 24, 0, 0, 0, 5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 24, 0, 0, 0, 0}
+	msg := func(r *rpcrdma.RPC, body []byte) []byte {
+		buf := gopacket.NewSerializeBuffer()
+		b, _ := buf.PrependBytes(len(body))
+		copy(b, body)
+		r.SerializeTo(buf, gopacket.SerializeOptions{})
+		(&rpcrdma.Header{XID: r.XID, Version: 1, Credits: 1, Proc: rpcrdma.ProcMsg}).SerializeTo(buf, gopacket.SerializeOptions{})
+		return append([]byte(nil), buf.Bytes()...)
+	}
+	rec := &Record{Frame: 1}
+	decodeRPCRDMASend(rec, msg(&rpcrdma.RPC{XID: 42, MsgType: rpcrdma.MsgCall, RPCVersion: 2, Program: rpcrdma.ProgNFS,
+		ProgVersion: 4, Procedure: 1, Cred: rpcrdma.Auth{Flavor: rpcrdma.RPCSecGSS, Body: gss}}, callBody), SendInfo{})
+	rec2 := rec // the same Dissector state (same Record), next frame
+	rec2.Reset()
+	rec2.Frame = 2
+	decodeRPCRDMASend(rec2, msg(&rpcrdma.RPC{XID: 42, MsgType: rpcrdma.MsgReply}, replyBody), SendInfo{})
+	n, ok := rec2.Layer("nfs").(*rpcrdma.NFS)
+	if !ok || !n.Reply || len(n.Ops) != 1 || n.Ops[0].Opcode != 24 || !n.HasStatus {
+		t.Fatalf("reply nfs layer %+v (layers %s, findings %v)", rec2.Layer("nfs"), layerNames(rec2), rec2.Findings)
+	}
+	if s := string(n.AppendSummary(nil)); s != "V4 Reply COMPOUND NFS4_OK PUTROOTFH" {
+		t.Errorf("summary %q", s)
+	}
+}

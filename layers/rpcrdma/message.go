@@ -37,6 +37,7 @@ type Message struct {
 	RPCOffset int
 
 	xidMismatch bool
+	nfsOffset   int
 }
 
 // DecodeFeedback that ignores truncation (the error says it).
@@ -51,7 +52,7 @@ var NilDecodeFeedback gopacket.DecodeFeedback = nilFeedback{}
 // Decode decodes payload. The returned error is the first decode error
 // (an *Error); layers decoded before it stay available. m may be nil.
 func (m *Message) Decode(payload []byte, match CallMatcher) error {
-	m.HasHeader, m.HasRPC, m.HasNFS, m.xidMismatch, m.RPCOffset = false, false, false, false, 0
+	m.HasHeader, m.HasRPC, m.HasNFS, m.xidMismatch, m.RPCOffset, m.nfsOffset = false, false, false, false, 0, 0
 	err := m.Header.DecodeFromBytes(payload, NilDecodeFeedback)
 	m.HasHeader = len(payload) >= 8
 	if err != nil {
@@ -84,9 +85,14 @@ func (m *Message) Decode(payload []byte, match CallMatcher) error {
 	if !m.RPC.HasBody() || !IsNFSFamily(m.RPC.Program) {
 		return nil
 	}
-	err = m.NFS.DecodeBody(m.RPC.Program, m.RPC.ProgVersion, m.RPC.Procedure, m.RPC.MsgType == MsgReply, m.RPC.Payload, NilDecodeFeedback)
+	nb := m.RPC.Body()
+	err = m.NFS.DecodeBody(m.RPC.Program, m.RPC.ProgVersion, m.RPC.Procedure, m.RPC.MsgType == MsgReply, nb, NilDecodeFeedback)
 	m.HasNFS = true
-	return shift(err, m.RPCOffset+len(m.RPC.Contents))
+	m.nfsOffset = m.RPCOffset + len(m.RPC.Contents)
+	if nb != nil {
+		m.nfsOffset += cap(m.RPC.Payload) - cap(nb)
+	}
+	return shift(err, m.nfsOffset)
 }
 
 // shift makes an *Error's offset relative to the Send payload.
@@ -132,13 +138,16 @@ func (m *Message) AppendFindings(dst []pvtdata.Finding) []pvtdata.Finding {
 	if m.HasNFS {
 		n := len(dst)
 		dst = m.NFS.AppendFindings(dst)
-		base := m.RPCOffset + len(m.RPC.Contents)
+		base := m.nfsOffset
 		for i := n; i < len(dst); i++ {
 			dst[i].Offset += base
 		}
 	}
 	return dst
 }
+
+// NFSOffset is the offset of the NFS body in the payload.
+func (m *Message) NFSOffset() int { return m.nfsOffset }
 
 // XIDMismatch reports whether the RPC xid differs from rdma_xid.
 func (m *Message) XIDMismatch() bool { return m.xidMismatch }

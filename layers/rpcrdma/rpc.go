@@ -73,6 +73,37 @@ type Auth struct {
 	Body   []byte
 }
 
+// GSSCred is an RPCSEC_GSS credential body (rpc_gss_cred_vers_1_t).
+type GSSCred struct {
+	Version, Proc, Seq, Service uint32
+	Handle                      []byte
+}
+
+// RPCSEC_GSS procedures and services (RFC 2203 §5).
+const (
+	GSSProcData     = 0
+	GSSServiceNone  = 1
+	GSSServiceInteg = 2
+	GSSServicePriv  = 3
+)
+
+var gssProcNames = map[uint64]string{0: "RPCSEC_GSS_DATA", 1: "RPCSEC_GSS_INIT", 2: "RPCSEC_GSS_CONTINUE_INIT", 3: "RPCSEC_GSS_DESTROY"}
+var gssServiceNames = map[uint64]string{1: "rpc_gss_svc_none", 2: "rpc_gss_svc_integrity", 3: "rpc_gss_svc_privacy"}
+
+func parseGSS(b []byte, g *GSSCred) bool {
+	*g = GSSCred{}
+	if len(b) < 20 {
+		return false
+	}
+	g.Version, g.Proc, g.Seq, g.Service = be32(b, 0), be32(b, 4), be32(b, 8), be32(b, 12)
+	n := be32(b, 16)
+	if uint64(n) > uint64(len(b)-20) {
+		return false
+	}
+	g.Handle = b[20 : 20+n]
+	return true
+}
+
 // AuthSysParms is the decoded body of an AUTH_SYS credential (RFC 5531 §A.2).
 type AuthSysParms struct {
 	Stamp       uint32
@@ -104,6 +135,12 @@ type RPC struct {
 	HasSys  bool
 	Verf    Auth // call or accepted-reply verifier
 
+	// GSS is the RPCSEC_GSS credential (RFC 2203 §5) when Cred.Flavor
+	// is RPCSEC_GSS and it parsed; for a reply, the call's GSS procedure
+	// and service as recorded by SetCallGSS.
+	GSS    GSSCred
+	HasGSS bool
+
 	ReplyStat  uint32 // ReplyAccepted / ReplyDenied
 	AcceptStat uint32
 	RejectStat uint32
@@ -131,11 +168,41 @@ func (r *RPC) NextLayerType() gopacket.LayerType {
 
 // HasBody reports whether Payload holds procedure arguments (a call) or
 // results (an accepted, successful reply whose call is known).
+//
+// Under RPCSEC_GSS only RPCSEC_GSS_DATA messages carry the procedure's
+// body, and not readably with the privacy service.
 func (r *RPC) HasBody() bool {
+	if r.HasGSS && (r.GSS.Proc != GSSProcData || r.GSS.Service == GSSServicePriv) {
+		return false
+	}
 	if r.MsgType == MsgCall {
 		return true
 	}
 	return r.MsgType == MsgReply && r.CallKnown && r.ReplyStat == ReplyAccepted && r.AcceptStat == AcceptSuccess
+}
+
+// Body returns the procedure's arguments or results: Payload, without
+// the rpc_gss_integ_data wrapper (length, sequence number) under the
+// RPCSEC_GSS integrity service.
+func (r *RPC) Body() []byte {
+	b := r.Payload
+	if r.HasGSS && r.GSS.Service == GSSServiceInteg {
+		if len(b) < 8 {
+			return nil
+		}
+		n := be32(b, 0)
+		b = b[8:]
+		if n >= 4 && uint64(n-4) < uint64(len(b)) {
+			b = b[:n-4]
+		}
+	}
+	return b
+}
+
+// SetCallGSS records the RPCSEC_GSS procedure and service of this reply's
+// call, so that Body and HasBody treat the reply like the call.
+func (r *RPC) SetCallGSS(proc, service uint32) {
+	r.GSS.Proc, r.GSS.Service, r.HasGSS = proc, service, true
 }
 
 // SetCall records what the call of this reply asked for (matched by xid by
@@ -209,8 +276,11 @@ func (r *RPC) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 		if off, err = readAuth(data, off, &credFields, &r.Cred, df); err != nil {
 			break
 		}
-		if r.Cred.Flavor == AuthSys {
+		switch r.Cred.Flavor {
+		case AuthSys:
 			r.HasSys = parseAuthSys(r.Cred.Body, &r.AuthSys)
+		case RPCSecGSS:
+			r.HasGSS = parseGSS(r.Cred.Body, &r.GSS)
 		}
 		off, err = readAuth(data, off, &verfFields, &r.Verf, df)
 	case MsgReply:
@@ -400,6 +470,11 @@ var (
 	fAuthGID      = ProtoRPC.Uint("rpc.auth.gid", 32, "GID")
 	fAuthGIDs     = ProtoRPC.Uint("rpc.auth.gids", 32, "Auxiliary GID")
 	fAuthBody     = ProtoRPC.Bytes("rpc.auth.body", "Authenticator body")
+	fGSSVersion   = ProtoRPC.Uint("rpc.authgss.version", 32, "GSS Version")
+	fGSSProc      = ProtoRPC.Uint("rpc.authgss.procedure", 32, "GSS Procedure").WithNames(gssProcNames)
+	fGSSSeq       = ProtoRPC.Uint("rpc.authgss.seqnum", 32, "GSS Sequence Number")
+	fGSSService   = ProtoRPC.Uint("rpc.authgss.service", 32, "GSS Service").WithNames(gssServiceNames)
+	fGSSContext   = ProtoRPC.Bytes("rpc.authgss.context", "GSS Context")
 	fReplyStat    = ProtoRPC.Uint("rpc.replystat", 32, "Reply State").WithNames(replyStatNames)
 	fAcceptStat   = ProtoRPC.Uint("rpc.state_accept", 32, "Accept State").WithNames(acceptNames)
 	fRejectStat   = ProtoRPC.Uint("rpc.state_reject", 32, "Reject State").WithNames(rejectNames)
@@ -413,11 +488,17 @@ var (
 // Proto is ProtoRPC ("rpc").
 func (r *RPC) Proto() *field.Proto { return ProtoRPC }
 
-func visitAuth(v field.Visitor, g *field.Field, a Auth, sys *AuthSysParms, hasSys bool) {
+func visitAuth(v field.Visitor, g *field.Field, a Auth, sys *AuthSysParms, hasSys bool, gss *GSSCred) {
 	v.Begin(g)
 	v.Uint(fAuthFlavor, uint64(a.Flavor))
 	v.Uint(fAuthLength, uint64(len(a.Body)))
 	switch {
+	case gss != nil:
+		v.Uint(fGSSVersion, uint64(gss.Version))
+		v.Uint(fGSSProc, uint64(gss.Proc))
+		v.Uint(fGSSSeq, uint64(gss.Seq))
+		v.Uint(fGSSService, uint64(gss.Service))
+		v.Bytes(fGSSContext, gss.Handle)
 	case hasSys:
 		v.Uint(fAuthStamp, uint64(sys.Stamp))
 		v.String(fAuthMachine, string(sys.MachineName))
@@ -447,10 +528,14 @@ func (r *RPC) VisitFields(v field.Visitor) {
 		v.Uint(fRPCProgVers, uint64(r.ProgVersion))
 		v.Uint(fRPCProcedure, uint64(r.Procedure))
 		if n >= 32+len(r.Cred.Body) {
-			visitAuth(v, gRPCCred, r.Cred, &r.AuthSys, r.HasSys)
+			var gss *GSSCred
+			if r.HasGSS {
+				gss = &r.GSS
+			}
+			visitAuth(v, gRPCCred, r.Cred, &r.AuthSys, r.HasSys, gss)
 		}
 		if n >= 40+pad4(len(r.Cred.Body))+len(r.Verf.Body) {
-			visitAuth(v, gRPCVerf, r.Verf, nil, false)
+			visitAuth(v, gRPCVerf, r.Verf, nil, false, nil)
 		}
 	case MsgReply:
 		if r.CallKnown {
@@ -466,7 +551,7 @@ func (r *RPC) VisitFields(v field.Visitor) {
 			if n < 20+len(r.Verf.Body) {
 				return
 			}
-			visitAuth(v, gRPCVerf, r.Verf, nil, false)
+			visitAuth(v, gRPCVerf, r.Verf, nil, false, nil)
 			if n < 24+pad4(len(r.Verf.Body)) {
 				return
 			}

@@ -229,3 +229,60 @@ func TestMessageOptionalWithRPC(t *testing.T) {
 		t.Errorf("err %v rpc %v", err, m.HasRPC)
 	}
 }
+
+func gssCred(proc, svc uint32) Auth {
+	b := []byte{0, 0, 0, 1}
+	for _, v := range []uint32{proc, 77, svc, 4} {
+		b = append(b, byte(v>>24), byte(v>>16), byte(v>>8), byte(v))
+	}
+	return Auth{Flavor: RPCSecGSS, Body: append(b, 0xc0, 0x11, 0xe0, 0x7e)}
+}
+
+func TestMessageRPCSECGSS(t *testing.T) {
+	compound := unhex(t, "00000000 00000002 00000001 00000018") // PUTROOTFH
+	integ := append(unhex(t, "00000014 0000004d"), compound...)  // databody_integ: length 20, seq 77
+	cases := []struct {
+		name     string
+		proc     uint32
+		svc      uint32
+		body     []byte
+		nfs      bool
+		nfsOff   int
+		firstOp  uint32
+		checksum bool
+	}{
+		{"none", GSSProcData, GSSServiceNone, compound, true, 0, 24, false},
+		{"integrity", GSSProcData, GSSServiceInteg, append(integ, 0, 0, 0, 4, 1, 2, 3, 4), true, 8, 24, true},
+		{"privacy", GSSProcData, GSSServicePriv, []byte{0, 0, 0, 8, 1, 2, 3, 4, 5, 6, 7, 8}, false, 0, 0, false},
+		{"context init", 1, GSSServiceNone, []byte{0, 0, 0, 4, 1, 2, 3, 4}, false, 0, 0, false},
+	}
+	for _, tc := range cases {
+		h := Header{XID: 9, Version: 1, Credits: 1, Proc: ProcMsg}
+		rpc := buildRPC(t, &RPC{XID: 9, MsgType: MsgCall, RPCVersion: 2, Program: ProgNFS, ProgVersion: 4, Procedure: 1,
+			Cred: gssCred(tc.proc, tc.svc), Verf: Auth{Flavor: RPCSecGSS, Body: []byte{1, 2, 3, 4}}}, tc.body)
+		var m Message
+		if err := m.Decode(build(t, &h, rpc), nil); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if !m.RPC.HasGSS || m.RPC.GSS.Seq != 77 || m.RPC.GSS.Service != tc.svc || string(m.RPC.GSS.Handle) != "\xc0\x11\xe0\x7e" {
+			t.Errorf("%s: gss %+v", tc.name, m.RPC.GSS)
+		}
+		if m.HasNFS != tc.nfs {
+			t.Errorf("%s: nfs layer %v, want %v", tc.name, m.HasNFS, tc.nfs)
+			continue
+		}
+		if tc.nfs {
+			if len(m.NFS.Ops) != 1 || m.NFS.Ops[0].Opcode != tc.firstOp {
+				t.Errorf("%s: ops %+v", tc.name, m.NFS.Ops)
+			}
+			if want := m.RPCOffset + len(m.RPC.Contents) + tc.nfsOff; m.NFSOffset() != want {
+				t.Errorf("%s: nfs at %d, want %d", tc.name, m.NFSOffset(), want)
+			}
+		}
+		c := collect{}
+		m.RPC.VisitFields(c)
+		if c.get("rpc.authgss.seqnum") != "77" {
+			t.Errorf("%s: fields %v", tc.name, c)
+		}
+	}
+}
