@@ -240,7 +240,7 @@ func gssCred(proc, svc uint32) Auth {
 
 func TestMessageRPCSECGSS(t *testing.T) {
 	compound := unhex(t, "00000000 00000002 00000001 00000018") // PUTROOTFH
-	integ := append(unhex(t, "00000014 0000004d"), compound...)  // databody_integ: length 20, seq 77
+	integ := append(unhex(t, "00000014 0000004d"), compound...) // databody_integ: length 20, seq 77
 	cases := []struct {
 		name     string
 		proc     uint32
