@@ -370,7 +370,7 @@ func Listen(cfg Config, report func(Report)) (*Listener, error) {
 		return nil, fmt.Errorf("server %s: %w", hostPort(cfg.Addr, cfg.Port), err)
 	}
 	r := sideReport(&s, RoleServer, EventListening, nil)
-	r.SentPrivateData, r.ReceivedPrivateData = HexBytes{}, HexBytes{}
+	r.SentPrivateData, r.ReceivedPrivateData, r.Peer = HexBytes{}, HexBytes{}, ""
 	report(r)
 	return l, nil
 }
