@@ -29,6 +29,7 @@ type inputFlags struct {
 	write     string   // -w
 	rocePorts []uint16 // --roce-port
 	progress  string   // --progress auto|always|never
+	limits    limitFlags
 }
 
 func (in *inputFlags) register(cmd *cobra.Command) {
@@ -41,6 +42,7 @@ func (in *inputFlags) register(cmd *cobra.Command) {
 	f.StringVarP(&in.write, "write", "w", "", "also write the packets read (those passing -Y, if given) to `FILE` as pcapng")
 	f.Var(&portList{&in.rocePorts}, "roce-port", "decode UDP `PORT` as RoCEv2 too (4791 always is); repeatable")
 	f.StringVar(&in.progress, "progress", "auto", "progress bar on stderr: auto (a terminal and input over 8 MB), always, never")
+	in.limits.register(cmd)
 }
 
 // portList is a repeatable uint16 flag.
@@ -169,7 +171,7 @@ func inputErr(err error) error {
 
 // dissector makes the Dissector for these flags.
 func (in *inputFlags) dissector() *dissect.Dissector {
-	return dissect.New(dissect.Options{RoCEPorts: in.rocePorts})
+	return dissect.New(in.limits.apply(dissect.Options{RoCEPorts: in.rocePorts}))
 }
 
 // each reads every frame, dissects it and calls fn; keep reports whether

@@ -1,0 +1,87 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cmpd-dissect/cmpd-dissect/dissect"
+)
+
+// reassemblyPageBytes is the size of one page of gopacket's TCP reassembly
+// buffer (reassembly.pageBytes): dissect caps out-of-order TCP data in
+// pages, the command line in octets.
+const reassemblyPageBytes = 1900
+
+// limitFlags are the resource limits that keep a hostile or damaged capture
+// from exhausting memory (issue 9). Each has a default (dissect's), an
+// option here, and a finding when it is hit. A limit not given on the
+// command line keeps dissect's default. The connection table's limit is
+// --max-connections of conns and check.
+type limitFlags struct {
+	tcpStreamBytes positiveInt // --max-tcp-stream-bytes
+	tcpTotalBytes  positiveInt // --max-tcp-total-bytes
+	tcpStreams     positiveInt // --max-tcp-streams
+	sendBytes      positiveInt // --max-send-bytes
+}
+
+// positiveInt is an int flag that refuses zero and negative values.
+type positiveInt struct {
+	v   int
+	set bool
+}
+
+func (p *positiveInt) String() string { return strconv.Itoa(p.v) }
+func (p *positiveInt) Type() string   { return "int" }
+func (p *positiveInt) Set(s string) error {
+	v, err := strconv.Atoi(s)
+	if err != nil {
+		return fmt.Errorf("not a whole number: %q", s)
+	}
+	if v <= 0 {
+		return fmt.Errorf("must be positive, not %d", v)
+	}
+	p.v, p.set = v, true
+	return nil
+}
+
+func (l *limitFlags) register(cmd *cobra.Command) {
+	d := dissect.DefaultIWARPConfig()
+	l.tcpStreamBytes.v = d.MaxPDUBytes
+	l.tcpTotalBytes.v = d.MaxBufferedBytes
+	l.tcpStreams.v = d.MaxStreams
+	l.sendBytes.v = d.MaxSendBytes
+	f := cmd.Flags()
+	f.Var(&l.tcpStreamBytes, "max-tcp-stream-bytes",
+		"iWARP: octets of TCP data buffered for one stream direction, for an unfinished PDU and out of order; beyond it the data is dropped (finding iwarp.buffer-limit)")
+	f.Var(&l.tcpTotalBytes, "max-tcp-total-bytes",
+		"iWARP: octets of TCP data buffered for all streams together (finding iwarp.buffer-limit)")
+	f.Var(&l.tcpStreams, "max-tcp-streams",
+		"iWARP: TCP connections followed at once; beyond it the least recently seen are flushed (finding iwarp.stream-limit)")
+	f.Var(&l.sendBytes, "max-send-bytes",
+		"octets of one multi-packet Send reassembled before it is given up (finding iwarp.send-limit)")
+}
+
+// apply sets the limits given on the command line in dissect options.
+func (l *limitFlags) apply(o dissect.Options) dissect.Options {
+	c := &o.IWARP
+	if l.tcpStreamBytes.set {
+		c.MaxPDUBytes = l.tcpStreamBytes.v
+		c.MaxPagesPerConn = pages(l.tcpStreamBytes.v)
+	}
+	if l.tcpTotalBytes.set {
+		c.MaxBufferedBytes = l.tcpTotalBytes.v
+		c.MaxPagesTotal = pages(l.tcpTotalBytes.v)
+	}
+	if l.tcpStreams.set {
+		c.MaxStreams = l.tcpStreams.v
+	}
+	if l.sendBytes.set {
+		c.MaxSendBytes = l.sendBytes.v
+	}
+	return o
+}
+
+// pages converts octets to reassembly pages, at least one.
+func pages(octets int) int { return max(1, (octets+reassemblyPageBytes-1)/reassemblyPageBytes) }
