@@ -82,7 +82,7 @@ func (m *Message) Decode(payload []byte, match CallMatcher) error {
 	if match != nil {
 		match.MatchCall(&m.RPC)
 	}
-	if !m.RPC.HasBody() || !IsNFSFamily(m.RPC.Program) {
+	if !m.RPC.HasBody() || !hasNFSLayer(m.RPC.Program, m.RPC.ProgVersion) {
 		return nil
 	}
 	nb := m.RPC.Body()

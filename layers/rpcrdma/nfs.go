@@ -159,8 +159,10 @@ func (n *NFS) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 		}
 		var ok bool
 		switch {
+		case n.Callback && n.Reply:
+			ok = skipCBResult(&x, op.Opcode, op.Status)
 		case n.Callback:
-			ok = false
+			ok = skipCBArgs(&x, op.Opcode)
 		case n.Reply:
 			ok = skipResult(&x, op.Opcode, op.Status)
 		default:
@@ -178,8 +180,84 @@ func (n *NFS) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	return nil
 }
 
-func (n *NFS) isCallback() bool {
-	return n.Program >= 0x40000000 && n.Program <= 0x5fffffff && n.Version == 1
+func (n *NFS) isCallback() bool { return isCallbackProgram(n.Program, n.Version) }
+
+// isCallbackProgram: NFSv4 callback programs are transient numbers the
+// client picks (0x40000000–0x5fffffff; Linux uses 0x40000000), version 1.
+func isCallbackProgram(prog, vers uint32) bool {
+	return prog >= 0x40000000 && prog <= 0x5fffffff && vers == 1
+}
+
+// hasNFSLayer reports whether the nfs layer decodes the body of program
+// prog version vers.
+func hasNFSLayer(prog, vers uint32) bool { return IsNFSFamily(prog) || isCallbackProgram(prog, vers) }
+
+// skipCBArgs steps over the arguments of callback operation op.
+func skipCBArgs(x *xdrc, op uint32) bool {
+	switch op {
+	case 3: // CB_GETATTR
+		x.opaque()
+		x.bitmap()
+	case 4: // CB_RECALL
+		x.skip(20)
+		x.opaque()
+	case 5: // CB_LAYOUTRECALL
+		x.skip(12)
+		switch x.u32() {
+		case 1:
+			x.opaque()
+			x.skip(32)
+		case 2:
+			x.skip(16)
+		case 3:
+		default:
+			return false
+		}
+	case 8: // CB_RECALL_ANY
+		x.skip(4)
+		x.bitmap()
+	case 10: // CB_RECALL_SLOT
+		x.skip(4)
+	case 11: // CB_SEQUENCE
+		x.skip(32)
+		n := x.count(20)
+		for i := 0; i < n && !x.bad; i++ {
+			x.skip(16)
+			x.array(8)
+		}
+	case 13: // CB_NOTIFY_LOCK
+		x.opaque()
+		x.lockOwner()
+	case 15: // CB_OFFLOAD
+		x.opaque()
+		x.skip(16)
+		if x.u32() == 0 {
+			x.array(16)
+			x.skip(20)
+		} else {
+			x.skip(8)
+		}
+	default:
+		return false
+	}
+	return !x.bad
+}
+
+// skipCBResult steps over the result of callback operation op.
+func skipCBResult(x *xdrc, op, st uint32) bool {
+	if st != 0 {
+		return true
+	}
+	switch op {
+	case 3: // CB_GETATTR
+		x.fattr()
+	case 11: // CB_SEQUENCE
+		x.skip(32)
+	case 4, 5, 8, 10, 13, 15, 10044:
+	default:
+		return false
+	}
+	return !x.bad
 }
 
 func decodeNFS(data []byte, p gopacket.PacketBuilder) error {

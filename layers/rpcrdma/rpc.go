@@ -160,7 +160,7 @@ func (r *RPC) CanDecode() gopacket.LayerClass { return LayerTypeRPC }
 // NextLayerType is LayerTypeNFS for calls (and matched successful replies)
 // of NFS, MOUNT, NLM and NFS_ACL.
 func (r *RPC) NextLayerType() gopacket.LayerType {
-	if r.HasBody() && IsNFSFamily(r.Program) {
+	if r.HasBody() && hasNFSLayer(r.Program, r.ProgVersion) {
 		return LayerTypeNFS
 	}
 	return gopacket.LayerTypePayload

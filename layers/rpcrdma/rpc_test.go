@@ -286,3 +286,29 @@ func TestMessageRPCSECGSS(t *testing.T) {
 		}
 	}
 }
+
+func TestNFSCallback(t *testing.T) {
+	// CB_COMPOUND: tag "", minor 1, callback_ident 0, 2 ops: CB_SEQUENCE
+	// (no referring calls), CB_RECALL.
+	call := "00000000 00000001 00000000 00000002 0000000b" + strings.Repeat("00", 32) + "00000000" +
+		" 00000004" + strings.Repeat("00", 20) + "00000004 01020304"
+	var n NFS
+	if err := n.DecodeBody(0x40000000, 1, 1, false, unhex(t, call), gopacket.NilDecodeFeedback); err != nil {
+		t.Fatal(err)
+	}
+	if s := string(n.AppendSummary(nil)); s != "NFSv4 callback V1 Call CB_COMPOUND CB_SEQUENCE CB_RECALL" {
+		t.Errorf("summary %q", s)
+	}
+	reply := "00000000 00000000 00000002 0000000b 00000000" + strings.Repeat("00", 32) + "00000004 00000000"
+	if err := n.DecodeBody(0x40000000, 1, 1, true, unhex(t, reply), gopacket.NilDecodeFeedback); err != nil {
+		t.Fatal(err)
+	}
+	if s := string(n.AppendSummary(nil)); s != "NFSv4 callback V1 Reply CB_COMPOUND NFS4_OK CB_SEQUENCE CB_RECALL" {
+		t.Errorf("summary %q", s)
+	}
+	c := collect{}
+	n.VisitFields(c)
+	if c.get("nfs.cb.opcode") != "11,4" || c.get("nfs.cb.procedure") != "1" {
+		t.Errorf("fields %v", c)
+	}
+}
