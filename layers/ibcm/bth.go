@@ -3,6 +3,7 @@ package ibcm
 import (
 	"encoding/binary"
 	"fmt"
+	"strconv"
 
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
@@ -95,6 +96,34 @@ func (o Opcode) String() string {
 		return fmt.Sprintf("0x%02x", uint8(o))
 	}
 	return o.Transport() + " " + operationNames[o&opOperationMask]
+}
+
+// appendName appends what String returns, without allocating.
+func (o Opcode) appendName(b []byte) []byte {
+	switch {
+	case o == OpCNP:
+		return append(b, "CNP"...)
+	case !o.Known():
+		return appendHexDigits(append(b, "0x"...), uint64(o), 2)
+	}
+	b = append(b, o.Transport()...)
+	b = append(b, ' ')
+	return append(b, operationNames[o&opOperationMask]...)
+}
+
+// appendHexDigits appends v in lower-case hex, zero-padded to digits.
+func appendHexDigits(b []byte, v uint64, digits int) []byte {
+	const hexd = "0123456789abcdef"
+	for n := 16; n > digits; n-- {
+		if v>>(4*uint(n-1)) != 0 {
+			digits = n
+			break
+		}
+	}
+	for i := digits - 1; i >= 0; i-- {
+		b = append(b, hexd[v>>(4*uint(i))&15])
+	}
+	return b
 }
 
 // Operation returns the operation name without the transport: "SEND_ONLY".
@@ -274,9 +303,14 @@ func (b *BTH) String() string {
 	return fmt.Sprintf("BTH %s qp=0x%06x psn=%d", b.OpCode, b.DestQP, b.PSN)
 }
 
-// AppendSummary appends "RC SEND_ONLY qp=0x000011 psn=123".
+// AppendSummary appends "RC SEND_ONLY qp=0x000011 psn=123". It is on the
+// default view's per-packet path, so it appends without fmt.
 func (b *BTH) AppendSummary(dst []byte) []byte {
-	dst = fmt.Appendf(dst, "%s qp=0x%06x psn=%d", b.OpCode, b.DestQP, b.PSN)
+	dst = b.OpCode.appendName(dst)
+	dst = append(dst, " qp=0x"...)
+	dst = appendHexDigits(dst, uint64(b.DestQP), 6)
+	dst = append(dst, " psn="...)
+	dst = strconv.AppendUint(dst, uint64(b.PSN), 10)
 	if b.ICRCStatus == CRCBad {
 		dst = append(dst, " [BAD ICRC]"...)
 	}

@@ -3,6 +3,7 @@ package ibcm
 import (
 	"encoding/binary"
 	"fmt"
+	"strconv"
 
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
@@ -220,7 +221,9 @@ func (a *AETH) AppendSummary(b []byte) []byte {
 	case AETHRNRNak:
 		return fmt.Appendf(b, "RNR NAK timer=%d msn=%d", a.Value(), a.MSN)
 	}
-	return fmt.Appendf(b, "%s msn=%d", aethTypeNames[uint64(a.Type())], a.MSN)
+	b = append(b, aethTypeNames[uint64(a.Type())]...)
+	b = append(b, " msn="...)
+	return strconv.AppendUint(b, uint64(a.MSN), 10)
 }
 
 func nakName(v uint8) string {
@@ -290,7 +293,7 @@ func (i *IETH) NextLayerType() gopacket.LayerType {
 }
 func (i *IETH) String() string { return fmt.Sprintf("IETH rkey=0x%08x", i.RKey) }
 func (i *IETH) AppendSummary(b []byte) []byte {
-	return fmt.Appendf(b, "invalidate rkey=0x%08x", i.RKey)
+	return appendHexDigits(append(b, "invalidate rkey=0x"...), uint64(i.RKey), 8)
 }
 
 func (i *IETH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
