@@ -149,6 +149,9 @@ type RCSends struct {
 	buffered int
 	clock    uint64
 	stats    RCSendStats
+	// free holds emptied large buffers for reuse (freeBytes of capacity).
+	free      [][]byte
+	freeBytes int
 }
 
 // NewRCSends returns an empty reassembly bounded by cfg (zero fields:
@@ -214,17 +217,45 @@ func (s *RCSends) abort(q *rcQP) {
 	}
 	s.buffered -= len(q.buf)
 	q.active = false
-	q.release()
+	s.release(q)
 }
 
-// release empties the buffer, keeping up to 64 KiB of capacity for the
-// QP's next Send.
-func (q *rcQP) release() {
-	if cap(q.buf) > 64<<10 {
-		q.buf = nil
-	} else {
+// maxFreeBytes bounds the capacity of the buffers RCSends keeps for reuse.
+const maxFreeBytes = 8 << 20
+
+// release empties q's buffer: a small one (up to 16 KiB) stays with the
+// QP, a larger one goes to the free list (bounded) for the next large Send.
+func (s *RCSends) release(q *rcQP) {
+	if cap(q.buf) <= 16<<10 {
 		q.buf = q.buf[:0]
+		return
 	}
+	if s.freeBytes+cap(q.buf) <= maxFreeBytes {
+		s.free = append(s.free, q.buf[:0])
+		s.freeBytes += cap(q.buf)
+	}
+	q.buf = nil
+}
+
+// grow gives q's buffer room for n more octets, from the free list when
+// its own capacity is short.
+func (s *RCSends) grow(q *rcQP, n int) {
+	if len(q.buf)+n <= cap(q.buf) || len(s.free) == 0 {
+		return
+	}
+	i := len(s.free) - 1
+	b := s.free[i]
+	if cap(b) <= cap(q.buf) {
+		return
+	}
+	s.free = s.free[:i]
+	s.freeBytes -= cap(b)
+	b = append(b, q.buf...)
+	if cap(q.buf) > 16<<10 && s.freeBytes+cap(q.buf) <= maxFreeBytes {
+		s.free = append(s.free, q.buf[:0])
+		s.freeBytes += cap(q.buf)
+	}
+	q.buf = b
 }
 
 // Packet takes one RC Send packet: op its BTH opcode, psn its PSN,
@@ -313,7 +344,7 @@ func (s *RCSends) Packet(rec *Record, key QPKey, op ibcm.Opcode, psn, invRKey ui
 		decodeSend(rec, q.buf, SendInfo{Transport: "ib", FirstFrame: q.firstFrame, LastFrame: rec.Frame,
 			Invalidate: op == ibcm.OpRCSendLastInv, InvalidateSTag: invRKey, Length: len(q.buf)})
 	}
-	q.release()
+	s.release(q)
 }
 
 // add appends payload to q's Send within the limits; false when the Send
@@ -343,6 +374,7 @@ func (s *RCSends) add(rec *Record, q *rcQP, payload []byte) bool {
 		s.abort(oldest)
 		oldest.dropping = true
 	}
+	s.grow(q, len(payload))
 	q.buf = append(q.buf, payload...)
 	s.buffered += len(payload)
 	return true

@@ -386,3 +386,70 @@ func TestDecodeSendMatchesGSSReply(t *testing.T) {
 		t.Errorf("summary %q", s)
 	}
 }
+
+// roceSendPayloads returns the RPC-over-RDMA payloads of the real rxe
+// capture, found by the Dissector itself.
+func roceSendPayloads(t testing.TB) [][]byte {
+	var out [][]byte
+	d := New(Options{})
+	for _, f := range readFrames(t, realRXE) {
+		r := d.Dissect(&f)
+		if h, ok := r.Layer("rpcrdma").(*rpcrdma.Header); ok {
+			out = append(out, append([]byte(nil), h.Contents[:len(h.Contents)+len(h.Payload)]...))
+		}
+	}
+	if len(out) != 46 {
+		t.Fatalf("%d Sends", len(out))
+	}
+	return out
+}
+
+func TestDecodeSendNoAllocs(t *testing.T) {
+	payloads := roceSendPayloads(t)
+	rec := &Record{}
+	run := func() {
+		for i, p := range payloads {
+			rec.Reset()
+			rec.Frame = i + 1
+			decodeRPCRDMASend(rec, p, SendInfo{Transport: "ib", FirstFrame: i + 1, LastFrame: i + 1, Length: len(p)})
+		}
+	}
+	run()
+	if n := testing.AllocsPerRun(20, run); n != 0 {
+		t.Errorf("%v allocations per pass over 46 real Sends (decode, layers, call matching), want 0", n)
+	}
+}
+
+func BenchmarkDecodeSend(b *testing.B) {
+	payloads := roceSendPayloads(b)
+	rec := &Record{}
+	b.ReportAllocs()
+	for b.Loop() {
+		for i, p := range payloads {
+			rec.Reset()
+			rec.Frame = i + 1
+			decodeRPCRDMASend(rec, p, SendInfo{Transport: "ib", FirstFrame: i + 1, LastFrame: i + 1, Length: len(p)})
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(payloads)), "ns/send")
+}
+
+func BenchmarkRCSendsReassembly(b *testing.B) {
+	msg := rpcrdmaCall(b, 1, 64<<10)
+	ps := split(msg, 4096, 0, ibcm.OpRCSendLast)
+	old := decodeSend
+	decodeSend = func(*Record, []byte, SendInfo) {}
+	defer func() { decodeSend = old }()
+	s := NewRCSends(SendsConfig{})
+	rec := &Record{}
+	key := QPKey{DestQP: 1}
+	b.SetBytes(int64(len(msg)))
+	b.ReportAllocs()
+	psn := uint32(0)
+	for b.Loop() {
+		for _, p := range ps {
+			s.Packet(rec, key, p.op, psn, 0, p.b)
+			psn++
+		}
+	}
+}
