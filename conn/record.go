@@ -305,8 +305,12 @@ func (t *Tracker) recordCM(rec *dissect.Record, v *frameView, cm *ibcm.CM, off i
 	case ibcm.AttrSIDRRep:
 		r := &cm.SIDRRep
 		ev.LocalCommID, ev.ServiceID, ev.QPN, ev.SIDRStatus = r.RequestID, uint64(r.ServiceID), r.QPN, r.Status
+	case ibcm.AttrLAP:
+		ev.LocalCommID, ev.RemoteCommID, ev.QPN = cm.LAP.LocalCommID, cm.LAP.RemoteCommID, cm.LAP.RemoteQPN
+	case ibcm.AttrAPR:
+		ev.LocalCommID, ev.RemoteCommID = cm.APR.LocalCommID, cm.APR.RemoteCommID
 	default:
-		// LAP, APR and ClassPortInfo take no part in setup and teardown.
+		// ClassPortInfo belongs to no connection.
 		return
 	}
 	if cm.HasIPCM {

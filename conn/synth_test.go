@@ -75,3 +75,38 @@ func TestSyntheticCaptures(t *testing.T) {
 		})
 	}
 }
+
+// The ibcm generator's CM exchange in every encoding: the transport and the
+// peers (IP, GID or LID) come out right, and so do the three exchanges
+// (a connection set up and torn down, a rejected one, a SIDR).
+func TestEncodings(t *testing.T) {
+	for _, tc := range []struct {
+		enc, transport, client, server string
+	}{
+		{"rocev2-ipv4", "rocev2", "192.0.2.2:45046", "192.0.2.1:20049"},
+		{"rocev2-ipv6", "rocev2", "[2001:db8::2]:45046", "[2001:db8::1]:20049"},
+		{"rocev2-vlan", "rocev2", "192.0.2.2:45046", "192.0.2.1:20049"},
+		{"rocev1", "rocev1", "[::ffff:192.0.2.2]:45046", "[::ffff:192.0.2.1]:20049"},
+		{"ib247", "ib", "lid 0x0002 port 45046", "lid 0x0001 port 20049"},
+		{"ib247-grh", "ib", "lid 0x0002 gid fe80::2 port 45046", "lid 0x0001 gid fe80::1 port 20049"},
+		{"erf", "ib", "lid 0x0002 port 45046", "lid 0x0001 port 20049"},
+	} {
+		t.Run(tc.enc, func(t *testing.T) {
+			tr := trackFileConfig(t, "../testdata/pcaps/synthetic/synth-ibcm-"+tc.enc+"-cm-all.pcap", Config{})
+			cs := tr.Connections()
+			if len(cs) != 3 {
+				t.Fatalf("%d connections", len(cs))
+			}
+			c := cs[0]
+			if c.Transport.String() != tc.transport || c.Client.String() != tc.client || c.Server.String() != tc.server {
+				t.Errorf("%s %s → %s", c.Transport, c.Client, c.Server)
+			}
+			if c.State != StateDisconnected || c.Steps[1].Message != "MRA" || len(c.Steps) != 9 {
+				t.Errorf("state %s, steps %+v", c.State, c.Steps)
+			}
+			if cs[1].State != StateRejected || cs[1].RejectReason != 28 || cs[2].Kind != KindSIDR || cs[2].State != StateReplied || cs[2].ServerQPN != 0x2a {
+				t.Errorf("%s %d %s %s %#x", cs[1].State, cs[1].RejectReason, cs[2].Kind, cs[2].State, cs[2].ServerQPN)
+			}
+		})
+	}
+}

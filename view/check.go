@@ -137,7 +137,7 @@ func ExpectationsFrom(cs []*conn.Connection, other []pvtdata.Finding) *Expectati
 			State:           c.State.String(),
 			AllowedFindings: findingCodes(c.Findings),
 		}
-		if c.Replied() && c.State != conn.StateRejected {
+		if c.Replied() && c.State != conn.StateRejected && c.Kind != conn.KindSIDR {
 			n := c.Negotiated
 			x.Negotiated = &NegotiatedExpectation{ClientToServerInline: &n.ClientToServerInline,
 				ServerToClientInline: &n.ServerToClientInline, RemoteInvalidation: &n.RemoteInvalidation}

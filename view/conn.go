@@ -118,7 +118,7 @@ func NewConnJSON(c *conn.Connection) ConnJSON {
 		j.ServiceID = &s
 	}
 	if c.Transport != conn.IWARP {
-		if c.ClientQPN != 0 || c.RequestFrame != 0 {
+		if c.ClientQPN != 0 || (c.RequestFrame != 0 && c.Kind != conn.KindSIDR) {
 			q := c.ClientQPN
 			j.ClientQPN = &q
 		}
@@ -130,7 +130,7 @@ func NewConnJSON(c *conn.Connection) ConnJSON {
 	if c.State == conn.StateRejected {
 		j.RejectReason = &RejectJSON{Code: c.RejectReason, Name: c.RejectReasonName}
 	}
-	if c.Replied() && c.State != conn.StateRejected {
+	if c.Replied() && c.State != conn.StateRejected && c.Kind != conn.KindSIDR {
 		n := c.Negotiated
 		j.Negotiated = &n
 	}
@@ -189,7 +189,7 @@ func connBit(b bool) int {
 // NegotiatedSummary renders "4096/4096 RI=no" (client→server / server→client
 // inline thresholds, remote invalidation), "-" before the reply.
 func NegotiatedSummary(c *conn.Connection) string {
-	if !c.Replied() || c.State == conn.StateRejected {
+	if !c.Replied() || c.State == conn.StateRejected || c.Kind == conn.KindSIDR {
 		return "-"
 	}
 	n := c.Negotiated
@@ -242,7 +242,7 @@ func connQPText(c *conn.Connection) string {
 		}
 		return fmt.Sprintf("0x%06x", v)
 	}
-	return q(c.ClientQPN, c.ClientQPN != 0 || c.RequestFrame != 0) + "/" + q(c.ServerQPN, c.ServerQPN != 0)
+	return q(c.ClientQPN, c.ClientQPN != 0 || (c.RequestFrame != 0 && c.Kind != conn.KindSIDR)) + "/" + q(c.ServerQPN, c.ServerQPN != 0)
 }
 
 func connFramesText(c *conn.Connection) string {
@@ -271,8 +271,12 @@ func WriteConnsTable(w io.Writer, cs []*conn.Connection) error {
 		if svc == "" {
 			svc = "-"
 		}
+		id := fmt.Sprint(c.ID)
+		if c.Kind == conn.KindSIDR {
+			id += " SIDR"
+		}
 		if err := t.Append([]string{
-			fmt.Sprint(c.ID), c.Transport.String(), c.Client.String(), c.Server.String(), svc,
+			id, c.Transport.String(), c.Client.String(), c.Server.String(), svc,
 			connQPText(c), connStateText(c), connFramesText(c),
 			PrivateDataSummary(c.ClientData), PrivateDataSummary(c.ServerData),
 			NegotiatedSummary(c), FindingCounts(c.Findings),
@@ -347,7 +351,7 @@ func writeLadder(w *bufio.Writer, c *conn.Connection) {
 	for ; next < len(fs); next++ {
 		writeLadderFinding(w, "  ", fs[next])
 	}
-	if c.Replied() && c.State != conn.StateRejected {
+	if c.Replied() && c.State != conn.StateRejected && c.Kind != conn.KindSIDR {
 		n := c.Negotiated
 		fmt.Fprintf(w, "  negotiated: client → server inline %d, server → client inline %d, remote invalidation %s\n",
 			n.ClientToServerInline, n.ServerToClientInline, connYesNo(n.RemoteInvalidation))
