@@ -68,6 +68,9 @@ const (
 	// CodeUnexpectedPayload: bytes follow a header whose procedure carries
 	// no RPC message (RDMA_NOMSG, RDMA_DONE, RDMA_ERROR).
 	CodeUnexpectedPayload = "rpcrdma.unexpected-payload"
+	// CodeMissingRPC: an RDMA_MSG whose Send ends with the transport
+	// header (RFC 8166 §4.2.4: an RPC message follows RDMA_MSG).
+	CodeMissingRPC = "rpcrdma.msg-without-rpc"
 	// CodeNonZeroPadding: XDR padding octets that are not zero.
 	CodeNonZeroPadding = "rpcrdma.nonzero-padding"
 	// CodeXIDMismatch: the RPC message's xid differs from rdma_xid
@@ -114,7 +117,7 @@ func sectionFor(code string) string {
 	switch code {
 	case CodeChunkListUnterminated, CodeSegmentCountOverrun, CodeBadDiscriminator, CodeSegmentCap:
 		return "RFC 8166 §4.3"
-	case CodeUnknownVersion, CodeUnknownProc, CodeDeprecatedProc, CodeUnexpectedPayload, CodeTruncated:
+	case CodeUnknownVersion, CodeUnknownProc, CodeDeprecatedProc, CodeUnexpectedPayload, CodeTruncated, CodeMissingRPC:
 		return "RFC 8166 §4.2"
 	case CodeUnknownError:
 		return "RFC 8166 §5"

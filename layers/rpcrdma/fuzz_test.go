@@ -1,6 +1,7 @@
 package rpcrdma
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/gopacket/gopacket"
@@ -87,13 +88,18 @@ func FuzzNFSCompound(f *testing.F) {
 	var m Message
 	for _, s := range roceSends(f) {
 		if m.Decode(s.payload, nil) == nil && m.HasNFS {
-			f.Add(append([]byte(nil), m.RPC.Payload...), m.RPC.MsgType == MsgReply)
+			f.Add(append([]byte(nil), m.RPC.Payload...), m.RPC.MsgType == MsgReply, false)
 		}
 	}
+	f.Add(unhex(f, "00000000 00000001 00000000 00000002 0000000b"+strings.Repeat("00", 36)+"00000004"+strings.Repeat("00", 20)+"00000004 01020304"), false, true)
 	var n NFS
 	n.MaxOps = 32
-	f.Fuzz(func(t *testing.T, body []byte, reply bool) {
-		n.DecodeBody(ProgNFS, 4, 1, reply, body, gopacket.NilDecodeFeedback)
+	f.Fuzz(func(t *testing.T, body []byte, reply, callback bool) {
+		prog, vers := uint32(ProgNFS), uint32(4)
+		if callback {
+			prog, vers = 0x40000000, 1
+		}
+		n.DecodeBody(prog, vers, 1, reply, body, gopacket.NilDecodeFeedback)
 		if len(n.Ops) > 32 {
 			t.Fatalf("%d ops with a cap of 32", len(n.Ops))
 		}

@@ -250,6 +250,9 @@ func (h *Header) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error 
 		h.Payload = nil
 		return err
 	}
+	if len(h.Payload) == 0 && h.Proc == ProcMsg {
+		h.notes.add(CodeMissingRPC, pvtdata.SeverityWarning, off, 0, 0)
+	}
 	if len(h.Payload) > 0 && (h.Proc == ProcNoMsg || h.Proc == ProcDone || h.Proc == ProcError) {
 		h.notes.add(CodeUnexpectedPayload, pvtdata.SeverityWarning, off, uint32(len(h.Payload)), 0)
 	}
@@ -749,6 +752,8 @@ func (h *Header) AppendFindings(dst []pvtdata.Finding) []pvtdata.Finding {
 		case CodeNonZeroPadding:
 			f.Message = fmt.Sprintf("the %d XDR padding octets after rdma_optinfo are not zero", n.a)
 			f.Section = "RFC 4506 §4.10"
+		case CodeMissingRPC:
+			f.Message = "RDMA_MSG with no RPC message after the transport header"
 		case CodeUnexpectedPayload:
 			f.Message = fmt.Sprintf("%d octets follow a %s header, which carries no RPC message", n.a, h.Proc)
 		}

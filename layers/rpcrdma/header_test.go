@@ -179,6 +179,7 @@ func TestHeaderFindings(t *testing.T) {
 		{"OPTIONAL in v1", "00000009 00000001 00000020 00000005 01020304", CodeUnknownProc, 4},
 		{"unknown v1 errcode", "00000009 00000001 00000020 00000004 00000003", CodeUnknownError, 0},
 		{"DONE deprecated", "00000009 00000001 00000020 00000003", CodeDeprecatedProc, 0},
+		{"RDMA_MSG without RPC", "00000009 00000001 00000020 00000000 00000000 00000000 00000000", CodeMissingRPC, 0},
 		{"bytes after NOMSG", "00000009 00000001 00000020 00000001 00000000 00000000 00000000 abcd", CodeUnexpectedPayload, 0},
 	}
 	for _, tc := range cases {
