@@ -833,3 +833,39 @@ func BenchmarkIWARPSegment(b *testing.B) {
 		b.Fatal("no Send decoded")
 	}
 }
+
+// TestIWARPWithoutHandshake drops the TCP handshake of captures: the
+// streams start at the MPA frames and decode as with it.
+func TestIWARPWithoutHandshake(t *testing.T) {
+	for _, name := range []string{"synth-iwarp-mpa-v1.pcap", "synth-iwarp-markers-crc.pcap", "synth-iwarp-rdmap-opcodes.pcap"} {
+		t.Run(name, func(t *testing.T) {
+			full := runIWARP(t, synth(name), IWARPConfig{})
+			fh, err := os.Open(synth(name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer fh.Close()
+			rd, err := pcapgo.NewReader(fh)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for range 3 { // SYN, SYN-ACK, ACK
+				if _, _, err := rd.ReadPacketData(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			cut := runReader(t, rd.ReadPacketData, IWARPConfig{})
+			f1, p1, _ := full.all()
+			f2, p2, _ := cut.all()
+			if len(f1) != len(f2) || len(p1) != len(p2) || len(full.sends) != len(cut.sends) || len(cut.codes()) != len(full.codes()) {
+				t.Fatalf("with handshake %d frames %d FPDUs %d Sends %v; without %d %d %d %v",
+					len(f1), len(p1), len(full.sends), full.codes(), len(f2), len(p2), len(cut.sends), cut.codes())
+			}
+			for i := range p1 {
+				if p1[i].CRCStatus != p2[i].CRCStatus || len(p1[i].Markers) != len(p2[i].Markers) {
+					t.Fatalf("FPDU %d differs", i)
+				}
+			}
+		})
+	}
+}
