@@ -209,7 +209,8 @@ func (d *Dissector) decodeChain(c chain, data []byte, base int) {
 	frameData := r.Data
 	first := len(r.Layers)
 	var last decodingLayer
-	var netFlow gopacket.Flow
+	var ip4 *IPv4
+	var ip6 *IPv6
 	for _, t := range d.decoded {
 		l := d.layerFor(t)
 		if l == nil {
@@ -221,9 +222,9 @@ func (d *Dissector) decodeChain(c chain, data []byte, base int) {
 		}
 		switch ip := l.(type) {
 		case *IPv4:
-			netFlow = ip.NetworkFlow()
+			ip4, ip6 = ip, nil
 		case *IPv6:
-			netFlow = ip.NetworkFlow()
+			ip4, ip6 = nil, ip
 		}
 		r.Add(l, offsetIn(frameData, dl.LayerContents()))
 		last = dl
@@ -262,6 +263,12 @@ func (d *Dissector) decodeChain(c chain, data []byte, base int) {
 			d.ext.dissectRoCEv2(l.Payload)
 		}
 	case *TCP:
+		var netFlow gopacket.Flow
+		if ip4 != nil {
+			netFlow = ip4.NetworkFlow()
+		} else if ip6 != nil {
+			netFlow = ip6.NetworkFlow()
+		}
 		d.ext.dissectTCP(l, netFlow)
 	default:
 		if bth != nil && decodeSend != nil && bth.OpCode.IsSend() {

@@ -105,6 +105,17 @@ func appendAddr(b []byte, a netip.Addr) []byte {
 // doubled. Bytes from packets never reach the terminal raw.
 func appendEscaped(b []byte, s string) []byte {
 	const hexd = "0123456789abcdef"
+	// Fast path: plain printable ASCII is appended as is.
+	clean := true
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '\\' {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return append(b, s...)
+	}
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
