@@ -171,7 +171,7 @@ func inputErr(err error) error {
 
 // dissector makes the Dissector for these flags.
 func (in *inputFlags) dissector() *dissect.Dissector {
-	return dissect.New(in.limits.apply(dissect.Options{RoCEPorts: in.rocePorts}))
+	return in.limits.newDissector(dissect.Options{RoCEPorts: in.rocePorts})
 }
 
 // each reads every frame, dissects it and calls fn; keep reports whether

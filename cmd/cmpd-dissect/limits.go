@@ -24,6 +24,8 @@ type limitFlags struct {
 	tcpTotalBytes  positiveInt // --max-tcp-total-bytes
 	tcpStreams     positiveInt // --max-tcp-streams
 	sendBytes      positiveInt // --max-send-bytes
+	sendBuffer     positiveInt // --max-send-buffer-bytes
+	chunkSegments  positiveInt // --max-chunk-segments
 }
 
 // positiveInt is an int flag that refuses zero and negative values.
@@ -52,15 +54,41 @@ func (l *limitFlags) register(cmd *cobra.Command) {
 	l.tcpTotalBytes.v = d.MaxBufferedBytes
 	l.tcpStreams.v = d.MaxStreams
 	l.sendBytes.v = d.MaxSendBytes
+	sd := dissect.DefaultSendsConfig()
+	l.sendBuffer.v = sd.MaxBufferedBytes
+	l.chunkSegments.v = sd.MaxChunkSegments
 	f := cmd.Flags()
 	f.Var(&l.tcpStreamBytes, "max-tcp-stream-bytes",
 		"iWARP: octets of TCP data buffered for one stream direction, for an unfinished PDU and out of order; beyond it the data is dropped (finding iwarp.buffer-limit)")
 	f.Var(&l.tcpTotalBytes, "max-tcp-total-bytes",
 		"iWARP: octets of TCP data buffered for all streams together (finding iwarp.buffer-limit)")
 	f.Var(&l.tcpStreams, "max-tcp-streams",
-		"iWARP: TCP connections followed at once; beyond it the least recently seen are flushed (finding iwarp.stream-limit)")
+		"iWARP: TCP streams (one per direction) followed at once; beyond it the least recently seen are flushed (finding iwarp.stream-limit)")
 	f.Var(&l.sendBytes, "max-send-bytes",
-		"octets of one multi-packet Send reassembled before it is given up (finding iwarp.send-limit)")
+		"octets of one multi-packet Send (RC SEND FIRST…LAST, iWARP untagged DDP segments) reassembled before it is given up (finding ib.send-limit, iwarp.send-limit)")
+	f.Var(&l.sendBuffer, "max-send-buffer-bytes",
+		"octets held for all partial RC Sends together; beyond it the oldest are given up (finding ib.send-limit)")
+	f.Var(&l.chunkSegments, "max-chunk-segments",
+		"RPC-over-RDMA: segments decoded in one chunk list; decoding stops there (finding rpcrdma.segment-cap)")
+}
+
+// newDissector makes a Dissector with these limits.
+func (l *limitFlags) newDissector(o dissect.Options) *dissect.Dissector {
+	d := dissect.New(l.apply(o))
+	if l.sendBytes.set || l.sendBuffer.set || l.chunkSegments.set {
+		var c dissect.SendsConfig // zero fields: the defaults
+		if l.sendBytes.set {
+			c.MaxSendBytes = l.sendBytes.v
+		}
+		if l.sendBuffer.set {
+			c.MaxBufferedBytes = l.sendBuffer.v
+		}
+		if l.chunkSegments.set {
+			c.MaxChunkSegments = l.chunkSegments.v
+		}
+		d.SetSendsConfig(c)
+	}
+	return d
 }
 
 // apply sets the limits given on the command line in dissect options.

@@ -29,6 +29,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime/debug"
 	"runtime/metrics"
 	"sort"
@@ -1109,5 +1110,131 @@ func TestDamagedRecordNamed(t *testing.T) {
 				t.Errorf("%s: the report %q does not say %q", tc.name, trim(msg), want)
 			}
 		}
+	}
+}
+
+// findingCodes counts the finding codes in JSON output.
+var codeRE = regexp.MustCompile(`"code":"([^"]+)"`)
+
+func findingCodes(out string) map[string]int {
+	m := map[string]int{}
+	for _, s := range codeRE.FindAllStringSubmatch(out, -1) {
+		m[s[1]]++
+	}
+	return m
+}
+
+// TestLimits: each resource limit has a default, an option, and a finding
+// when it is hit; with the option set low on a capture that exceeds it the
+// run completes, the finding appears, and without the option (defaults)
+// it does not.
+func TestLimits(t *testing.T) {
+	root := newRoot(strings.NewReader(""), io.Discard, io.Discard)
+	if root.Flags().Lookup("max-tcp-stream-bytes") == nil {
+		t.Skip("limit options not wired yet")
+	}
+	synth := func(name string) string { return filepath.Join("..", "..", "testdata", "pcaps", "synthetic", name) }
+	real := func(name string) string { return filepath.Join("..", "..", "testdata", "pcaps", "real", name) }
+	for _, tc := range []struct {
+		limit, file, option, value, code string
+	}{
+		{"TCP octets buffered per stream", synth("synth-iwarp-half-open.pcap"), "--max-tcp-stream-bytes", "100", "iwarp.buffer-limit"},
+		{"TCP octets buffered in total", synth("synth-iwarp-half-open.pcap"), "--max-tcp-total-bytes", "200", "iwarp.buffer-limit"},
+		{"TCP streams followed", real("siw-nfs42-rdma.pcap"), "--max-tcp-streams", "1", "iwarp.stream-limit"},
+		{"iWARP multi-segment Send size", synth("synth-iwarp-split-reorder-dup.pcap"), "--max-send-bytes", "64", "iwarp.send-limit"},
+		{"RC multi-packet Send size", synth("synth-rpcrdma-split-send.pcap"), "--max-send-bytes", "64", "ib.send-limit"},
+		{"RC partial Sends buffered", synth("synth-rpcrdma-split-send.pcap"), "--max-send-buffer-bytes", "100", "ib.send-limit"},
+		{"chunk segments per list", synth("synth-rpcrdma-long-chunks.pcap"), "--max-chunk-segments", "2", "rpcrdma.segment-cap"},
+	} {
+		if _, err := os.Stat(tc.file); err != nil {
+			t.Errorf("%s: %v", tc.limit, err)
+			continue
+		}
+		code, out, stderr := runView(t, []string{"-r", tc.file, "-T", "json", tc.option, tc.value})
+		if code != exitOK {
+			t.Errorf("%s: %s %s: exit %d: %s", tc.limit, tc.option, tc.value, code, trim(stderr))
+			continue
+		}
+		if err := torture.CheckJSONLines([]byte(out)); err != nil {
+			t.Errorf("%s: %v", tc.limit, err)
+		}
+		if n := findingCodes(out)[tc.code]; n == 0 {
+			t.Errorf("%s: %s %s on %s: no %s finding (findings %v)", tc.limit, tc.option, tc.value, filepath.Base(tc.file), tc.code, findingCodes(out))
+		}
+		_, out, _ = runView(t, []string{"-r", tc.file, "-T", "json"})
+		if n := findingCodes(out)[tc.code]; n != 0 {
+			t.Errorf("%s: %d %s findings with the default limit on %s", tc.limit, n, tc.code, filepath.Base(tc.file))
+		}
+		// Zero or negative is refused, naming the option.
+		for _, bad := range []string{"0", "-5", "many"} {
+			code, _, stderr := runView(t, []string{"-r", tc.file, tc.option, bad})
+			if code != exitUsage || !strings.Contains(stderr, tc.option) {
+				t.Errorf("%s %s: exit %d, stderr %q; want 2 naming the option", tc.option, bad, code, trim(stderr))
+			}
+		}
+	}
+}
+
+// TestLimitConnections: the connection table keeps the newest connections;
+// the oldest are evicted first, each with the finding conn.table-full.
+func TestLimitConnections(t *testing.T) {
+	root := newRoot(strings.NewReader(""), io.Discard, io.Discard)
+	var conns *cobra.Command
+	for _, c := range root.Commands() {
+		if c.Name() == "conns" {
+			conns = c
+		}
+	}
+	if conns == nil || conns.Flags().Lookup("max-connections") == nil {
+		t.Skip("conns --max-connections not built yet")
+	}
+	file := filepath.Join("..", "..", "testdata", "pcaps", "synthetic", "synth-conn-rocev2-many.pcap")
+	code, out, stderr := runView(t, []string{"conns", "--json", "--max-connections", "2", file})
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, trim(stderr))
+	}
+	type connLine struct {
+		Kind         string `json:"kind"`
+		RequestFrame int    `json:"request_frame"`
+		Findings     []struct {
+			Code string `json:"code"`
+		} `json:"findings"`
+	}
+	var evicted, kept []int
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var c connLine
+		if err := json.Unmarshal([]byte(line), &c); err != nil {
+			t.Fatalf("bad line %q: %v", trim(line), err)
+		}
+		if c.Kind != "connection" {
+			continue
+		}
+		full := false
+		for _, f := range c.Findings {
+			full = full || f.Code == "conn.table-full"
+		}
+		if full {
+			evicted = append(evicted, c.RequestFrame)
+		} else {
+			kept = append(kept, c.RequestFrame)
+		}
+	}
+	if len(kept) != 2 || len(evicted) == 0 {
+		t.Fatalf("with --max-connections 2: kept %v, evicted %v", kept, evicted)
+	}
+	for _, e := range evicted {
+		for _, k := range kept {
+			if e > k {
+				t.Errorf("connection requested at frame %d evicted before the older one at frame %d", e, k)
+			}
+		}
+	}
+	_, out, _ = runView(t, []string{"conns", "--json", file})
+	if n := findingCodes(out)["conn.table-full"]; n != 0 {
+		t.Errorf("%d conn.table-full findings with the default limit", n)
+	}
+	code, _, stderr = runView(t, []string{"conns", "--max-connections", "0", file})
+	if code != exitUsage || !strings.Contains(stderr, "max-connections") {
+		t.Errorf("--max-connections 0: exit %d, %q", code, trim(stderr))
 	}
 }
