@@ -11,6 +11,7 @@ import (
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 
+	"github.com/cmpd-dissect/cmpd-dissect/field"
 	"github.com/cmpd-dissect/cmpd-dissect/layers/ibcm"
 	"github.com/cmpd-dissect/cmpd-dissect/layers/rpcrdma"
 	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
@@ -562,7 +563,9 @@ func frameOffset(data, payload []byte) int {
 // collect these layers' findings again.
 func decodeRPCRDMASend(rec *Record, payload []byte, info SendInfo) {
 	st := stateFor(rec)
-	if st.frame != rec.Frame {
+	if st.frame != rec.Frame || (st.used > 0 && !holds(rec, st.msgs[st.used-1])) {
+		// A new frame (or the Record was reset): the pooled layers are
+		// free again.
 		st.frame, st.used = rec.Frame, 0
 	}
 	if st.used == len(st.msgs) {
@@ -611,6 +614,20 @@ func decodeRPCRDMASend(rec *Record, payload []byte, info SendInfo) {
 			f.Offset = at(f.Offset)
 		}
 	}
+}
+
+// holds reports whether rec still lists m's header (or m decoded nothing
+// the record kept).
+func holds(rec *Record, m *rpcrdma.Message) bool {
+	if !m.HasHeader {
+		return true
+	}
+	for _, l := range rec.Layers {
+		if l == field.Layer(&m.Header) {
+			return true
+		}
+	}
+	return false
 }
 
 // connHash identifies the connection of the frame in rec regardless of

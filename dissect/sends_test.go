@@ -316,6 +316,17 @@ func TestDecodeSendFindings(t *testing.T) {
 	if strings.Join(xids, ",") != "5,6" {
 		t.Errorf("xids %v", xids)
 	}
+	// The same frame number again after a Reset (a new run, or a caller
+	// that does not number frames): the pool is reused, not grown.
+	st := stateFor(rec)
+	for i := 0; i < 100; i++ {
+		rec.Reset()
+		rec.Frame = 10
+		decodeRPCRDMASend(rec, rpcrdmaCall(t, 7, 200), SendInfo{})
+	}
+	if len(st.msgs) > 2 {
+		t.Errorf("%d pooled messages after 100 resets", len(st.msgs))
+	}
 }
 
 func build(t *testing.T, h *rpcrdma.Header) []byte {
