@@ -76,7 +76,7 @@ func (t *Tracker) fromClient(c *Connection, ev *CMEvent) bool {
 }
 
 func (t *Tracker) step(c *Connection, ev *CMEvent, fromClient, retrans bool, note string) {
-	c.Steps = append(c.Steps, Step{Message: ev.Type.String(), Frame: ev.Frame, Time: ev.Time,
+	t.addStep(c, Step{Message: ev.Type.String(), Frame: ev.Frame, Time: ev.Time,
 		FromClient: fromClient, Retransmission: retrans, Note: note})
 	t.touch(c, ev.Time)
 }

@@ -191,7 +191,9 @@ type Connection struct {
 	// for a side that sent none); meaningful once Replied.
 	Negotiated pvtdata.Negotiated
 	Steps      []Step
-	Findings   []pvtdata.Finding
+	// StepsDropped counts the messages beyond Config.MaxSteps, not listed.
+	StepsDropped int
+	Findings     []pvtdata.Finding
 	// ToServer and ToClient count the Sends checked in each direction.
 	ToServer, ToClient SendCounts
 	// Evicted reports the tracker stopped following the connection when its

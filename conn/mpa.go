@@ -63,7 +63,7 @@ func (t *Tracker) MPA(ev *MPAEvent) {
 
 func (t *Tracker) mpaStep(c *Connection, ev *MPAEvent, fromClient, retrans bool) {
 	note := fmt.Sprintf("rev %d flags 0x%02x", ev.Revision, ev.Flags)
-	c.Steps = append(c.Steps, Step{Message: ev.Type.String(), Frame: ev.Frame, Time: ev.Time,
+	t.addStep(c, Step{Message: ev.Type.String(), Frame: ev.Frame, Time: ev.Time,
 		FromClient: fromClient, Retransmission: retrans, Note: note})
 	t.touch(c, ev.Time)
 }
@@ -97,7 +97,7 @@ func (t *Tracker) TCPClose(frame int, at time.Time, src, dst Peer, rst bool) {
 		done = &c.finClient
 	}
 	retrans := *done && !rst
-	c.Steps = append(c.Steps, Step{Message: msg, Frame: frame, Time: at, FromClient: fromClient, Retransmission: retrans})
+	t.addStep(c, Step{Message: msg, Frame: frame, Time: at, FromClient: fromClient, Retransmission: retrans})
 	t.touch(c, at)
 	if retrans {
 		return

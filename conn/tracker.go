@@ -26,6 +26,10 @@ type Config struct {
 	// the rest are counted in a conn.findings-suppressed note. Default
 	// DefaultMaxFindingsPerCode.
 	MaxFindingsPerCode int
+	// MaxSteps caps the ladder of one connection (retransmitted MADs can
+	// repeat without end); the rest are counted in Connection.StepsDropped.
+	// Default DefaultMaxSteps.
+	MaxSteps int
 	// Mode is how a receiver reads the private data for the negotiation
 	// (default pvtdata.ModeRFC8797).
 	Mode pvtdata.Mode
@@ -37,6 +41,7 @@ const (
 	DefaultTimeout            = 60 * time.Second
 	DefaultMaxPendingCalls    = 1024
 	DefaultMaxFindingsPerCode = 100
+	DefaultMaxSteps           = 256
 )
 
 func (c Config) withDefaults() Config {
@@ -51,6 +56,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxFindingsPerCode <= 0 {
 		c.MaxFindingsPerCode = DefaultMaxFindingsPerCode
+	}
+	if c.MaxSteps <= 0 {
+		c.MaxSteps = DefaultMaxSteps
 	}
 	return c
 }
@@ -318,6 +326,15 @@ func (t *Tracker) orphan(f pvtdata.Finding) {
 	if len(t.orphans) < 10*t.cfg.MaxFindingsPerCode {
 		t.orphans = append(t.orphans, f)
 	}
+}
+
+// addStep appends a step to c's ladder within the cap.
+func (t *Tracker) addStep(c *Connection, s Step) {
+	if len(c.Steps) >= t.cfg.MaxSteps {
+		c.StepsDropped++
+		return
+	}
+	c.Steps = append(c.Steps, s)
 }
 
 func (t *Tracker) touch(c *Connection, at time.Time) {

@@ -563,3 +563,14 @@ func TestTCPClose(t *testing.T) {
 		t.Error("FIN on an unknown stream made a connection")
 	}
 }
+
+func TestStepCap(t *testing.T) {
+	tr := New(Config{MaxSteps: 4})
+	for i := 0; i < 10; i++ {
+		tr.CM(req(i+1, cComm, 100, cQPN, linuxClientPD))
+	}
+	c := only(t, tr)
+	if len(c.Steps) != 4 || c.StepsDropped != 6 || !c.Steps[3].Retransmission {
+		t.Errorf("%d steps, %d dropped", len(c.Steps), c.StepsDropped)
+	}
+}

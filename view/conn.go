@@ -47,8 +47,10 @@ type ConnJSON struct {
 	Negotiated *pvtdata.Negotiated `json:"negotiated"`
 	Traffic    TrafficJSON         `json:"traffic"`
 	Steps      []StepJSON          `json:"steps"`
-	Evicted    bool                `json:"evicted,omitempty"`
-	Findings   []pvtdata.Finding   `json:"findings"`
+	// StepsDropped counts the messages beyond the ladder limit.
+	StepsDropped int               `json:"steps_dropped,omitempty"`
+	Evicted      bool              `json:"evicted,omitempty"`
+	Findings     []pvtdata.Finding `json:"findings"`
 }
 
 // PrivateDataJSON is the pvtdata report of one side with the message and
@@ -111,6 +113,7 @@ func NewConnJSON(c *conn.Connection) ConnJSON {
 		Traffic:                TrafficJSON{ToServer: c.ToServer, ToClient: c.ToClient},
 		Steps:                  make([]StepJSON, 0, len(c.Steps)),
 		Evicted:                c.Evicted,
+		StepsDropped:           c.StepsDropped,
 		Findings:               append([]pvtdata.Finding{}, c.Findings...),
 	}
 	if c.HasServiceID {
@@ -347,6 +350,9 @@ func writeLadder(w *bufio.Writer, c *conn.Connection) {
 			writeLadderFinding(w, "      ", fs[next])
 			next++
 		}
+	}
+	if c.StepsDropped > 0 {
+		fmt.Fprintf(w, "  … %d more messages not listed (ladder limit)\n", c.StepsDropped)
 	}
 	for ; next < len(fs); next++ {
 		writeLadderFinding(w, "  ", fs[next])
