@@ -351,6 +351,11 @@ func (c *CM) AppendSummary(b []byte) []byte {
 	b = append(b, "CM "...)
 	b = append(b, c.Name()...)
 	switch c.AttributeID {
+	case AttrClassPortInfo:
+		if n, ok := madMethodNames[uint64(c.Method)]; ok {
+			b = append(b, ' ')
+			b = append(b, n...)
+		}
 	case AttrREQ:
 		b = fmt.Appendf(b, " svc=%s qpn=0x%06x", c.REQ.ServiceID, c.REQ.LocalQPN)
 	case AttrREP:

@@ -44,15 +44,12 @@ type GRH struct {
 
 const grhProbLength problems = 1
 
-func (g *GRH) LayerType() gopacket.LayerType  { return LayerTypeGRH }
-func (g *GRH) CanDecode() gopacket.LayerClass { return LayerTypeGRH }
-func (g *GRH) Proto() *field.Proto            { return ProtoGRH }
-func (g *GRH) SrcGID() netip.Addr             { return netip.AddrFrom16(g.SGID) }
-func (g *GRH) DstGID() netip.Addr             { return netip.AddrFrom16(g.DGID) }
-func (g *GRH) String() string                 { return fmt.Sprintf("GRH %s → %s", g.SrcGID(), g.DstGID()) }
-func (g *GRH) AppendSummary(b []byte) []byte {
-	return fmt.Appendf(b, "GID %s → %s", g.SrcGID(), g.DstGID())
-}
+func (g *GRH) LayerType() gopacket.LayerType     { return LayerTypeGRH }
+func (g *GRH) CanDecode() gopacket.LayerClass    { return LayerTypeGRH }
+func (g *GRH) Proto() *field.Proto               { return ProtoGRH }
+func (g *GRH) SrcGID() netip.Addr                { return netip.AddrFrom16(g.SGID) }
+func (g *GRH) DstGID() netip.Addr                { return netip.AddrFrom16(g.DGID) }
+func (g *GRH) String() string                    { return fmt.Sprintf("GRH %s → %s", g.SrcGID(), g.DstGID()) }
 func (g *GRH) NextLayerType() gopacket.LayerType { return grhNext(g.NextHdr) }
 
 func grhNext(nh uint8) gopacket.LayerType {

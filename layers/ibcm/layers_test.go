@@ -223,3 +223,25 @@ func TestNames(t *testing.T) {
 		}
 	}
 }
+
+// TestERFEthernet decodes a RoCEv2 frame inside an ERF type 2 (Ethernet)
+// record, as ibdump --erf writes RoCE traffic.
+func TestERFEthernet(t *testing.T) {
+	frames, _ := readFrames(t, rxeCapture)
+	e := &ERF{Type: ERFTypeEthernet}
+	buf := gopacket.NewSerializeBuffer()
+	if err := gopacket.SerializeLayers(buf, gopacket.SerializeOptions{FixLengths: true}, e, gopacket.Payload(frames[0])); err != nil {
+		t.Fatal(err)
+	}
+	if e.RLen != uint16(len(frames[0])+18) {
+		t.Fatalf("rlen %d", e.RLen)
+	}
+	p := gopacket.NewPacket(buf.Bytes(), LinkTypeERF, gopacket.Default)
+	if el := p.ErrorLayer(); el != nil {
+		t.Fatal(el.Error())
+	}
+	cm, ok := p.Layer(LayerTypeCM).(*CM)
+	if !ok || cm.AttributeID != AttrREQ || p.Layer(LayerTypeBTH).(*BTH).ICRCStatus != CRCGood {
+		t.Fatalf("layers %v", p.Layers())
+	}
+}

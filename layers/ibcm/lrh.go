@@ -87,7 +87,6 @@ func (l *LRH) Proto() *field.Proto               { return ProtoLRH }
 func (l *LRH) String() string                    { return fmt.Sprintf("LRH %d→%d LNH %d", l.SLID, l.DLID, l.LNH) }
 func (l *LRH) LinkFlow() gopacket.Flow           { return gopacket.Flow{} }
 func (l *LRH) NextLayerType() gopacket.LayerType { return lnhLayerType(l.LNH) }
-func (l *LRH) AppendSummary(b []byte) []byte     { return fmt.Appendf(b, "LID %d → %d", l.SLID, l.DLID) }
 func lnhLayerType(lnh uint8) gopacket.LayerType {
 	switch lnh {
 	case lnhIBALocal:
