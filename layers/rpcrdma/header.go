@@ -576,7 +576,7 @@ var (
 	fOffset     = ProtoHeader.Hex("rpcrdma.rdma_offset", 64, "RDMA offset")
 	fWrites     = ProtoHeader.Uint("rpcrdma.writes_count", 32, "Write list (chunks)").WithRef("RFC 8166 §4.3.2")
 	gWriteChunk = ProtoHeader.Group("rpcrdma.write_chunk", "Write chunk")
-	fSegCount   = ProtoHeader.Uint("rpcrdma.segment_count", 32, "Write chunk segment count")
+	fSegCount   = ProtoHeader.Uint("rpcrdma.segment_count", 32, "Segment count")
 	gSegment    = ProtoHeader.Group("rpcrdma.segment", "RDMA segment")
 	fReplyCount = ProtoHeader.Uint("rpcrdma.reply_count", 32, "Reply chunk (0 or 1)").WithRef("RFC 8166 §4.3.3")
 	gReplyChunk = ProtoHeader.Group("rpcrdma.reply_chunk", "Reply chunk")

@@ -577,8 +577,8 @@ func (r *RPC) VisitFields(v field.Visitor) {
 	}
 }
 
-// AppendSummary appends "RPC Call xid=0x… NFS v4 proc 1" or the reply
-// status. The nfs layer, when present, says more.
+// AppendSummary appends "RPC Call xid=0x…", with the program, version and
+// procedure when no nfs layer follows to name them, and a reply's status.
 func (r *RPC) AppendSummary(b []byte) []byte {
 	switch r.MsgType {
 	case MsgCall:
@@ -591,7 +591,8 @@ func (r *RPC) AppendSummary(b []byte) []byte {
 		return b
 	}
 	b = appendHex32(b, r.XID)
-	if r.CallKnown {
+	// The nfs layer names NFS-family procedures itself.
+	if r.CallKnown && !(r.HasBody() && hasNFSLayer(r.Program, r.ProgVersion)) {
 		b = append(b, ' ')
 		if s := ProgramName(r.Program); s != "" {
 			b = append(b, s...)
