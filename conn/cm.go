@@ -81,9 +81,12 @@ func (t *Tracker) step(c *Connection, ev *CMEvent, fromClient, retrans bool, not
 	t.touch(c, ev.Time)
 }
 
+func peersOf(c *Connection) peersKey {
+	return peersKey{transport: c.Transport, client: hostKey(c.Client), server: c.Server, service: c.ServiceID}
+}
+
 func (t *Tracker) rememberPeers(c *Connection) {
-	k := peersKey{transport: c.Transport, client: hostKey(c.Client), server: c.Server, service: c.ServiceID}
-	k.server.Port = c.Server.Port
+	k := peersOf(c)
 	if p, ok := t.last[k]; ok && p != c {
 		c.prev = p
 	}

@@ -59,8 +59,8 @@ func FuzzTracker(f *testing.F) {
 				}
 				tr.CM(ev)
 			}
-			if tr.nActive > 3 {
-				t.Fatalf("%d connections followed, cap 3", tr.nActive)
+			if tr.nActive > 3 || len(tr.last) > 3 || len(tr.index) > 3*8 {
+				t.Fatalf("%d connections followed (%d peers, %d keys), cap 3", tr.nActive, len(tr.last), len(tr.index))
 			}
 		}
 		tr.Finish()

@@ -278,6 +278,9 @@ func (t *Tracker) forget(c *Connection) {
 		}
 	}
 	c.keys = nil
+	if k := peersOf(c); t.last[k] == c {
+		delete(t.last, k)
+	}
 	c.pending = pendingXIDs{}
 	c.active = false
 	t.nActive--
