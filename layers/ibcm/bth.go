@@ -589,6 +589,7 @@ func icrcFromContext(p gopacket.PacketBuilder, ib []byte) (uint32, bool) {
 	case *GRH:
 		crc = crcIPv6Masked(crc, prev.Contents)
 	case *LRH:
+		crc = crcLRHMasked(prev.Contents)
 	default:
 		return 0, false
 	}

@@ -32,8 +32,9 @@ func verdict(stored, computed uint32) CRCStatus {
 
 // The ICRC is CRC-32 (the Ethernet/zlib polynomial) over the packet with its
 // variant fields replaced by ones (IBTA vol. 1 §7.8.1; RoCEv2 annex A17.3.3;
-// Linux drivers/infiniband/sw/rxe/rxe_icrc.c): the LRH (or, on RoCE, where
-// there is none, 8 octets of ones standing for it), the GRH's or IPv6's
+// Linux drivers/infiniband/sw/rxe/rxe_icrc.c): the LRH's VL in a local
+// packet, the whole LRH in a global one (GRH present; on RoCE, where there
+// is no LRH, 8 octets of ones stand for it), the GRH's or IPv6's
 // traffic class, flow label and hop limit, IPv4's TOS, TTL and header
 // checksum, the UDP checksum, and the BTH's reserved octet 4 (FECN, BECN).
 // It is sent inverted with its least significant octet first (rxe writes
@@ -69,6 +70,16 @@ func crcIPv4Masked(crc uint32, h []byte) uint32 {
 	crc = crcByte(crc, 0xff) // header checksum
 	crc = crcByte(crc, 0xff)
 	return crc32.Update(crc, crc32.IEEETable, h[12:min(len(h), 60)])
+}
+
+// crcLRHMasked starts the ICRC of a local IB packet (no GRH): the LRH is
+// covered except VL, which is replaced by ones. A global packet's LRH is
+// replaced by ones as a whole (routers rewrite it), like RoCE's.
+func crcLRHMasked(lrh []byte) uint32 {
+	var m [lrhLen]byte
+	copy(m[:], lrh)
+	m[0] |= 0xf0
+	return crc32.Update(0, crc32.IEEETable, m[:])
 }
 
 // crcIPv6Masked masks an IPv6 header or a GRH (same layout of the first
@@ -175,10 +186,12 @@ func CheckIBICRC(lrhAndRest []byte) (stored, computed uint32, ok bool) {
 		return 0, 0, false
 	}
 	ib := lrhAndRest[lrhLen:end]
-	crc := crcOnesLRH
+	var crc uint32
 	switch lnh {
 	case lnhIBALocal:
+		crc = crcLRHMasked(lrhAndRest[:lrhLen])
 	case lnhIBAGlobal:
+		crc = crcOnesLRH
 		if len(ib) < grhLen {
 			return 0, 0, false
 		}

@@ -245,3 +245,50 @@ func TestERFEthernet(t *testing.T) {
 		t.Fatalf("layers %v", p.Layers())
 	}
 }
+
+// TestICRCCoverage pins what the native IB ICRC covers (IBTA vol. 1
+// §7.8.1): in a local packet the LRH except VL; in a global packet none of
+// the LRH, nor the GRH's traffic class, flow label and hop limit.
+func TestICRCCoverage(t *testing.T) {
+	for _, file := range []string{"synth-ibcm-ib247-cm-all.pcap", "synth-ibcm-ib247-grh-cm-all.pcap"} {
+		frames, _ := readFrames(t, "../../testdata/pcaps/synthetic/"+file)
+		orig := frames[2]
+		_, base, ok := CheckIBICRC(orig)
+		if !ok {
+			t.Fatalf("%s: no ICRC", file)
+		}
+		global := orig[1]&0x03 == lnhIBAGlobal
+		for _, c := range []struct {
+			name    string
+			off     int
+			mask    byte
+			covered bool
+		}{
+			{"LRH VL", 0, 0x70, false},
+			{"LRH SL", 1, 0x30, !global},
+			{"LRH DLID", 3, 0x01, !global},
+			{"LRH SLID", 7, 0x01, !global},
+			{"BTH FECN/BECN", 8 + map[bool]int{true: 40, false: 0}[global] + 4, 0xc0, false},
+			{"BTH PSN", 8 + map[bool]int{true: 40, false: 0}[global] + 11, 0x01, true},
+		} {
+			b := append([]byte(nil), orig...)
+			b[c.off] ^= c.mask
+			_, got, _ := CheckIBICRC(b)
+			if (got != base) != c.covered {
+				t.Errorf("%s: changing %s changes the ICRC: %v, want %v", file, c.name, got != base, c.covered)
+			}
+		}
+		if global {
+			for _, c := range []struct {
+				name string
+				off  int
+			}{{"GRH TClass", 8 + 1}, {"GRH flow label", 8 + 3}, {"GRH hop limit", 8 + 7}} {
+				b := append([]byte(nil), orig...)
+				b[c.off] ^= 0x01
+				if _, got, _ := CheckIBICRC(b); got != base {
+					t.Errorf("%s: %s is covered by the ICRC", file, c.name)
+				}
+			}
+		}
+	}
+}
