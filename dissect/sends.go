@@ -27,8 +27,10 @@ const (
 	// or partial Sends were evicted to respect MaxBufferedBytes or
 	// MaxQPs. The Send is not decoded. Severity warning.
 	CodeSendLimit = "ib.send-limit"
-	// CodeSendGap: a packet of a multi-packet Send is missing from the
-	// capture (PSN jumped); the Send is not decoded. Severity warning.
+	// CodeSendGap: a packet of a multi-packet Send came out of sequence
+	// (PSN ahead of the one expected): it is ignored, as the responder
+	// ignores it, until the requester retransmits from the missing PSN.
+	// Reported once per Send. Severity info.
 	CodeSendGap = "ib.send-gap"
 	// CodeSendIncomplete: a new Send began on the QP, or the capture
 	// ended, before the SEND_LAST of a partial Send. Severity warning.
@@ -119,8 +121,9 @@ func netFlowOf(rec *Record) gopacket.Flow {
 // RCSendStats counts what the reassembly saw.
 type RCSendStats struct {
 	// Packets of multi-packet Sends; Sends completed and handed on;
-	// Duplicates (retransmitted packets ignored); Dropped partial Sends.
-	Packets, Sends, Duplicates, Dropped int
+	// Duplicates (retransmitted packets ignored); OutOfSequence (packets
+	// ahead of the expected PSN, ignored); Dropped partial Sends.
+	Packets, Sends, Duplicates, OutOfSequence, Dropped int
 }
 
 // rcQP is the reassembly state of one QP.
@@ -128,6 +131,7 @@ type rcQP struct {
 	key        QPKey
 	active     bool   // a Send is being reassembled
 	dropping   bool   // the rest of a broken Send is ignored until FIRST/ONLY
+	gapSeen    bool   // an out-of-sequence packet was reported for this Send
 	first      uint32 // PSN of its SEND_FIRST
 	next       uint32 // PSN expected next
 	firstFrame int
@@ -295,7 +299,7 @@ func (s *RCSends) Packet(rec *Record, key QPKey, op ibcm.Opcode, psn, invRKey ui
 				return
 			}
 			s.incomplete(rec, q, "a SEND_FIRST")
-			q.active, q.first, q.firstFrame = true, psn, rec.Frame
+			q.active, q.first, q.firstFrame, q.gapSeen = true, psn, rec.Frame, false
 		}
 		q.dropping = false
 		q.next = (psn + 1) & 0xffffff
@@ -323,11 +327,17 @@ func (s *RCSends) Packet(rec *Record, key QPKey, op ibcm.Opcode, psn, invRKey ui
 		s.stats.Duplicates++ // retransmitted packet already placed
 		return
 	case d > 0:
-		finding(rec, CodeSendGap, pvtdata.SeverityWarning, fmt.Sprintf(
-			"QP 0x%06x: %s PSN %d, expected PSN %d: %d packets of the Send begun in frame %d were not captured; the Send is not decoded",
-			key.DestQP, op, psn, q.next, d, q.firstFrame))
-		s.abort(q)
-		q.dropping = true
+		// Out of sequence: the responder discards it and NAKs, and the
+		// requester goes back to the missing PSN, so wait for that. If the
+		// capture lost the packet, the Send stays partial and is reported
+		// incomplete.
+		if !q.gapSeen {
+			q.gapSeen = true
+			finding(rec, CodeSendGap, pvtdata.SeverityInfo, fmt.Sprintf(
+				"QP 0x%06x: %s PSN %d, expected PSN %d (Send begun in frame %d): out of sequence, ignored as the responder does; waiting for the retransmission",
+				key.DestQP, op, psn, q.next, q.firstFrame))
+		}
+		s.stats.OutOfSequence++
 		return
 	}
 	q.next = (psn + 1) & 0xffffff

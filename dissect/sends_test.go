@@ -158,7 +158,9 @@ func TestRCSendsBrokenSends(t *testing.T) {
 		codes  string // findings over the whole run, with Flush
 		nsends int
 	}{
-		{"gap", SendsConfig{}, []piece{ps[0], ps[1], ps[3]}, CodeSendGap, 0},
+		{"gap never filled", SendsConfig{}, []piece{ps[0], ps[1], ps[3]}, CodeSendGap + "," + CodeSendIncomplete, 0},
+		{"go-back-N after a lost packet", SendsConfig{}, []piece{ps[0], ps[1], ps[3], ps[1], ps[2], ps[3]}, CodeSendGap, 1},
+		{"many out of sequence, one finding", SendsConfig{}, []piece{ps[0], ps[2], ps[3], ps[3], ps[1], ps[2], ps[3]}, CodeSendGap, 1},
 		{"orphan", SendsConfig{}, []piece{ps[2], ps[3], ps[0], ps[1], ps[2], ps[3]}, CodeSendOrphan, 1},
 		{"new FIRST before LAST", SendsConfig{}, []piece{ps[0], ps[1], {ibcm.OpRCSendFirst, 500, ps[0].b}}, CodeSendIncomplete + "," + CodeSendIncomplete, 0},
 		{"ONLY before LAST", SendsConfig{}, []piece{ps[0], {ibcm.OpRCSendOnly, 102, msg[:64]}}, CodeSendIncomplete, 1},
