@@ -10,6 +10,7 @@ import (
 	"github.com/gopacket/gopacket/reassembly"
 
 	"github.com/cmpd-dissect/cmpd-dissect/field"
+	"github.com/cmpd-dissect/cmpd-dissect/layers/mpa"
 	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
 )
 
@@ -59,6 +60,10 @@ type IWARPConfig struct {
 	// IdleTimeout closes a connection that saw no packet for this long in
 	// capture time (never wall-clock time).
 	IdleTimeout time.Duration
+	// HoleTimeout is how long (in capture time) data waits behind a hole
+	// in a stream for the missing octets (a retransmission) before it is
+	// decoded without them.
+	HoleTimeout time.Duration
 	// MaxSendBytes caps the size of a Send reassembled from several DDP
 	// segments; MaxPendingSends the partial Sends kept per direction.
 	MaxSendBytes    int
@@ -71,17 +76,22 @@ type IWARPConfig struct {
 	// with an MPA frame are searched for FPDU framing before the stream
 	// is taken as not iWARP.
 	ResyncWindow int
+	// MaxPrivateData is the MPA PD_Length above which a request, reply
+	// or reject is reported (mpa.pd-length-over-512); default
+	// mpa.MaxPrivateData, RFC 5044's 512.
+	MaxPrivateData int
 }
 
 // DefaultIWARPConfig returns the default limits: 256 pages (~475 KiB) per
 // connection, 16384 pages (~30 MiB) in all, 8192 streams, 2 minutes idle,
+// 1 second behind a hole,
 // 1 MiB Sends, 64 partial Sends per direction, 70000 octets for one
 // unfinished PDU (the largest FPDU with markers fits), 64 MiB of unfinished
 // PDUs in all, 256 KiB resync window.
 func DefaultIWARPConfig() IWARPConfig {
-	return IWARPConfig{MaxPagesPerConn: 256, MaxPagesTotal: 16384, MaxStreams: 8192, IdleTimeout: 2 * time.Minute,
+	return IWARPConfig{MaxPagesPerConn: 256, MaxPagesTotal: 16384, MaxStreams: 8192, IdleTimeout: 2 * time.Minute, HoleTimeout: time.Second,
 		MaxSendBytes: 1 << 20, MaxPendingSends: 64, ResyncWindow: 256 << 10,
-		MaxPDUBytes: 70000, MaxBufferedBytes: 64 << 20}
+		MaxPDUBytes: 70000, MaxBufferedBytes: 64 << 20, MaxPrivateData: mpa.MaxPrivateData}
 }
 
 func (c IWARPConfig) withDefaults() IWARPConfig {
@@ -98,6 +108,9 @@ func (c IWARPConfig) withDefaults() IWARPConfig {
 	if c.IdleTimeout <= 0 {
 		c.IdleTimeout = d.IdleTimeout
 	}
+	if c.HoleTimeout <= 0 {
+		c.HoleTimeout = d.HoleTimeout
+	}
 	if c.MaxSendBytes <= 0 {
 		c.MaxSendBytes = d.MaxSendBytes
 	}
@@ -112,6 +125,9 @@ func (c IWARPConfig) withDefaults() IWARPConfig {
 	}
 	if c.ResyncWindow <= 0 {
 		c.ResyncWindow = d.ResyncWindow
+	}
+	if c.MaxPrivateData <= 0 {
+		c.MaxPrivateData = d.MaxPrivateData
 	}
 	return c
 }
@@ -216,8 +232,12 @@ func (w *IWARP) Segment(rec *Record, netFlow gopacket.Flow, tcp *layers.TCP) {
 	if w.lastFlush.IsZero() {
 		w.lastFlush = now
 	}
-	if now.Sub(w.lastFlush) >= w.cfg.IdleTimeout/4 {
-		w.flushOlder(now.Add(-w.cfg.IdleTimeout))
+	if now.Sub(w.lastFlush) >= min(w.cfg.IdleTimeout, w.cfg.HoleTimeout)/4 {
+		// Push data that waited too long behind a hole, and forget idle
+		// streams.
+		w.flushing = true
+		w.asm.FlushWithOptions(reassembly.FlushOptions{T: now.Add(-w.cfg.HoleTimeout), TC: now.Add(-w.cfg.IdleTimeout)})
+		w.flushing = false
 		w.lastFlush = now
 	}
 	if len(w.live) >= w.cfg.MaxStreams {

@@ -385,6 +385,7 @@ func (h *iwarpHalf) frame(b []byte, p int, final bool) (int, bool) {
 		h.state = stateResync
 		return 1, true // past the key, so the resync does not find it again
 	}
+	f.PDLimit = w.cfg.MaxPrivateData
 	// The ULP is known by the passive side's port: the request's
 	// destination, the reply's source.
 	if f.Kind == mpa.FrameRequest {

@@ -22,5 +22,5 @@ torture:
 fuzz-pipeline:
 	@set -e; for t in FuzzPipeline FuzzPipelinePacket; do \
 		echo "== $$t ($(PIPELINE_FUZZTIME))"; \
-		$(GO) test -run='^$$' -fuzz="^$$t\$$" -fuzztime=$(PIPELINE_FUZZTIME) -timeout=0 -parallel 1 ./cmd/cmpd-dissect; \
+		$(GO) test -run='^$$' -fuzz="^$$t\$$" -fuzztime=$(PIPELINE_FUZZTIME) -fuzzminimizetime=3s -timeout=0 -parallel 1 ./cmd/cmpd-dissect; \
 	done

@@ -26,6 +26,7 @@ type limitFlags struct {
 	sendBytes      positiveInt // --max-send-bytes
 	sendBuffer     positiveInt // --max-send-buffer-bytes
 	chunkSegments  positiveInt // --max-chunk-segments
+	privateData    positiveInt // --max-private-data
 }
 
 // positiveInt is an int flag that refuses zero and negative values.
@@ -54,6 +55,7 @@ func (l *limitFlags) register(cmd *cobra.Command) {
 	l.tcpTotalBytes.v = d.MaxBufferedBytes
 	l.tcpStreams.v = d.MaxStreams
 	l.sendBytes.v = d.MaxSendBytes
+	l.privateData.v = d.MaxPrivateData
 	sd := dissect.DefaultSendsConfig()
 	l.sendBuffer.v = sd.MaxBufferedBytes
 	l.chunkSegments.v = sd.MaxChunkSegments
@@ -68,6 +70,8 @@ func (l *limitFlags) register(cmd *cobra.Command) {
 		"octets of one multi-packet Send (RC SEND FIRST…LAST, iWARP untagged DDP segments) reassembled before it is given up (finding ib.send-limit, iwarp.send-limit)")
 	f.Var(&l.sendBuffer, "max-send-buffer-bytes",
 		"octets held for all partial RC Sends together; beyond it the oldest are given up (finding ib.send-limit)")
+	f.Var(&l.privateData, "max-private-data",
+		"iWARP: MPA PD_Length above which a request, reply or reject is reported (finding mpa.pd-length-over-512; RFC 5044 allows 512)")
 	f.Var(&l.chunkSegments, "max-chunk-segments",
 		"RPC-over-RDMA: segments decoded in one chunk list; decoding stops there (finding rpcrdma.segment-cap)")
 }
@@ -107,6 +111,9 @@ func (l *limitFlags) apply(o dissect.Options) dissect.Options {
 	}
 	if l.sendBytes.set {
 		c.MaxSendBytes = l.sendBytes.v
+	}
+	if l.privateData.set {
+		c.MaxPrivateData = l.privateData.v
 	}
 	return o
 }

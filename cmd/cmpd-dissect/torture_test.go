@@ -166,14 +166,14 @@ func discoverViews() (views []tortureView, missing []string) {
 	want(hasFlag(st, "json"), "stats --json", tortureView{name: "stats-json", heavy: true, out: outJSONDoc,
 		args: func(f string) []string { return []string{"stats", "--json", f} }})
 	cn := sub("conns")
-	want(cn != nil, "conns", tortureView{name: "conns",
+	want(cn != nil, "conns", tortureView{name: "conns", heavy: true,
 		args: func(f string) []string { return []string{"conns", f} }})
 	want(hasFlag(cn, "json"), "conns --json", tortureView{name: "conns-json", out: outJSONLines,
 		args: func(f string) []string { return []string{"conns", "--json", f} }})
 	want(hasFlag(cn, "V"), "conns -V", tortureView{name: "conns-ladder", heavy: true,
 		args: func(f string) []string { return []string{"conns", "-V", f} }})
 	ck := sub("check")
-	want(ck != nil, "check", tortureView{name: "check", checkExit: true,
+	want(ck != nil, "check", tortureView{name: "check", heavy: true, checkExit: true,
 		args: func(f string) []string { return []string{"check", f} }})
 	want(hasFlag(ck, "format"), "check --format json", tortureView{name: "check-json", heavy: true, checkExit: true, out: outJSONDoc,
 		args: func(f string) []string { return []string{"check", "--format", "json", f} }})
@@ -1145,6 +1145,7 @@ func TestLimits(t *testing.T) {
 		{"RC multi-packet Send size", synth("synth-rpcrdma-split-send.pcap"), "--max-send-bytes", "64", "ib.send-limit"},
 		{"RC partial Sends buffered", synth("synth-rpcrdma-split-send.pcap"), "--max-send-buffer-bytes", "100", "ib.send-limit"},
 		{"chunk segments per list", synth("synth-rpcrdma-long-chunks.pcap"), "--max-chunk-segments", "2", "rpcrdma.segment-cap"},
+		{"MPA private data length", real("siw-nfs42-rdma.pcap"), "--max-private-data", "8", "mpa.pd-length-over-512"},
 	} {
 		if _, err := os.Stat(tc.file); err != nil {
 			t.Errorf("%s: %v", tc.limit, err)
@@ -1172,6 +1173,50 @@ func TestLimits(t *testing.T) {
 				t.Errorf("%s %s: exit %d, stderr %q; want 2 naming the option", tc.option, bad, code, trim(stderr))
 			}
 		}
+	}
+}
+
+// TestLimitPrivateDataDefault: an MPA request whose private data is longer
+// than RFC 5044's 512 octets is reported with the default limit, and not
+// once the limit is raised.
+func TestLimitPrivateDataDefault(t *testing.T) {
+	root := newRoot(strings.NewReader(""), io.Discard, io.Discard)
+	if root.Flags().Lookup("max-private-data") == nil {
+		t.Skip("--max-private-data not wired yet")
+	}
+	c := loadRealCapture(t, "siw-nfs42-rdma.pcap").Clone()
+	// Frame 4 is the MPA request (PD_Length 12 at frame offset 84): give
+	// it 600 octets of private data, lengths fixed so it stays well formed.
+	p := &c.Packets[3]
+	extra := make([]byte, 600-12)
+	p.Data = append(p.Data, extra...)
+	p.OrigLen = len(p.Data)
+	binary.BigEndian.PutUint16(p.Data[84:], 600)
+	binary.BigEndian.PutUint16(p.Data[14+2:], uint16(len(p.Data)-14))
+	// The client's later segments move on by as many octets.
+	for i := 4; i < len(c.Packets); i++ {
+		q := &c.Packets[i]
+		if len(q.Data) >= 54 && bytes.Equal(q.Data[26:30], p.Data[26:30]) { // same IPv4 source
+			binary.BigEndian.PutUint32(q.Data[38:], binary.BigEndian.Uint32(q.Data[38:])+uint32(len(extra)))
+		} else if len(q.Data) >= 54 {
+			binary.BigEndian.PutUint32(q.Data[42:], binary.BigEndian.Uint32(q.Data[42:])+uint32(len(extra)))
+		}
+	}
+	data, _ := c.Encode(torture.FormatPcap)
+	path := filepath.Join(t.TempDir(), "mpa-pd-600.pcap")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, stderr := runView(t, []string{"-r", path, "-T", "json"})
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, trim(stderr))
+	}
+	if findingCodes(out)["mpa.pd-length-over-512"] == 0 {
+		t.Errorf("PD_Length 600 with the default limit: no mpa.pd-length-over-512 (findings %v)", findingCodes(out))
+	}
+	_, out, _ = runView(t, []string{"-r", path, "-T", "json", "--max-private-data", "1024"})
+	if n := findingCodes(out)["mpa.pd-length-over-512"]; n != 0 {
+		t.Errorf("--max-private-data 1024: %d mpa.pd-length-over-512 findings", n)
 	}
 }
 

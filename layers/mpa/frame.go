@@ -144,6 +144,10 @@ type Frame struct {
 	PrivateData []byte
 	// Overrun reports that PD_Length runs past the end of the frame.
 	Overrun bool
+	// PDLimit is the PD_Length above which AppendFindings reports
+	// CodePDLengthOver512; 0 means MaxPrivateData (RFC 5044's 512). Set it
+	// after DecodeFromBytes, which clears the Frame.
+	PDLimit int
 
 	// IRDORD says whether and how MPA v2 IRD/ORD words were found.
 	IRDORD IRDORDFormat
@@ -407,6 +411,14 @@ func (f *Frame) AppendSummary(b []byte) []byte {
 	return b
 }
 
+// pdLimit is PDLimit, or MaxPrivateData when unset.
+func (f *Frame) pdLimit() int {
+	if f.PDLimit > 0 {
+		return f.PDLimit
+	}
+	return MaxPrivateData
+}
+
 // AppendFindings appends what the frame's header and private data show.
 // Offsets are relative to the first octet of the frame.
 func (f *Frame) AppendFindings(dst []pvtdata.Finding) []pvtdata.Finding {
@@ -414,9 +426,9 @@ func (f *Frame) AppendFindings(dst []pvtdata.Finding) []pvtdata.Finding {
 		dst = append(dst, pvtdata.Finding{Code: code, Severity: sev, Section: sec, Layer: "mpa",
 			Offset: off, Message: fmt.Sprintf(msg, args...)})
 	}
-	if f.PDLength > MaxPrivateData {
+	if limit := f.pdLimit(); int(f.PDLength) > limit {
 		add(CodePDLengthOver512, pvtdata.SeverityError, refMPA, 18,
-			"PD_Length is %d: MPA allows at most %d octets of private data", f.PDLength, MaxPrivateData)
+			"PD_Length is %d: at most %d octets of private data are allowed (RFC 5044: %d)", f.PDLength, limit, MaxPrivateData)
 	}
 	if f.Overrun {
 		add(CodePDLengthOverrun, pvtdata.SeverityError, refMPA, 18,
