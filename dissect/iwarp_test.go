@@ -869,3 +869,38 @@ func TestIWARPWithoutHandshake(t *testing.T) {
 		})
 	}
 }
+
+// TestIWARPHoleTimeout spreads the gap capture over capture time (one
+// packet a second): data behind the hole is decoded once it waited
+// HoleTimeout, in the frame that comes then, not only at the end.
+func TestIWARPHoleTimeout(t *testing.T) {
+	fh, err := os.Open(synth("synth-iwarp-gap.pcap"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	rd, err := pcapgo.NewReader(fh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	next := func() ([]byte, gopacket.CaptureInfo, error) {
+		data, ci, err := rd.ReadPacketData()
+		n++
+		ci.Timestamp = t0.Add(time.Duration(n) * time.Second)
+		return data, ci, err
+	}
+	run := runReader(t, next, IWARPConfig{HoleTimeout: 1500 * time.Millisecond})
+	_, fp, rd2 := run.all()
+	if len(fp) != 4 || rd2[3].MSN != 8 {
+		t.Fatalf("%d FPDUs", len(fp))
+	}
+	if len(run.final.fpdus) != 0 {
+		t.Fatalf("%d FPDUs left for the end of input", len(run.final.fpdus))
+	}
+	codes := run.codes()
+	if codes[CodeIWARPGap] != 1 || codes[CodeIWARPBufferLimit] != 0 {
+		t.Fatalf("findings %v", codes)
+	}
+}
