@@ -238,6 +238,19 @@ func TestFrameFlagsAndQuirks(t *testing.T) {
 			t.Fatal(codes(&f))
 		}
 	})
+	t.Run("pd over a configured limit", func(t *testing.T) {
+		var f Frame
+		if err := f.DecodeFromBytes(build(FrameRequest, 0, 1, make([]byte, 200)), gopacket.NilDecodeFeedback); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(codes(&f), CodePDLengthOver512) {
+			t.Fatal("200 octets reported with the default limit")
+		}
+		f.PDLimit = 100
+		if !strings.Contains(codes(&f), CodePDLengthOver512) {
+			t.Fatal(codes(&f))
+		}
+	})
 	t.Run("pd overrun", func(t *testing.T) {
 		b := build(FrameRequest, 0, 1, ulp[:])
 		b = b[:len(b)-3]
