@@ -1,0 +1,124 @@
+package conn
+
+import (
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// tsharkFields runs tshark on a capture and returns the rows of the fields
+// asked for (tab-separated), skipping the test when tshark is missing.
+func tsharkFields(t *testing.T, path, filter string, fields ...string) [][]string {
+	t.Helper()
+	bin, err := exec.LookPath("tshark")
+	if err != nil {
+		t.Skip("tshark not installed: the comparison with Wireshark is skipped (apt-get install tshark)")
+	}
+	args := []string{"-r", path, "-Y", filter, "-T", "fields"}
+	for _, f := range fields {
+		args = append(args, "-e", f)
+	}
+	out, err := exec.Command(bin, args...).Output()
+	if err != nil {
+		t.Fatalf("tshark %v: %v", args, err)
+	}
+	var rows [][]string
+	for _, l := range strings.Split(strings.TrimRight(string(out), "\n"), "\n") {
+		if l != "" {
+			rows = append(rows, strings.Split(l, "\t"))
+		}
+	}
+	return rows
+}
+
+func atoiT(t *testing.T, s string) int {
+	t.Helper()
+	n, err := strconv.ParseInt(s, 0, 64)
+	if err != nil {
+		t.Fatalf("%q: %v", s, err)
+	}
+	return int(n)
+}
+
+// What conns says of the real rxe capture agrees with tshark 4.0: the
+// frames of every CM step, QPNs, comm IDs, service port, and the Sends and
+// Sends with Invalidate in each direction.
+func TestRXEAgainstTshark(t *testing.T) {
+	const path = "../testdata/pcaps/real/rxe-nfs42-rdma.pcap"
+	rows := tsharkFields(t, path, "infiniband.mad.attributeid", "frame.number", "infiniband.mad.attributeid",
+		"infiniband.cm.req.localqpn", "infiniband.cm.rep.localqpn", "infiniband.cm.req.serviceid.dport",
+		"infiniband.cm.rtu.localcommid", "infiniband.cm.rtu.remotecommid")
+	tr := trackFile(t, path, nil)
+	c := only(t, tr)
+	frames := map[int]int{}
+	for _, r := range rows {
+		attr := atoiT(t, r[1])
+		frames[attr] = atoiT(t, r[0])
+		switch attr {
+		case 0x10:
+			if atoiT(t, r[2]) != int(c.ClientQPN) || atoiT(t, r[4]) != int(c.Server.Port) {
+				t.Errorf("REQ: tshark qpn %s port %s, conns %#x %d", r[2], r[4], c.ClientQPN, c.Server.Port)
+			}
+		case 0x13:
+			if atoiT(t, r[3]) != int(c.ServerQPN) {
+				t.Errorf("REP: tshark qpn %s, conns %#x", r[3], c.ServerQPN)
+			}
+		case 0x14:
+			if atoiT(t, r[5]) != int(c.ClientCommID) || atoiT(t, r[6]) != int(c.ServerCommID) {
+				t.Errorf("RTU: tshark comm IDs %s %s, conns %#x %#x", r[5], r[6], c.ClientCommID, c.ServerCommID)
+			}
+		}
+	}
+	if frames[0x10] != c.RequestFrame || frames[0x13] != c.ReplyFrame || frames[0x14] != c.EstablishedFrame ||
+		frames[0x15] != c.DisconnectRequestFrame || frames[0x16] != c.DisconnectReplyFrame {
+		t.Errorf("tshark frames %v, conns %d %d %d %d %d", frames, c.RequestFrame, c.ReplyFrame, c.EstablishedFrame,
+			c.DisconnectRequestFrame, c.DisconnectReplyFrame)
+	}
+	sends := tsharkFields(t, path, "infiniband.bth.opcode <= 5 or infiniband.bth.opcode == 0x16 or infiniband.bth.opcode == 0x17",
+		"ip.dst", "infiniband.bth.opcode")
+	toServer, toClient, inv := 0, 0, 0
+	for _, r := range sends {
+		if r[0] == c.Server.Addr.String() {
+			toServer++
+		} else {
+			toClient++
+		}
+		if op := atoiT(t, r[1]); op == 0x16 || op == 0x17 {
+			inv++
+		}
+	}
+	if toServer != c.ToServer.Sends || toClient != c.ToClient.Sends || inv != c.ToClient.Invalidate+c.ToServer.Invalidate {
+		t.Errorf("tshark Sends %d/%d (%d invalidate), conns %d/%d (%d)", toServer, toClient, inv,
+			c.ToServer.Sends, c.ToClient.Sends, c.ToClient.Invalidate+c.ToServer.Invalidate)
+	}
+}
+
+// The same for the siw capture: the MPA frames and the RDMAP Sends.
+func TestSIWAgainstTshark(t *testing.T) {
+	const path = "../testdata/pcaps/real/siw-nfs42-rdma.pcap"
+	mpaRows := tsharkFields(t, path, "iwarp_mpa.key.req or iwarp_mpa.key.rep", "frame.number", "tcp.srcport")
+	sends := tsharkFields(t, path, "iwarp_rdma.opcode >= 3 and iwarp_rdma.opcode <= 6 and iwarp_ddp.last_flag == 1",
+		"tcp.dstport", "iwarp_rdma.opcode")
+	tr := trackFile(t, path, nil)
+	c := only(t, tr)
+	if len(mpaRows) != 2 || atoiT(t, mpaRows[0][0]) != c.RequestFrame || atoiT(t, mpaRows[1][0]) != c.ReplyFrame ||
+		atoiT(t, mpaRows[0][1]) != int(c.Client.Port) || atoiT(t, mpaRows[1][1]) != int(c.Server.Port) {
+		t.Errorf("tshark MPA frames %v, conns %d/%d %s → %s", mpaRows, c.RequestFrame, c.ReplyFrame, c.Client, c.Server)
+	}
+	toServer, toClient, inv := 0, 0, 0
+	for _, r := range sends {
+		if atoiT(t, r[0]) == int(c.Server.Port) {
+			toServer++
+		} else {
+			toClient++
+		}
+		if op := atoiT(t, r[1]); op == 4 || op == 6 {
+			inv++
+		}
+	}
+	if toServer != c.ToServer.Sends || toClient != c.ToClient.Sends || inv != c.ToClient.Invalidate+c.ToServer.Invalidate {
+		t.Errorf("tshark Sends %d/%d (%d invalidate), conns %d/%d (%d)", toServer, toClient, inv,
+			c.ToServer.Sends, c.ToClient.Sends, c.ToClient.Invalidate+c.ToServer.Invalidate)
+	}
+}
