@@ -3,8 +3,10 @@ package dissect
 import (
 	"bytes"
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gopacket/gopacket"
 
@@ -464,5 +466,31 @@ func BenchmarkRCSendsReassembly(b *testing.B) {
 			s.Packet(rec, key, p.op, psn, 0, p.b)
 			psn++
 		}
+	}
+}
+
+// The state kept for a Record goes away with the Record (no leak when
+// many Dissectors come and go).
+func TestSendStateFollowsRecord(t *testing.T) {
+	payload := rpcrdmaCall(t, 1, 100)
+	count := func() int {
+		sendStates.Lock()
+		defer sendStates.Unlock()
+		return len(sendStates.m)
+	}
+	before := count()
+	for i := 0; i < 200; i++ {
+		rec := &Record{Frame: 1}
+		decodeRPCRDMASend(rec, payload, SendInfo{})
+	}
+	if count() < before+200 {
+		t.Fatalf("%d states for 200 records", count()-before)
+	}
+	for i := 0; i < 50 && count() > before+20; i++ {
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := count() - before; n > 20 {
+		t.Errorf("%d of 200 states left after their Records were collected", n)
 	}
 }
