@@ -124,8 +124,9 @@ func (d *Dissector) Dissect(f *source.Frame) *Record {
 }
 
 // Finish flushes reassembly state at the end of input: PDUs completed by
-// nothing more arriving are handed to fn as records numbered after the
-// last frame (Frame 0 when none). fn must not keep the Record.
+// nothing more arriving, and what was left incomplete, are handed to fn in
+// one end-of-input record (Frame 0, EndOfInput true; no frame layer). fn
+// must not keep the Record.
 func (d *Dissector) Finish(fn func(*Record)) {
 	d.ext.finish(fn)
 }
@@ -357,6 +358,10 @@ func (d *Dissector) Run(src source.Source, fn func(*Record) error) error {
 	})
 	return ferr
 }
+
+// EndOfInput reports the record Finish hands over: not a frame, but what
+// reassembly completed or found incomplete when the input ended.
+func (r *Record) EndOfInput() bool { return r.Frame == 0 }
 
 // DamagedRecord makes the record reported for a damaged capture record:
 // only the frame pseudo-layer and a CodeRecordDamaged finding. It reuses

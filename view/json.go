@@ -19,6 +19,9 @@ import (
 //	           …],
 //	 "findings":[{"code":…,"severity":"error",…}]}
 //
+// The end-of-input record (reassembly flushed when the input ended) has
+// "end_of_input": true instead of "frame", "time" and "source".
+//
 // "layers" is a list, so order and repeated layers are kept. In "fields",
 // keys are the field names; a field that occurs more than once in the same
 // object becomes an array of its values, in order; a subtree (group) is an
@@ -174,13 +177,19 @@ func (j *JSON) object(parent int) {
 // Print renders one line.
 func (j *JSON) Print(r *dissect.Record) error {
 	b := j.b[:0]
-	b = append(b, `{"frame":`...)
-	b = appendInt(b, int64(r.Frame))
-	b = append(b, `,"time":`...)
-	b = append(b, '"')
-	b = r.Time.UTC().AppendFormat(b, time.RFC3339Nano)
-	b = append(b, `","source":`...)
-	b = appendJSONString(b, r.Source)
+	if r.EndOfInput() {
+		// Not a packet: what reassembly completed or found incomplete
+		// when the input ended.
+		b = append(b, `{"end_of_input":true`...)
+	} else {
+		b = append(b, `{"frame":`...)
+		b = appendInt(b, int64(r.Frame))
+		b = append(b, `,"time":`...)
+		b = append(b, '"')
+		b = r.Time.UTC().AppendFormat(b, time.RFC3339Nano)
+		b = append(b, `","source":`...)
+		b = appendJSONString(b, r.Source)
+	}
 	b = append(b, `,"layers":[`...)
 	j.b = b
 	for i, l := range r.Layers {

@@ -48,6 +48,7 @@ type Summary struct {
 	opts Options
 	buf  []byte
 	tmp  []byte
+	dst  []byte
 }
 
 // NewSummary makes a summary printer writing to w.
@@ -100,7 +101,11 @@ func (s *Summary) Print(r *dissect.Record) error {
 		}
 	}
 	t := s.tmp[:0]
-	t = appendInt(t, int64(r.Frame))
+	if r.EndOfInput() {
+		t = append(t, "end"...)
+	} else {
+		t = appendInt(t, int64(r.Frame))
+	}
 	b = padLeft(b, t, 7)
 	b = append(b, ' ')
 	t = t[:0]
@@ -110,14 +115,10 @@ func (s *Summary) Print(r *dissect.Record) error {
 	b = padLeft(b, t, 11)
 	b = append(b, ' ')
 
-	var addr dissect.Addresser
 	var proto *field.Proto
 	var info dissect.InfoSummarizer
 	var infoProto *field.Proto
 	for _, l := range r.Layers {
-		if a, ok := l.(dissect.Addresser); ok {
-			addr = a
-		}
 		if _, ok := l.(field.Summarizer); ok {
 			proto = l.Proto()
 		}
@@ -126,17 +127,12 @@ func (s *Summary) Print(r *dissect.Record) error {
 		}
 	}
 	start := len(b)
-	if addr != nil {
-		t = addr.AppendSrc(t[:0])
-		b = appendEscapedBytes(b, t)
-	}
+	t, s.dst = dissect.AppendEndpoints(r, t[:0], s.dst[:0])
+	b = appendEscapedBytes(b, t)
 	b = padRight(b, start, 17)
 	b = append(b, " → "...)
 	start = len(b)
-	if addr != nil {
-		t = addr.AppendDst(t[:0])
-		b = appendEscapedBytes(b, t)
-	}
+	b = appendEscapedBytes(b, s.dst)
 	b = padRight(b, start, 17)
 	b = append(b, ' ')
 	start = len(b)

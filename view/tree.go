@@ -175,6 +175,9 @@ func (t *Tree) End() {
 // Print renders the record's tree followed by a blank line.
 func (t *Tree) Print(r *dissect.Record) error {
 	t.b = t.b[:0]
+	if r.EndOfInput() {
+		t.b = append(t.b, "End of input: reassembly flushed\n"...)
+	}
 	for i, l := range r.Layers {
 		t.depth = 0
 		if t.opts.Color {
@@ -182,7 +185,7 @@ func (t *Tree) Print(r *dissect.Record) error {
 		}
 		p := l.Proto()
 		t.b = appendEscaped(t.b, p.Desc)
-		if i == 0 {
+		if _, isFrame := l.(*dissect.Frame); isFrame {
 			t.b = append(t.b, ' ')
 			t.b = appendInt(t.b, int64(r.Frame))
 			t.b = append(t.b, ": "...)
@@ -190,7 +193,7 @@ func (t *Tree) Print(r *dissect.Record) error {
 			t.b = append(t.b, " bytes on wire, "...)
 			t.b = appendInt(t.b, int64(r.CaptureLength))
 			t.b = append(t.b, " captured"...)
-		} else if sm, ok := l.(field.Summarizer); ok {
+		} else if sm, ok := l.(field.Summarizer); ok && i >= 0 {
 			t.tmp = sm.AppendSummary(t.tmp[:0])
 			if len(t.tmp) > 0 {
 				t.b = append(t.b, ": "...)
