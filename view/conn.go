@@ -158,15 +158,19 @@ func WriteConnsJSON(w io.Writer, cs []*conn.Connection) error {
 }
 
 // PrivateDataSummary renders one side's private data in a few words:
-// "v1 R=1 4096/4096", "v1 R=0 4096/4096 @4", "none", "nvmeof", "-" when
-// the message was not seen.
+// "v1 R=1 4096/4096", "v1 R=0 4096/4096 @4", "empty", "zero", "nvmeof",
+// "no RFC 8797 message (16 octets)", "-" when the message was not seen.
 func PrivateDataSummary(pd *conn.PrivateData) string {
 	if pd == nil {
 		return "-"
 	}
 	r := &pd.Decode.Reading
 	if !r.Found {
-		return pd.Format()
+		if f := pd.Format(); f != "rpcrdma-v1" {
+			return f
+		}
+		// The NFS/RDMA port, but no RFC 8797 message in the data.
+		return fmt.Sprintf("no RFC 8797 message (%d octets)", len(pd.ULP()))
 	}
 	m := r.Message
 	s := fmt.Sprintf("v%d R=%d %d/%d", m.Version, connBit(m.RemoteInvalidation()), m.SendBytes(), m.ReceiveBytes())
