@@ -299,8 +299,13 @@ func (w *IWARP) finding(code string, sev pvtdata.Severity, off int, msg string) 
 	if w.rec == nil {
 		return
 	}
+	section := "RFC 5044 §4"
+	switch code {
+	case CodeIWARPBufferLimit, CodeIWARPStreamLimit, CodeIWARPSendLimit:
+		section = "" // this program's limits, not the protocol's
+	}
 	w.rec.Findings = append(w.rec.Findings, pvtdata.Finding{Code: code, Severity: sev, Message: msg,
-		Section: "RFC 5044 §4", Frame: w.rec.Frame, Layer: "tcp", Offset: off})
+		Section: section, Frame: w.rec.Frame, Layer: "tcp", Offset: off})
 }
 
 // add appends a layer at frame offset off (-1 when not placed) with its
