@@ -395,6 +395,19 @@ func (b *BTH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	return nil
 }
 
+// MarkTruncated tells the BTH that the packet was cut short by the capture
+// (snap length, or a lower layer's length running past the captured
+// octets): its last four octets are payload, not the ICRC, so there is no
+// ICRC verdict and CodeICRCMissing is reported.
+func (b *BTH) MarkTruncated() {
+	if n := len(b.Payload) + int(b.PadCnt) + icrcLen; b.probs&bthProbNoICRC == 0 && n <= cap(b.Payload) {
+		b.Payload = b.Payload[:n]
+		b.PayloadLength = n
+	}
+	b.probs |= bthProbNoICRC
+	b.ICRC, b.ICRCComputed, b.ICRCStatus = 0, 0, CRCUnchecked
+}
+
 // SetICRCComputed records the ICRC computed for this packet (by
 // CheckRoCEv2ICRC, CheckRoCEv1ICRC or CheckIBICRC) and sets the verdict.
 func (b *BTH) SetICRCComputed(computed uint32) {
@@ -509,7 +522,9 @@ func decodeBTH(data []byte, p gopacket.PacketBuilder) error {
 	if err := b.DecodeFromBytes(data, p); err != nil {
 		return err
 	}
-	if c, ok := icrcFromContext(p, data); ok {
+	if pkt, ok := p.(gopacket.Packet); ok && pkt.Metadata().Truncated {
+		b.MarkTruncated()
+	} else if c, ok := icrcFromContext(p, data); ok {
 		b.SetICRCComputed(c)
 	}
 	p.AddLayer(b)

@@ -292,3 +292,21 @@ func TestICRCCoverage(t *testing.T) {
 		}
 	}
 }
+
+// TestSnapLengthCut: a RoCEv2 frame cut by the snap length has no ICRC
+// verdict (its last octets are not the ICRC) and says so.
+func TestSnapLengthCut(t *testing.T) {
+	frames, _ := readFrames(t, rxeCapture)
+	cut := frames[3][:100] // an RC SEND_ONLY cut inside its payload
+	p := gopacket.NewPacket(cut, layers.LinkTypeEthernet, gopacket.Default)
+	bth, ok := p.Layer(LayerTypeBTH).(*BTH)
+	if !ok {
+		t.Fatalf("layers %v", p.Layers())
+	}
+	if bth.ICRCStatus != CRCUnchecked || !hasFinding(bth.AppendFindings(nil), CodeICRCMissing) {
+		t.Fatalf("ICRC %s, findings %v", bth.ICRCStatus, bth.AppendFindings(nil))
+	}
+	if want := len(cut) - 42 - bthLen; len(bth.Payload) != want {
+		t.Fatalf("payload %d octets, want %d", len(bth.Payload), want)
+	}
+}
