@@ -346,10 +346,14 @@ func writeLadder(w *bufio.Writer, c *conn.Connection) {
 		if s.Note != "" {
 			msg += "  " + s.Note
 		}
-		if pd := stepPrivateData(c, s); pd != "" {
-			msg += "  pd: " + pd
+		pd := stepData(c, s)
+		if pd != nil {
+			msg += "  pd: " + PrivateDataSummary(pd)
 		}
 		fmt.Fprintf(w, "  %-8d %-12s %-17s %s\n", s.Frame, connRelTime(s.Time.Sub(c.FirstTime)), arrow, msg)
+		if pd != nil {
+			fmt.Fprintf(w, "      %s\n", PrivateDataDetail(pd))
+		}
 		for next < len(fs) && fs[next].Frame == s.Frame {
 			writeLadderFinding(w, "      ", fs[next])
 			next++
@@ -387,18 +391,55 @@ func connYesNo(b bool) string {
 	return "no"
 }
 
-// stepPrivateData summarises the private data carried by step s, if it
-// carried the side's request or reply data.
-func stepPrivateData(c *conn.Connection, s conn.Step) string {
+// stepData returns the private data carried by step s when it is the
+// side's request or reply (not a retransmission).
+func stepData(c *conn.Connection, s conn.Step) *conn.PrivateData {
 	if s.Retransmission {
-		return ""
+		return nil
 	}
 	for _, pd := range []*conn.PrivateData{c.ClientData, c.ServerData} {
 		if pd != nil && pd.Frame == s.Frame && pd.Message == s.Message {
-			return PrivateDataSummary(pd)
+			return pd
 		}
 	}
-	return ""
+	return nil
+}
+
+// PrivateDataDetail says where the ULP data sits and what it holds:
+// "92 octets of private data; ULP data at octet 36, after the rdma_cm IP
+// header: f6 ab 0e 18 01 01 03 03 (+48 zero octets); RFC 8797 message at
+// ULP offset 0".
+func PrivateDataDetail(pd *conn.PrivateData) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d octets of private data; ULP data at octet %d", len(pd.Bytes), pd.ULPOffset)
+	switch {
+	case pd.ULPOffset == 36:
+		b.WriteString(", after the rdma_cm IP header")
+	case pd.ULPOffset == 4:
+		fmt.Fprintf(&b, ", after the MPA v2 IRD/ORD words % x", pd.Bytes[:4])
+	}
+	ulp := pd.ULP()
+	// Show the octets up to the last non-zero one (IB CM pads with zeros).
+	end := len(ulp)
+	for end > 0 && ulp[end-1] == 0 {
+		end--
+	}
+	shown := min(end, 32)
+	if shown == 0 {
+		b.WriteString(": all zero")
+	} else {
+		fmt.Fprintf(&b, ": % x", ulp[:shown])
+		if end > shown {
+			fmt.Fprintf(&b, " … (%d more)", end-shown)
+		}
+		if pad := len(ulp) - end; pad > 0 {
+			fmt.Fprintf(&b, " (+%d zero octets)", pad)
+		}
+	}
+	if r := &pd.Decode.Reading; r.Found {
+		fmt.Fprintf(&b, "; RFC 8797 message at ULP offset %d", r.Offset)
+	}
+	return b.String()
 }
 
 func writeLadderFinding(w *bufio.Writer, indent string, f pvtdata.Finding) {

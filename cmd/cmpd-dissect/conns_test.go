@@ -83,9 +83,15 @@ func TestConnsRealCaptures(t *testing.T) {
 				}
 			}
 			code, out, _ = runCmd(t, "conns", "-V", tc.file)
-			for _, want := range []string{"pd: v1 R=1 4096/4096", "pd: v1 R=0 4096/4096", "! frame ",
+			where := map[string][]string{
+				"rocev2": {"92 octets of private data; ULP data at octet 36, after the rdma_cm IP header: f6 ab 0e 18 01 01 03 03 (+48 zero octets); RFC 8797 message at ULP offset 0",
+					"196 octets of private data; ULP data at octet 0: f6 ab 0e 18 01 00 03 03 (+188 zero octets); RFC 8797 message at ULP offset 0"},
+				"iwarp": {"12 octets of private data; ULP data at octet 4, after the MPA v2 IRD/ORD words 00 80 00 00: f6 ab 0e 18 01 01 03 03; RFC 8797 message at ULP offset 0",
+					"12 octets of private data; ULP data at octet 4, after the MPA v2 IRD/ORD words 00 00 00 80: f6 ab 0e 18 01 00 03 03; RFC 8797 message at ULP offset 0"},
+			}[tc.transport]
+			for _, want := range append(where, "pd: v1 R=1 4096/4096", "pd: v1 R=0 4096/4096", "! frame ",
 				"negotiated: client → server inline 4096, server → client inline 4096, remote invalidation no",
-				"traffic: client → server 23 Sends"} {
+				"traffic: client → server 23 Sends") {
 				if code != exitOK || !strings.Contains(out, want) {
 					t.Errorf("ladder (exit %d) lacks %q:\n%s", code, want, out)
 				}
