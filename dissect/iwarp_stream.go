@@ -635,7 +635,12 @@ func (h *iwarpHalf) resync(b []byte, p int, final bool) (int, bool) {
 		// the stream may not be iWARP at all), or, at the end of the
 		// input, a chain that ends exactly where the data ends.
 		f := mpa.FPDU{Options: opts}
-		confirmed := f.DecodeFromBytes(b[q:q+wl], gopacket.NilDecodeFeedback) == nil && f.CRCStatus == mpa.CRCStatusGood
+		if f.DecodeFromBytes(b[q:q+wl], gopacket.NilDecodeFeedback) != nil || !markersAgree(&f) {
+			// The markers inside the candidate point elsewhere: it is
+			// not an FPDU start.
+			continue
+		}
+		confirmed := f.CRCStatus == mpa.CRCStatusGood
 		if !confirmed {
 			need := 1
 			if !h.fpduBaseKnown {
@@ -699,6 +704,17 @@ func (h *iwarpHalf) chain(b []byte, at, need int, final bool) (ok, wait bool) {
 		}
 	}
 	return true, false
+}
+
+// markersAgree reports that every marker inside a decoded FPDU points back
+// at it (RFC 5044 §4.3): markers are what lets a receiver find FPDUs again.
+func markersAgree(f *mpa.FPDU) bool {
+	for _, m := range f.Markers {
+		if m.Reserved != 0 || m.FPDUPtr != m.Want {
+			return false
+		}
+	}
+	return true
 }
 
 // unmarked appends to dst (up to its capacity) the octets of b, an FPDU
