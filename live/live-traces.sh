@@ -44,7 +44,7 @@ die() { printf '[live] FAILED: %s\n' "$*" >&2; exit 1; }
 # --- packages -------------------------------------------------------------
 PKGS="qemu-system-x86 busybox-static rdma-core ibverbs-utils ibverbs-providers librdmacm-dev
 libibverbs-dev rdmacm-utils tcpdump nfs-kernel-server nfs-common rpcbind linux-headers-amd64
-linux-source-6.1 kmod cpio xz-utils bc iproute2 gcc make libelf-dev"
+linux-source-6.1 kmod cpio xz-utils bc iproute2 procps git gcc make libelf-dev"
 missing=()
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
