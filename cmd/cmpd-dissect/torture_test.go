@@ -888,6 +888,21 @@ func TestOutputSafety(t *testing.T) {
 				t.Errorf("%s: view %s: exit 2: %s", name, v.name, trim(res.stderr.String()))
 			}
 		}
+		// Strings are shown escaped, not dropped: the AUTH_SYS machine
+		// names (rpc.auth.machinename) carry ESC, which the tree and JSON
+		// show as an escape.
+		if name != "escapes-rxe-nfs42-rdma.pcap" {
+			continue
+		}
+		if _, ok := field.Lookup("rpc.auth.machinename"); !ok {
+			continue
+		}
+		for _, args := range [][]string{{"-r", path, "-V"}, {"-r", path, "-T", "json"}, {"-r", path, "-T", "fields", "-e", "rpc.auth.machinename"}} {
+			_, out, _ := runView(t, args)
+			if !strings.Contains(out, `\x1b`) && !strings.Contains(out, `\u001b`) && !strings.Contains(out, `\e`) {
+				t.Errorf("%v: the machine name's ESC is not shown escaped (\\x1b, \\u001b or \\e)", args[2:])
+			}
+		}
 	}
 }
 
