@@ -155,6 +155,9 @@ step where they arise.`,
 			if len(cs) == 0 {
 				fmt.Fprintf(cmd.ErrOrStderr(), "conns: no connection setup in %d frames\n", t.frames)
 			}
+			if n := t.tracker.Unmatched; n > 0 {
+				fmt.Fprintf(cmd.ErrOrStderr(), "conns: %d Sends matched no connection (their setup is not in the capture): not checked\n", n)
+			}
 			return nil
 		},
 	}
