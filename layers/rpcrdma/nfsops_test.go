@@ -22,8 +22,8 @@ func (b xb) o(s string) xb {
 	return b.z(pad4(len(s)) - len(s))
 }
 func (b xb) bm(words ...uint32) xb { return b.u(uint32(len(words))).u(words...) }
-func (b xb) fattr() xb            { return b.bm(0x18, 0x2).o("attrvals") } // bitmap + attrlist
-func (b xb) owner() xb            { return b.z(8).o("owner") }
+func (b xb) fattr() xb             { return b.bm(0x18, 0x2).o("attrvals") } // bitmap + attrlist
+func (b xb) owner() xb             { return b.z(8).o("owner") }
 
 // Every operation's arguments are walked to reach the next operation.
 func TestNFSv4ArgsWalked(t *testing.T) {
