@@ -192,9 +192,17 @@ func (t *Tracker) recordIWARPSend(rec *dissect.Record, v *frameView) {
 		return
 	}
 	src, dst := v.ends()
-	k := sendKey{host: src, peer: dst, qp: r.MSN}
+	// One Send at a time per direction on QN 0; the MSN tells a segment
+	// of the Send in progress from one whose first segment was missed.
+	k := sendKey{host: src, peer: dst}
 	acc := t.sendAcc(k, r.MO == 0, rec.Frame)
 	if acc == nil {
+		return
+	}
+	if r.MO == 0 {
+		acc.msn = r.MSN
+	} else if acc.msn != r.MSN {
+		acc.open = false
 		return
 	}
 	acc.length = max(acc.length, int(r.MO)+len(r.LayerPayload()))

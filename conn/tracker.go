@@ -362,7 +362,8 @@ func sortedKeys(m map[string]int) []string {
 
 // sendAcc accumulates a multi-packet IB Send until its last packet.
 type sendAcc struct {
-	open   bool // a Send is in progress
+	open   bool   // a Send is in progress
+	msn    uint32 // iWARP: the Send's message sequence number
 	first  int
 	length int
 	rpc    bool
