@@ -574,3 +574,35 @@ func TestStepCap(t *testing.T) {
 		t.Errorf("%d steps, %d dropped", len(c.Steps), c.StepsDropped)
 	}
 }
+
+func TestServerDisconnectsAndClientRejectsREP(t *testing.T) {
+	tr := New(Config{})
+	kernelExchange(tr, linuxClientPD, linuxServerPD)
+	tr.CM(cmMsg(4, CMDREQ, false, sComm, cComm))
+	tr.CM(cmMsg(5, CMDREQ, false, sComm, cComm)) // retransmitted
+	tr.CM(cmMsg(6, CMDREP, true, cComm, sComm))
+	c := only(t, tr)
+	if c.State != StateDisconnected || c.DisconnectRequestFrame != 4 || c.DisconnectReplyFrame != 6 {
+		t.Errorf("%s %d %d", c.State, c.DisconnectRequestFrame, c.DisconnectReplyFrame)
+	}
+	if s := c.Steps[3]; s.FromClient || s.Note != "by server" || !c.Steps[4].Retransmission || !c.Steps[5].FromClient {
+		t.Errorf("steps %+v", c.Steps)
+	}
+
+	// The client rejects the server's REP (REJ of a REP).
+	tr = New(Config{})
+	tr.CM(req(1, cComm, 100, cQPN, linuxClientPD))
+	tr.CM(rep(2, sComm, cComm, 200, sQPN, linuxServerPD))
+	rej := cmMsg(3, CMREJ, true, cComm, sComm)
+	rej.RejectReason, rej.RejectReasonName = 28, "Consumer Reject"
+	tr.CM(rej)
+	c = only(t, tr)
+	if c.State != StateRejected || c.ReplyFrame != 2 || c.RejectFrame != 3 || !c.Steps[2].FromClient {
+		t.Errorf("%s reply %d reject %d", c.State, c.ReplyFrame, c.RejectFrame)
+	}
+	for _, f := range c.Findings {
+		if f.Code == CodeRejected && !strings.Contains(f.Message, "the client rejected") {
+			t.Errorf("%s", f.Message)
+		}
+	}
+}
