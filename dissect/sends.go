@@ -177,8 +177,12 @@ func psnDiff(a, b uint32) int32 { return int32((a-b)<<8) >> 8 }
 func psnIn(p, lo, hi uint32) bool { return psnDiff(p, lo) >= 0 && psnDiff(hi, p) >= 0 }
 
 func finding(rec *Record, code string, sev pvtdata.Severity, msg string) {
+	section := "IBTA Vol 1 §9.7" // reliable service: PSN order, retransmission
+	if code == CodeSendLimit {
+		section = "" // this program's limits, not the protocol's
+	}
 	rec.Findings = append(rec.Findings, pvtdata.Finding{Code: code, Severity: sev, Message: msg,
-		Section: "IBTA Vol 1 §9.7", Frame: rec.Frame, Layer: "bth", Offset: -1})
+		Section: section, Frame: rec.Frame, Layer: "bth", Offset: -1})
 }
 
 func (s *RCSends) qp(rec *Record, key QPKey) *rcQP {

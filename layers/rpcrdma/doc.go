@@ -115,8 +115,10 @@ func (e *Error) Finding() pvtdata.Finding {
 
 func sectionFor(code string) string {
 	switch code {
-	case CodeChunkListUnterminated, CodeSegmentCountOverrun, CodeBadDiscriminator, CodeSegmentCap:
+	case CodeChunkListUnterminated, CodeSegmentCountOverrun, CodeBadDiscriminator:
 		return "RFC 8166 §4.3"
+	case CodeSegmentCap:
+		return "" // this program's limit, not the protocol's
 	case CodeUnknownVersion, CodeUnknownProc, CodeDeprecatedProc, CodeUnexpectedPayload, CodeTruncated, CodeMissingRPC:
 		return "RFC 8166 §4.2"
 	case CodeUnknownError:
