@@ -123,6 +123,11 @@ type Header struct {
 	// an unknown procedure or error code.
 	Unknown []byte
 
+	// OpaquePayload is set (by Message.Decode) when the bytes after an
+	// RDMA_OPTIONAL header are not an RPC message; they are then shown
+	// as rpcrdma.payload.
+	OpaquePayload bool
+
 	// MaxSegments caps the segments accepted in one chunk list
 	// (0: DefaultMaxSegments). Hitting it is an error (CodeSegmentCap).
 	MaxSegments int
@@ -253,7 +258,7 @@ func (h *Header) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error 
 	if len(h.Payload) == 0 && h.Proc == ProcMsg {
 		h.notes.add(CodeMissingRPC, pvtdata.SeverityWarning, off, 0, 0)
 	}
-	if len(h.Payload) > 0 && (h.Proc == ProcNoMsg || h.Proc == ProcDone || h.Proc == ProcError) {
+	if len(h.Payload) > 0 && !h.CarriesRPC() {
 		h.notes.add(CodeUnexpectedPayload, pvtdata.SeverityWarning, off, uint32(len(h.Payload)), 0)
 	}
 	return nil
@@ -588,6 +593,7 @@ var (
 	fOptInfoLen = ProtoHeader.Uint("rpcrdma.optinfo_length", 32, "Optional operation data length").WithUnit("bytes")
 	fOptInfo    = ProtoHeader.Bytes("rpcrdma.optinfo", "Optional operation data")
 	fUnknown    = ProtoHeader.Bytes("rpcrdma.unknown", "Undecoded header bytes (unknown version, procedure or error)")
+	fPayload    = ProtoHeader.Bytes("rpcrdma.payload", "Bytes after the header that are not an RPC message")
 )
 
 // Proto is ProtoHeader ("rpcrdma").
@@ -668,6 +674,9 @@ func (h *Header) VisitFields(v field.Visitor) {
 	}
 	if len(h.Unknown) > 0 {
 		v.Bytes(fUnknown, h.Unknown)
+	}
+	if len(h.Payload) > 0 && (!h.CarriesRPC() || h.OpaquePayload) {
+		v.Bytes(fPayload, h.Payload)
 	}
 }
 

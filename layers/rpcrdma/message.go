@@ -67,6 +67,7 @@ func (m *Message) Decode(payload []byte, match CallMatcher) error {
 		// An RPC message MAY follow RDMA_OPTIONAL: decode it only when it
 		// looks like one of this xid.
 		if len(body) < 8 || be32(body, 0) != h.XID || be32(body, 4) > MsgReply {
+			h.OpaquePayload = true
 			return nil
 		}
 	}

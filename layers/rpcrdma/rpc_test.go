@@ -228,6 +228,11 @@ func TestMessageOptionalWithRPC(t *testing.T) {
 	if err := m.Decode(build(t, &h, []byte{9, 9, 9, 9, 9, 9, 9, 9}), nil); err != nil || m.HasRPC {
 		t.Errorf("err %v rpc %v", err, m.HasRPC)
 	}
+	c := collect{}
+	m.Header.VisitFields(c)
+	if c.get("rpcrdma.payload") != "0909090909090909" {
+		t.Errorf("opaque payload not shown: %v", c)
+	}
 }
 
 func gssCred(proc, svc uint32) Auth {
