@@ -483,6 +483,7 @@ var (
 	fProgMax      = ProtoRPC.Uint("rpc.programversion.max", 32, "Program Version (Maximum)")
 	fVersMin      = ProtoRPC.Uint("rpc.version.min", 32, "RPC Version (Minimum)")
 	fVersMax      = ProtoRPC.Uint("rpc.version.max", 32, "RPC Version (Maximum)")
+	fBodyLen      = ProtoRPC.Uint("rpc.body_length", 32, "Procedure arguments or results").WithUnit("bytes")
 )
 
 // Proto is ProtoRPC ("rpc").
@@ -513,8 +514,16 @@ func visitAuth(v field.Visitor, g *field.Field, a Auth, sys *AuthSysParms, hasSy
 	v.End()
 }
 
-// VisitFields reports the message header's fields in wire order.
+// VisitFields reports the message header's fields in wire order, then
+// the length of the procedure's arguments or results that follow.
 func (r *RPC) VisitFields(v field.Visitor) {
+	r.visitHeader(v)
+	if len(r.Payload) > 0 {
+		v.Uint(fBodyLen, uint64(len(r.Payload)))
+	}
+}
+
+func (r *RPC) visitHeader(v field.Visitor) {
 	v.Uint(fRPCXID, uint64(r.XID))
 	v.Uint(fRPCMsgType, uint64(r.MsgType))
 	n := len(r.Contents)
