@@ -4,7 +4,7 @@
 #                         lost good frames, unsafe output. Prints a summary.
 # make torture N=2000     a larger run (N=0: every mutant of the plan)
 # make fuzz-pipeline      the whole-pipeline fuzz targets, PIPELINE_FUZZTIME each
-N                 ?= 150
+N                 ?= 10
 TORTURE_SEED      ?= 1
 TORTURE_REPEAT    ?= 100000
 TORTURE_TIMEOUT   ?= 30s

@@ -364,8 +364,8 @@ func (p *planner) gzipDamage() {
 	})
 	// A pcap header and one record whose length points into a run of
 	// zeros: a small gzip bomb of empty records.
-	p.add(KindGzip, 0, "zeros-4MiB", func() []byte {
-		b := append(bytes.Clone(raw[:idx.HeaderEnd]), make([]byte, 4<<20)...)
+	p.add(KindGzip, 0, "zeros-1MiB", func() []byte {
+		b := append(bytes.Clone(raw[:idx.HeaderEnd]), make([]byte, 1<<20)...)
 		return Gzip(b)
 	}).Large = true
 }

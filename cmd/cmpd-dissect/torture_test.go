@@ -11,7 +11,8 @@ package main
 // Environment: CMPD_TORTURE_N mutants per capture (default 3, or 1 with
 // -short; make torture sets it; 0 means every mutant of the plan),
 // CMPD_TORTURE_SEED (default 1), CMPD_TORTURE_REPEAT how often the repeat
-// mutant repeats its packet in the real captures, where it always runs
+// mutant repeats its packet in the bundled kernel NFS captures
+// (rxe-nfs42-rdma.pcap, siw-nfs42-rdma.pcap), where it always runs
 // (default 2000 under plain go test; make torture uses 100000; other
 // captures use at most 1000),
 // CMPD_TORTURE_TIMEOUT per-run time bound (default 30s; large mutants get
@@ -631,16 +632,16 @@ func TestTorture(t *testing.T) {
 			}
 			cleans[i] = cr
 		}
-		// The full repeat count on the real captures (always run there);
-		// a small one on the others.
-		real := strings.Contains(filepath.ToSlash(capPath), "/real/")
+		// The full repeat count on the two bundled kernel NFS captures
+		// (always run there: one RoCE, one iWARP); a small one elsewhere.
+		full := c.Name == "rxe-nfs42-rdma.pcap" || c.Name == "siw-nfs42-rdma.pcap"
 		repeat := cfg.repeat
-		if !real {
+		if !full {
 			repeat = min(repeat, 1000)
 		}
 		plan := torture.Plan(c, torture.Options{Seed: cfg.seed, Repeat: repeat})
 		sample := torture.Sample(plan, cfg.n, cfg.seed^nameSeed(c.Name))
-		if real && cfg.n > 0 {
+		if full && cfg.n > 0 {
 			sample = withRepeat(sample, plan)
 		}
 		mpath := filepath.Join(tmp, "mutant")
