@@ -219,6 +219,28 @@ func (c *Connection) Service() string {
 	return ServiceName(c.ServiceID)
 }
 
+// RPCRDMA reports whether the connection carries RPC-over-RDMA, so that
+// the RFC 8797 negotiation governs its traffic: an RFC 8797 message from
+// either side, or the NFS/RDMA (or NFS) port, and no private data
+// recognised as another ULP's (NVMe-oF, iSER … use Send with Invalidate
+// by their own rules).
+func (c *Connection) RPCRDMA() bool {
+	for _, pd := range []*PrivateData{c.ClientData, c.ServerData} {
+		if pd != nil && pd.Decode.ULP.Kind.Other() {
+			return false
+		}
+	}
+	for _, pd := range []*PrivateData{c.ClientData, c.ServerData} {
+		if pd != nil && pd.Decode.Reading.Found {
+			return true
+		}
+	}
+	if _, port, ok := RDMACMPort(c.ServiceID); ok && c.HasServiceID {
+		return port == NFSRDMAPort || port == 2049
+	}
+	return false
+}
+
 // Replied reports that the server's answer (REP, REJ, MPA Reply or Reject)
 // was seen, so Negotiated holds what both sides agreed.
 func (c *Connection) Replied() bool { return c.ReplyFrame != 0 }

@@ -606,3 +606,31 @@ func TestServerDisconnectsAndClientRejectsREP(t *testing.T) {
 		}
 	}
 }
+
+func TestOtherULPNotChecked(t *testing.T) {
+	// An NVMe-oF connection (port 4420, NVMe private data): its target's
+	// Send with Invalidate and large Sends are not RFC 8797's business.
+	nvmeReq := make([]byte, 32) // recfmt 0, qid 1, hrqsize 32, hsqsize 31
+	nvmeReq[2], nvmeReq[4], nvmeReq[6] = 1, 32, 31
+	nvmeRep := make([]byte, 32)
+	nvmeRep[2] = 32
+	tr := New(Config{})
+	r := req(1, cComm, 100, cQPN, nvmeReq)
+	r.ServiceID = ServiceIDFor(PortSpaceTCP, 4420)
+	tr.CM(r)
+	tr.CM(rep(2, sComm, cComm, 200, sQPN, nvmeRep))
+	ev := send(3, false, 9000)
+	ev.Invalidate, ev.InvalidateSTag = true, 0x77
+	tr.Send(ev)
+	c := only(t, tr)
+	if c.RPCRDMA() || c.HasFinding(CodeSendInvNotNegotiated) || c.HasFinding(CodeSendExceedsInline) || c.ToClient.Sends != 1 {
+		t.Errorf("ulp %s/%s, findings %v", c.ClientData.Format(), c.ServerData.Format(), codes(c.Findings))
+	}
+	// NFS/RDMA without any private data (nfs-ganesha): the defaults apply.
+	tr = New(Config{})
+	kernelExchange(tr, nil, nil)
+	tr.Send(send(4, false, 2000))
+	if c := only(t, tr); !c.RPCRDMA() || !c.HasFinding(CodeSendExceedsInline) {
+		t.Errorf("ganesha-like: findings %v", codes(c.Findings))
+	}
+}

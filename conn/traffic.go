@@ -68,8 +68,9 @@ func (t *Tracker) Send(ev *SendEvent) {
 		counts.Invalidate++
 	}
 	counts.MaxLength = max(counts.MaxLength, ev.Length)
-	if !c.Replied() || c.State == StateRejected {
-		// Without the server's answer the negotiated values are unknown.
+	if !c.Replied() || c.State == StateRejected || !c.RPCRDMA() {
+		// Without the server's answer the negotiated values are unknown;
+		// other ULPs are not bound by RFC 8797.
 		return
 	}
 	frame := ev.FirstFrame
