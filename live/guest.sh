@@ -170,6 +170,16 @@ client_nfs() {
 	sleep 1
 }
 
+# siw_swap KO: replace siw0 by the siw module at path KO (the variant
+# build, or "default" for the standard one).
+siw_swap() {
+	rdma link delete siw0 || return 1
+	rmmod siw || return 1
+	if [ "$1" = default ]; then modprobe siw; else insmod "$1"; fi || return 1
+	rdma link add siw0 type siw netdev eth1 || return 1
+	rdma link show
+}
+
 fails=0
 scenario() { # scenario NAME LINK FAMILY KIND ARGS…
 	local name=$1 link=$2 fam=$3 kind=$4 t0 rc=0
@@ -178,6 +188,23 @@ scenario() { # scenario NAME LINK FAMILY KIND ARGS…
 	addresses "$link" "$fam"
 	t0=$(date +%s.%N)
 	echo "=== scenario $name ($ROLE)"
+	if [ "$kind" = siwmod ]; then # both VMs swap siw; no capture
+		local other=$([ $ROLE = client ] && echo server || echo client) ko=$1
+		[ "$ko" = variant ] && ko=$SIW_VARIANT
+		siw_swap "$ko" && signal "$name.ok-$ROLE" || signal "$name.failed-$ROLE"
+		await "$name.ok-$other" 60 || rc=1
+		[ -e "/live/ctl/$name.ok-$ROLE" ] || rc=1
+		if [ $ROLE = client ]; then
+			local secs=$(echo "$(date +%s.%N) - $t0" | bc)
+			if [ $rc = 0 ]; then
+				printf 'ok   %-24s %5.1fs\n' "$name" "$secs" >>/live/progress
+			else
+				printf 'FAIL %-24s %5.1fs (see client.log, server.log)\n' "$name" "$secs" >>/live/progress
+				fails=$((fails + 1))
+			fi
+		fi
+		return 0
+	fi
 	if [ $ROLE = server ]; then
 		"server_$kind" "$name" "$@" || { rc=1; signal "$name.ready"; }
 		[ $rc = 0 ] && signal "$name.server-ok" || signal "$name.server-failed"

@@ -92,6 +92,28 @@ if [ ! -e "$SIW" ]; then
 fi
 [ -e "$MODDIR/modules.dep" ] || depmod -b "$KDIR" "$KVER"
 
+# A second siw with what 6.1 makes compile-time constants turned on: MPA CRC
+# required (C flag, CRC32c on every FPDU), peer-to-peer mode (MPA v2 P2P bit
+# and an RTR message after the reply) and GSO (siw's non-standard 0x08 MPA
+# flag). Kept outside the modules tree; the guest insmods it by path for the
+# siw4-crc-* scenarios.
+SIW_VARIANT=$CACHE/siw-variant-$KVER/siw.ko
+if [ ! -e "$SIW_VARIANT" ]; then
+	say "building the siw variant (MPA CRC, peer-to-peer, GSO)"
+	vsrc=$CACHE/siw-variant-src
+	rm -rf "$vsrc" && mkdir -p "$vsrc"
+	tar -xJf /usr/src/linux-source-6.1.tar.xz -C "$vsrc" --strip-components=1 linux-source-6.1/drivers/infiniband/sw/siw
+	vdir=$vsrc/drivers/infiniband/sw/siw
+	sed -i -e 's/^const bool try_gso;/const bool try_gso = true;/' \
+		-e 's/^const bool mpa_crc_required;/const bool mpa_crc_required = true;/' \
+		-e 's/^const bool peer_to_peer;/const bool peer_to_peer = true;/' "$vdir/siw_main.c"
+	[ "$(grep -c '= true;$' "$vdir/siw_main.c")" -ge 5 ] || die "siw variant: siw_main.c no longer has the constants to turn on"
+	make -s -C "/usr/src/linux-headers-$KVER" M="$vdir" CONFIG_RDMA_SIW=m modules >"$CACHE/siw-variant-build.log" 2>&1 ||
+		{ cat "$CACHE/siw-variant-build.log"; die "siw variant build"; }
+	mkdir -p "$(dirname "$SIW_VARIANT")"
+	cp "$vdir/siw.ko" "$SIW_VARIANT"
+fi
+
 # --- initramfs --------------------------------------------------------------
 INITRD=$CACHE/initramfs-$KVER.cpio.gz
 if [ ! -e "$INITRD" ] || [ "$REPO/live/init" -nt "$INITRD" ]; then
@@ -138,6 +160,7 @@ rm -rf "$RUN" && mkdir -p "$RUN/ctl" "$RUN/out"
 cat >"$RUN/config" <<CFG
 REPO=$REPO
 BIN=$BIN
+SIW_VARIANT=$SIW_VARIANT
 SCENARIOS=/live/scenarios.sh
 ONLY='${ONLY//\'/}'
 CFG
@@ -163,7 +186,8 @@ vm() { # vm ROLE NETOPT PORT0 PORT1
 run_vms() {
 	rm -rf "$RUN/ctl" "$RUN/out" "$RUN/progress" "$RUN"/*.log "$RUN"/*.console
 	mkdir -p "$RUN/ctl" "$RUN/out"
-	local port0=$((20000 + RANDOM % 20000)) seen=0 booted= n
+	local port0=$((20000 + RANDOM % 20000)) booted=
+	seen=0
 	local deadline=$(($(date +%s) + ${LIVE_TIMEOUT:-1800}))
 	vm server listen $port0 $((port0 + 1)) &
 	SERVER_PID=$!
@@ -188,13 +212,7 @@ run_vms() {
 				fi
 			done
 		fi
-		if [ -e "$RUN/progress" ]; then
-			n=$(wc -l <"$RUN/progress")
-			if [ "$n" -gt "$seen" ]; then
-				tail -n +$((seen + 1)) "$RUN/progress" | head -n $((n - seen)) | while IFS= read -r line; do say "$line"; done
-				seen=$n
-			fi
-		fi
+		show_progress
 		if [ "$(date +%s)" -gt "$deadline" ]; then
 			say "timeout: stopping the VMs"
 			cleanup
@@ -205,7 +223,18 @@ run_vms() {
 	wait "$CLIENT_PID" 2>/dev/null || true
 	wait "$SERVER_PID" 2>/dev/null || true
 	trap - EXIT
+	show_progress
 	return 0
+}
+# show_progress prints the client's progress lines not shown yet.
+show_progress() {
+	[ -e "$RUN/progress" ] || return 0
+	local n
+	n=$(wc -l <"$RUN/progress")
+	if [ "$n" -gt "$seen" ]; then
+		tail -n +$((seen + 1)) "$RUN/progress" | head -n $((n - seen)) | while IFS= read -r line; do say "$line"; done
+		seen=$n
+	fi
 }
 cleanup() {
 	kill "$SERVER_PID" "$CLIENT_PID" 2>/dev/null || true

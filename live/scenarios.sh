@@ -7,6 +7,9 @@
 # LINK    rxe (soft-RoCE on eth0, RoCEv2, UDP 4791) or siw (soft-iWARP on eth1, TCP)
 # FAMILY  4 or 6
 # KIND    replay: cmpd-dissect replay, both sides given ARGS
+#         siwmod: both VMs replace siw0 by another siw module (ARGS: variant,
+#                 the build with MPA CRC, peer-to-peer and GSO on, or default);
+#                 no capture
 #         nfs:    kernel NFS over RDMA; ARGS = vers (3|4.2) client_inline_write
 #                 client_inline_read server_max_req_size (0 = leave the default)
 #
@@ -48,3 +51,8 @@ for l in rxe siw; do
 	scenario $l"4-nfs3-inline" $l 4 nfs 3 1024 2048 8192
 	scenario $l"4-nfs42-inline" $l 4 nfs 4.2 2048 1024 16384
 done
+# siw built with MPA CRC required, peer-to-peer (RTR) and GSO on (last:
+# the module swap must not disturb the scenarios above).
+scenario siw4-crc-setup siw 4 siwmod variant
+scenario siw4-crc-rfc8797 siw 4 replay --client-pd $V1_R_1K_256K --server-pd $V1_256K_1K
+scenario siw4-crc-nfs42 siw 4 nfs 4.2 0 0 0
