@@ -127,3 +127,29 @@ func TestReplayFromAgreesWithIndependentReader(t *testing.T) {
 		})
 	}
 }
+
+func TestReplayPlan(t *testing.T) {
+	plan, err := replayPlan([]string{"f6ab0e1801010303", "f6ab0e1801000f0f"}, []string{"f6ab0e1801000303"}, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plan) != 2 || plan[1].server == nil || !bytes.Equal(plan[0].server, plan[1].server) ||
+		bytes.Equal(plan[0].client, plan[1].client) {
+		t.Errorf("pairing: %+v (the shorter list repeats its last value)", plan)
+	}
+	plan, err = replayPlan([]string{""}, nil, true, nil)
+	if err != nil || len(plan) != 1 || len(plan[0].client) != 0 || plan[0].server != nil || !plan[0].reject {
+		t.Errorf("empty client data, no server data, reject: %+v, %v", plan, err)
+	}
+	from := &replay.Conn{ClientPrivateData: replay.HexBytes{1}, ServerPrivateData: replay.HexBytes{2}, Rejected: true}
+	plan, err = replayPlan(nil, nil, false, from)
+	if err != nil || len(plan) != 1 || plan[0].client[0] != 1 || plan[0].server[0] != 2 || !plan[0].reject {
+		t.Errorf("from a rejected capture connection: %+v, %v", plan, err)
+	}
+	if _, err := replayPlan([]string{"00"}, nil, false, from); err == nil {
+		t.Error("--from with --client-pd: no error")
+	}
+	if _, err := replayPlan([]string{strings.Repeat("00", 256)}, nil, false, nil); err == nil {
+		t.Error("256 octets: no error")
+	}
+}
