@@ -258,3 +258,13 @@ func (c *Connection) HasFinding(code string) bool {
 	}
 	return false
 }
+
+// hasFindingAt reports a finding with code at frame.
+func (c *Connection) hasFindingAt(code string, frame int) bool {
+	for i := range c.Findings {
+		if c.Findings[i].Code == code && c.Findings[i].Frame == frame {
+			return true
+		}
+	}
+	return false
+}

@@ -3,6 +3,7 @@ package conn
 import (
 	"net"
 	"net/netip"
+	"strings"
 
 	"github.com/cmpd-dissect/cmpd-dissect/dissect"
 	"github.com/cmpd-dissect/cmpd-dissect/layers/ibcm"
@@ -97,9 +98,13 @@ func (t *Tracker) Record(rec *dissect.Record) {
 		case *ibcm.MAD:
 			v.mad = x
 		case *ibcm.CM:
+			t.stepped = nil
 			t.recordCM(rec, &v, x, rec.Offsets[i])
+			t.attachFindings(rec)
 		case *mpa.Frame:
+			t.stepped = nil
 			t.recordMPA(rec, &v, x, rec.Offsets[i])
+			t.attachFindings(rec)
 		case *ibcm.BTH:
 			t.packetDone(rec, &v)
 			v.bth = x
@@ -118,6 +123,26 @@ func (t *Tracker) Record(rec *dissect.Record) {
 	if v.fin || v.rst {
 		src, dst := v.ends()
 		t.TCPClose(rec.Frame, rec.Time, src, dst, v.rst)
+	}
+}
+
+// attachFindings gives the connection a CM or MPA message belongs to what
+// the layers noticed in that frame (reserved bits, a bad ICRC …), so its
+// ladder shows them at the step. The private-data findings are left out:
+// the tracker raises its own from the same bytes.
+func (t *Tracker) attachFindings(rec *dissect.Record) {
+	c := t.stepped
+	if c == nil {
+		return
+	}
+	for _, f := range rec.Findings {
+		if strings.HasPrefix(f.Code, "pvtdata.") || c.hasFindingAt(f.Code, rec.Frame) {
+			continue
+		}
+		if f.Frame == 0 {
+			f.Frame = rec.Frame
+		}
+		t.finding(c, f)
 	}
 }
 

@@ -110,3 +110,13 @@ func TestEncodings(t *testing.T) {
 		})
 	}
 }
+
+// What the layers notice in a CM frame (here a bad ICRC on a repeated
+// REQ) is shown with the connection, at that step.
+func TestLayerFindingsAttached(t *testing.T) {
+	tr := trackFileConfig(t, "../testdata/pcaps/synthetic/synth-ibcm-rocev2-ipv4-bad-crc.pcap", Config{})
+	c := only(t, tr)
+	if len(c.Steps) != 2 || !c.Steps[1].Retransmission || !c.hasFindingAt("ibcm.icrc-bad", 2) || c.hasFindingAt("ibcm.icrc-bad", 1) {
+		t.Errorf("steps %+v findings %v", c.Steps, c.Findings)
+	}
+}

@@ -136,6 +136,8 @@ type Tracker struct {
 	finished  bool
 	// sends are the multi-packet IB Sends in progress (Record).
 	sends map[sendKey]*sendAcc
+	// stepped is the connection the last message was a step of.
+	stepped *Connection
 }
 
 // New returns a tracker with cfg (zero fields take the defaults).
@@ -333,6 +335,7 @@ func (t *Tracker) orphan(f pvtdata.Finding) {
 
 // addStep appends a step to c's ladder within the cap.
 func (t *Tracker) addStep(c *Connection, s Step) {
+	t.stepped = c
 	if len(c.Steps) >= t.cfg.MaxSteps {
 		c.StepsDropped++
 		return

@@ -103,6 +103,22 @@ func trackCaptures(cmd *cobra.Command, files []string, flags *trackFlags) (*trac
 		return nil, err
 	}
 	t.tracker.Finish()
+	// A CM or MPA frame's findings are shown with its connection (the
+	// tracker attaches them, and raises the private-data ones itself):
+	// they are not listed again outside connections.
+	steps := map[int]bool{}
+	for _, c := range t.tracker.Connections() {
+		for _, s := range c.Steps {
+			steps[s.Frame] = true
+		}
+	}
+	kept := t.frameFindings[:0]
+	for _, f := range t.frameFindings {
+		if !steps[f.Frame] {
+			kept = append(kept, f)
+		}
+	}
+	t.frameFindings = kept
 	return t, nil
 }
 
