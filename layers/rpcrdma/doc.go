@@ -5,9 +5,16 @@
 // procedures and NFSv4 COMPOUND operations inside.
 //
 // Three gopacket layers, one per protocol name: Header ("rpcrdma"),
-// RPC ("rpc") and NFS ("nfs"). They keep no state across packets: matching
-// a reply to its call (to know that a reply body is an NFSv4 COMPOUND
-// result) is the caller's job, done with RPC.SetCall and NFS.DecodeBody.
+// RPC ("rpc") and NFS ("nfs"). Message decodes a whole Send payload into
+// the three without allocating. The layers keep no state across packets:
+// matching a reply to its call (to know that a reply body is an NFSv4
+// COMPOUND result) is the caller's job, through a CallMatcher that calls
+// RPC.SetCall (dissect/sends.go keeps that table).
+//
+// Not decoded: RPC messages moved by RDMA Read or Write (position-zero
+// read chunks, reply chunks of RDMA_NOMSG replies), which are not in the
+// Send; NFSv2/v3, MOUNT, NLM and NFS_ACL arguments beyond the procedure
+// name (and the v2/v3 reply status).
 //
 // Decoders never panic and never loop on a length or list the packet lies
 // about: every list is bounded by the bytes present and by a configurable
