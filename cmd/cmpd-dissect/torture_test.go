@@ -73,6 +73,8 @@ type tortureView struct {
 	checkExit bool
 	// stdin: the capture is given on standard input (-r -).
 	stdin bool
+	// runner runs the command line (nil: run, the real command).
+	runner func(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 }
 
 // fieldNames is every declared non-group field, for a -T fields view that
@@ -323,7 +325,7 @@ func heapBytes() uint64 {
 // runBounded runs the command line in-process with a time bound and a heap
 // growth bound, recovering a panic. A run that times out or exceeds the
 // memory bound is abandoned (its goroutine cannot be stopped).
-func runBounded(args []string, stdin []byte, stdout, stderr *checkedWriter, timeout time.Duration, memBound uint64) runResult {
+func runBounded(runner func([]string, io.Reader, io.Writer, io.Writer) int, args []string, stdin []byte, stdout, stderr *checkedWriter, timeout time.Duration, memBound uint64) runResult {
 	res := runResult{stdout: stdout, stderr: stderr}
 	base := heapBytes()
 	done := make(chan struct{})
@@ -336,7 +338,7 @@ func runBounded(args []string, stdin []byte, stdout, stderr *checkedWriter, time
 				res.stack = debug.Stack()
 			}
 		}()
-		res.code = run(args, bytes.NewReader(stdin), stdout, stderr)
+		res.code = runner(args, bytes.NewReader(stdin), stdout, stderr)
 	}()
 	tick := time.NewTicker(5 * time.Millisecond)
 	defer tick.Stop()
@@ -512,7 +514,11 @@ func judge(v tortureView, path string, data []byte, m *torture.Mutant, clean *cl
 	if m != nil && m.Large {
 		timeout *= 4
 	}
-	res := runBounded(v.args(file), stdin, stdout, stderr, timeout, cfg.memBound)
+	runner := v.runner
+	if runner == nil {
+		runner = run
+	}
+	res := runBounded(runner, v.args(file), stdin, stdout, stderr, timeout, cfg.memBound)
 	switch {
 	case res.panicked != nil:
 		return res, fmt.Sprintf("panic: %v\n%s", res.panicked, res.stack)
@@ -1301,5 +1307,86 @@ func TestLimitConnections(t *testing.T) {
 	code, _, stderr = runView(t, []string{"conns", "--max-connections", "0", file})
 	if code != exitUsage || !strings.Contains(stderr, "max-connections") {
 		t.Errorf("--max-connections 0: exit %d, %q", code, trim(stderr))
+	}
+}
+
+// selftestRun stands in for run in TestTortureHarnessCatches: it
+// misbehaves as its first argument says (it is not part of the command).
+func selftestRun(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	cmd := &cobra.Command{
+		Use:           "torture-selftest MODE FILE",
+		Args:          cobra.ExactArgs(2),
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			w := cmd.OutOrStdout()
+			switch args[0] {
+			case "panic":
+				var m map[string]int
+				m["x"]++
+			case "hang":
+				time.Sleep(3 * time.Second)
+			case "escape":
+				fmt.Fprintln(w, "1\tname=\x1b]0;pwned\x07")
+			case "badjson":
+				fmt.Fprintln(w, `{"frame":1,"x":"`+"\xff"+`"}`)
+			case "lose":
+				fmt.Fprintln(w, "2\tonly the second frame")
+			case "memory":
+				var keep [][]byte
+				for i := 0; i < 64; i++ {
+					keep = append(keep, make([]byte, 4<<20))
+					time.Sleep(10 * time.Millisecond)
+				}
+				fmt.Fprintln(w, len(keep))
+			case "exit3":
+				return &exitError{code: 3, err: fmt.Errorf("odd")}
+			case "good":
+				fmt.Fprintln(w, "1\tfirst\n2\tsecond")
+			}
+			return nil
+		},
+	}
+	cmd.SetOut(stdout)
+	cmd.SetErr(stderr)
+	cmd.SetArgs(args[1:])
+	if err := cmd.Execute(); err != nil {
+		var ee *exitError
+		if errors.As(err, &ee) {
+			return ee.code
+		}
+		return exitUsage
+	}
+	return exitOK
+}
+
+func TestTortureHarnessCatches(t *testing.T) {
+	cfg := tortureConfig{timeout: time.Second, memBound: 64 << 20}
+	clean := &cleanRun{code: 0, ok: true, frames: map[int]string{1: "1\tfirst", 2: "2\tsecond"}}
+	m := &torture.Mutant{Name: "selftest", Kind: torture.KindFlip, Frame: 3}
+	view := func(mode string, out outputMode) tortureView {
+		return tortureView{name: mode, out: out, frames: true, runner: selftestRun,
+			args: func(f string) []string { return []string{"torture-selftest", mode, f} }}
+	}
+	if _, why := judge(view("good", outText), "x", nil, m, clean, cfg); why != "" {
+		t.Fatalf("a good run judged bad: %s", why)
+	}
+	for _, tc := range []struct {
+		mode string
+		out  outputMode
+		want string
+	}{
+		{"panic", outText, "panic"},
+		{"hang", outText, "still running"},
+		{"escape", outText, "control character"},
+		{"badjson", outJSONLines, "invalid UTF-8"},
+		{"lose", outText, "good frame 1"},
+		{"memory", outText, "heap grew"},
+		{"exit3", outText, "exit status 3"},
+	} {
+		_, why := judge(view(tc.mode, tc.out), "x", nil, m, clean, cfg)
+		if !strings.Contains(why, tc.want) {
+			t.Errorf("%s: judged %q, want it caught (%q)", tc.mode, trim(why), tc.want)
+		}
 	}
 }
