@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"net/netip"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/cmpd-dissect/cmpd-dissect/dissect"
@@ -389,4 +391,43 @@ func TestColorMode(t *testing.T) {
 	if UseColor(ColorAuto, &b) {
 		t.Error("NO_COLOR ignored")
 	}
+}
+
+func TestProgress(t *testing.T) {
+	var mu syncBuffer
+	var read int64 = 50 << 20
+	p := StartProgress(&mu, 100<<20, func() int64 { return read })
+	for i := 0; i < 1000; i++ {
+		p.Packet()
+	}
+	deadline := time.Now().Add(3 * time.Second)
+	for !strings.Contains(mu.String(), "50%") && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	p.Stop()
+	out := mu.String()
+	if !strings.Contains(out, " 50% 50.0 MB/100.0 MB ") || !strings.Contains(out, "pkt/s") || !strings.HasSuffix(out, "\r\x1b[K") {
+		t.Fatalf("progress output %q", out)
+	}
+	var nilP *Progress
+	nilP.Packet()
+	nilP.Stop()
+}
+
+// syncBuffer is a bytes.Buffer safe for the progress goroutine.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
