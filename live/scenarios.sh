@@ -45,14 +45,17 @@ for l in rxe siw; do
 	scenario $l"6-offset" $l 6 replay --client-pd $OFF4 --server-pd $OFF8
 	scenario $l"6-reject" $l 6 replay --client-pd $V1_R_4K --server-pd $V1_4K --reject
 done
+# siw built with MPA CRC required, peer-to-peer (RTR) and GSO on, swapped
+# in after the plain replays and out again before the kernel NFS scenarios.
+# The replay comes before any NFS scenario: once nfsd listens on rdma_cm
+# port 20049 (all devices), the replay server cannot bind it.
+scenario siw4-crc-setup siw 4 siwmod variant
+scenario siw4-crc-rfc8797 siw 4 replay --client-pd $V1_R_1K_256K --server-pd $V1_256K_1K
+scenario siw4-crc-nfs42 siw 4 nfs 4.2 0 0 0
+scenario siw4-crc-teardown siw 4 siwmod default
 for l in rxe siw; do
 	scenario $l"4-nfs3" $l 4 nfs 3 0 0 0
 	scenario $l"4-nfs42" $l 4 nfs 4.2 0 0 0
 	scenario $l"4-nfs3-inline" $l 4 nfs 3 1024 2048 8192
 	scenario $l"4-nfs42-inline" $l 4 nfs 4.2 2048 1024 16384
 done
-# siw built with MPA CRC required, peer-to-peer (RTR) and GSO on (last:
-# the module swap must not disturb the scenarios above).
-scenario siw4-crc-setup siw 4 siwmod variant
-scenario siw4-crc-rfc8797 siw 4 replay --client-pd $V1_R_1K_256K --server-pd $V1_256K_1K
-scenario siw4-crc-nfs42 siw 4 nfs 4.2 0 0 0
