@@ -76,6 +76,10 @@ type Options struct {
 	// FlipsPerFrame is how many random flip mutants each frame gets
 	// (default 3).
 	FlipsPerFrame int
+	// Offsets, when set, adds layer boundaries found by a clean
+	// dissection: Offsets[i] are frame offsets where layers of packet i
+	// start. Truncations are made at each ±1 too, besides the walker's.
+	Offsets [][]int
 }
 
 // Plan derives every mutant of c. Nothing is built until Mutant.Build is
@@ -91,6 +95,13 @@ func Plan(c *Capture, opt Options) []*Mutant {
 	p.layouts = make([]Layout, len(c.Packets))
 	for i, pk := range c.Packets {
 		p.layouts[i] = Walk(pk.LinkType, pk.Data)
+		if i < len(opt.Offsets) {
+			for _, off := range opt.Offsets[i] {
+				if off > 0 && off < len(pk.Data) {
+					p.layouts[i].Layers = append(p.layouts[i].Layers, Span{"dissected", off, off})
+				}
+			}
+		}
 	}
 	p.fileHeader()
 	p.truncFile()
@@ -394,8 +405,14 @@ func (p *planner) flips(i int) {
 		p.packetMutant(KindFlip, i, fmt.Sprintf("%d^%02x", at, x), func(c *Capture) { c.Packets[i].Data[at] ^= x })
 	}
 	// Several bytes of one header at once.
-	if len(lay.Layers) > 0 {
-		s := lay.Layers[p.rng.IntN(len(lay.Layers))]
+	var spans []Span
+	for _, s := range lay.Layers {
+		if s.End > s.Start {
+			spans = append(spans, s)
+		}
+	}
+	if len(spans) > 0 {
+		s := spans[p.rng.IntN(len(spans))]
 		seed := p.rng.Uint64()
 		p.packetMutant(KindFlip, i, fmt.Sprintf("%s-scramble", s.Name), func(c *Capture) {
 			r := rand.New(rand.NewPCG(seed, 1))

@@ -386,3 +386,23 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// Offsets from a clean dissection add truncation points.
+func TestPlanOffsets(t *testing.T) {
+	c, _ := loadReal(t, "rxe-nfs42-rdma.pcap")
+	has := func(plan []*Mutant, name string) bool {
+		for _, m := range plan {
+			if m.Name == name {
+				return true
+			}
+		}
+		return false
+	}
+	const name = "rxe-nfs42-rdma.pcap/trunc-layer/f1/caplen=101"
+	if has(Plan(c, Options{Seed: 1, Repeat: 1}), name) {
+		t.Fatalf("%s planned without the offset", name)
+	}
+	if !has(Plan(c, Options{Seed: 1, Repeat: 1, Offsets: [][]int{{100}}}), name) {
+		t.Errorf("%s not planned for dissected offset 100", name)
+	}
+}

@@ -41,6 +41,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/cmpd-dissect/cmpd-dissect/dissect"
 	"github.com/cmpd-dissect/cmpd-dissect/field"
 	"github.com/cmpd-dissect/cmpd-dissect/source"
 	"github.com/cmpd-dissect/cmpd-dissect/torture"
@@ -461,6 +462,31 @@ func regressionInputs() []string {
 	return out
 }
 
+// dissectedOffsets are the frame offsets where the dissector found layers
+// in each frame of a clean capture: truncations are made there ±1 too,
+// besides at the boundaries package torture finds on its own.
+func dissectedOffsets(path string, frames int) [][]int {
+	src, err := source.OpenFiles([]string{path}, nil)
+	if err != nil {
+		return nil
+	}
+	defer src.Close()
+	out := make([][]int, frames)
+	d := dissect.New(dissect.Options{})
+	d.Run(src, func(r *dissect.Record) error {
+		if r.Frame < 1 || r.Frame > frames {
+			return nil
+		}
+		for _, off := range r.Offsets {
+			if off > 0 {
+				out[r.Frame-1] = append(out[r.Frame-1], off)
+			}
+		}
+		return nil
+	})
+	return out
+}
+
 // withRepeat adds the plan's repeat mutant to sample if it is not there.
 func withRepeat(sample, plan []*torture.Mutant) []*torture.Mutant {
 	for _, m := range sample {
@@ -649,7 +675,7 @@ func TestTorture(t *testing.T) {
 		if !full {
 			repeat = min(repeat, 1000)
 		}
-		plan := torture.Plan(c, torture.Options{Seed: cfg.seed, Repeat: repeat})
+		plan := torture.Plan(c, torture.Options{Seed: cfg.seed, Repeat: repeat, Offsets: dissectedOffsets(capPath, len(c.Packets))})
 		sample := torture.Sample(plan, cfg.n, cfg.seed^nameSeed(c.Name))
 		if full && cfg.n > 0 {
 			sample = withRepeat(sample, plan)
