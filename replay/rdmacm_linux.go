@@ -367,6 +367,9 @@ func Listen(cfg Config, report func(Report)) (*Listener, error) {
 	C.rp_listen(addr, C.int(cfg.Port), &l.l, &s)
 	if err := sideError(&s); err != nil {
 		C.rp_close(&l.l)
+		if e := syscall.Errno(s.err); e == syscall.EADDRINUSE || e == syscall.EADDRNOTAVAIL {
+			err = fmt.Errorf("%w (is another rdma_cm listener, nfsd for one, on port %d? or the address not on an RDMA device?)", err, cfg.Port)
+		}
 		return nil, fmt.Errorf("server %s: %w", hostPort(cfg.Addr, cfg.Port), err)
 	}
 	r := sideReport(&s, RoleServer, EventListening, nil)
