@@ -73,6 +73,7 @@ type Dissector struct {
 func New(opts Options) *Dissector {
 	d := &Dissector{opts: opts}
 	d.frame.rec = &d.rec
+	d.udp.roce = &d.roce
 	d.ethParser = newChain(layers.LayerTypeEthernet, &d.eth, &d.vlan, &d.ip4, &d.ip6, &d.udp, &d.tcp)
 	d.decoded = make([]gopacket.LayerType, 0, 16)
 	d.rec.Layers = make([]field.Layer, 0, 24)
@@ -259,10 +260,6 @@ func (d *Dissector) decodeChain(c chain, data []byte, base int) {
 		return
 	}
 	switch l := last.(type) {
-	case *UDP:
-		if l.DstPort != RoCEv2Port && l.SrcPort != RoCEv2Port && d.IsRoCEPort(uint16(l.DstPort)) && len(l.Payload) > 0 {
-			d.ext.dissectRoCEv2(l.Payload)
-		}
 	case *TCP:
 		var netFlow gopacket.Flow
 		if ip4 != nil {

@@ -1,35 +1,201 @@
 package dissect
 
 import (
+	"strconv"
+
 	"github.com/gopacket/gopacket"
 
 	"github.com/cmpd-dissect/cmpd-dissect/field"
+	"github.com/cmpd-dissect/cmpd-dissect/layers/ibcm"
+	"github.com/cmpd-dissect/cmpd-dissect/source"
 )
 
 // extensions holds the decoders of the RDMA families and the reassembly
 // state; the Dissector calls them at the points where their traffic is
 // found.
 type extensions struct {
-	d *Dissector
+	d  *Dissector
+	ib *ibcm.Stack
+
+	// Parsers that start inside the frame: at the LRH
+	// (LINKTYPE_INFINIBAND) and at the ERF header (LINKTYPE_ERF).
+	lrhParser, erfParser chain
+
+	iwarp *IWARP
 }
 
-func (x *extensions) init(d *Dissector) { x.d = d }
+func (x *extensions) init(d *Dissector) {
+	x.d = d
+	x.ib = ibcm.NewStack()
+	ib := x.ib.DecodingLayers()
+	// The Ethernet parser goes on into the IB layers: a RoCE UDP port
+	// (UDP.NextLayerType) and ethertype 0x8915 (registered by ibcm) lead
+	// there.
+	for _, l := range ib {
+		d.ethParser.p.AddDecodingLayer(l)
+	}
+	all := append([]gopacket.DecodingLayer{&d.eth, &d.vlan, &d.ip4, &d.ip6, &d.udp, &d.tcp}, ib...)
+	x.lrhParser = newChain(ibcm.LayerTypeLRH, all...)
+	x.erfParser = newChain(ibcm.LayerTypeERF, all...)
+	x.iwarp = NewIWARP(d.opts.IWARP)
+}
 
 // dissectLink decodes a frame of a non-Ethernet link type; false when the
 // link type is not dissected.
-func (x *extensions) dissectLink(linkType int, data []byte) bool { return false }
-
-// dissectRoCEv2 decodes a UDP payload on a RoCEv2 port (BTH first).
-func (x *extensions) dissectRoCEv2(payload []byte) {}
-
-// dissectRoCEv1 decodes a RoCEv1 Ethernet payload (GRH first).
-func (x *extensions) dissectRoCEv1(payload []byte) {}
+func (x *extensions) dissectLink(linkType int, data []byte) bool {
+	switch linkType {
+	case source.LinkTypeInfiniBand:
+		x.d.decodeChain(x.lrhParser, data, 0)
+	case source.LinkTypeERF:
+		x.d.decodeChain(x.erfParser, data, 0)
+	default:
+		return false
+	}
+	return true
+}
 
 // dissectTCP hands a TCP segment to iWARP reassembly.
-func (x *extensions) dissectTCP(t *TCP) {}
+func (x *extensions) dissectTCP(t *TCP, net gopacket.Flow) {
+	x.iwarp.Segment(&x.d.rec, net, &t.TCP)
+}
 
 // layerFor maps a layer type decoded by an extension parser to its layer.
-func (x *extensions) layerFor(t gopacket.LayerType) field.Layer { return nil }
+func (x *extensions) layerFor(t gopacket.LayerType) field.Layer {
+	s := x.ib
+	switch t {
+	case ibcm.LayerTypeERF:
+		return &s.ERF
+	case ibcm.LayerTypeLRH:
+		return &s.LRH
+	case ibcm.LayerTypeGRH:
+		return &s.GRH
+	case ibcm.LayerTypeBTH:
+		return &s.BTH
+	case ibcm.LayerTypeDETH:
+		return &s.DETH
+	case ibcm.LayerTypeRETH:
+		return &s.RETH
+	case ibcm.LayerTypeAETH:
+		return &s.AETH
+	case ibcm.LayerTypeIETH:
+		return &s.IETH
+	case ibcm.LayerTypeImmDt:
+		return &s.ImmDt
+	case ibcm.LayerTypeAtomicETH:
+		return &s.AtomicETH
+	case ibcm.LayerTypeAtomicAckETH:
+		return &s.AtomicAckETH
+	case ibcm.LayerTypeMAD:
+		return &s.MAD
+	case ibcm.LayerTypeCM:
+		return &s.CM
+	}
+	return nil
+}
+
+// checkICRC finds an IB transport packet among the record's layers and
+// checks its ICRC (RoCEv2 from the IP header, RoCEv1 from the GRH, native
+// IB from the LRH). It returns the BTH, nil when there is none.
+func (x *extensions) checkICRC() *ibcm.BTH {
+	r := &x.d.rec
+	var bth *ibcm.BTH
+	ipOff, grhOff, lrhOff, v6 := -1, -1, -1, false
+	for i, l := range r.Layers {
+		switch l := l.(type) {
+		case *IPv4:
+			ipOff, v6 = r.Offsets[i], false
+		case *IPv6:
+			ipOff, v6 = r.Offsets[i], true
+		case *ibcm.GRH:
+			grhOff = r.Offsets[i]
+		case *ibcm.LRH:
+			lrhOff = r.Offsets[i]
+		case *ibcm.BTH:
+			bth = l
+		}
+	}
+	if bth == nil {
+		return nil
+	}
+	data := r.Data
+	var computed uint32
+	ok := false
+	switch {
+	case lrhOff >= 0:
+		_, computed, ok = ibcm.CheckIBICRC(data[lrhOff:])
+	case grhOff >= 0 && ipOff < 0:
+		_, computed, ok = ibcm.CheckRoCEv1ICRC(data[grhOff:])
+	case ipOff >= 0:
+		_, computed, ok = ibcm.CheckRoCEv2ICRC(data[ipOff:], v6)
+	}
+	if ok {
+		bth.SetICRCComputed(computed)
+	}
+	return bth
+}
 
 // finish flushes reassembly at end of input.
-func (x *extensions) finish(fn func(*Record)) {}
+func (x *extensions) finish(fn func(*Record)) {
+	r := &x.d.rec
+	r.Reset()
+	r.Frame = 0
+	r.LinkType = -1
+	x.iwarp.Flush(r)
+	if len(r.Layers) > 0 || len(r.Findings) > 0 {
+		fn(r)
+	}
+}
+
+// send hands an RC Send packet's payload to the ULP decoder. Single-packet
+// Sends (SEND_ONLY, with immediate data or invalidate) go straight to
+// decodeSend; the pieces of multi-packet Sends to the Send reassembly.
+func (d *Dissector) send(bth *ibcm.BTH, payload []byte) {
+	r := &d.rec
+	switch bth.OpCode {
+	case ibcm.OpRCSendOnly, ibcm.OpRCSendOnlyImm, ibcm.OpRCSendOnlyInv:
+		info := SendInfo{Transport: "ib", FirstFrame: r.Frame, LastFrame: r.Frame, Length: len(payload)}
+		if bth.OpCode == ibcm.OpRCSendOnlyInv {
+			info.Invalidate, info.InvalidateSTag = true, d.ext.ib.IETH.RKey
+		}
+		decodeSend(r, payload, info)
+	default:
+		d.ext.sendPiece(bth, payload)
+	}
+}
+
+// sendPiece hands a piece of a multi-packet RC Send (FIRST, MIDDLE, LAST)
+// to the Send reassembly, when one is installed (sends.go).
+func (x *extensions) sendPiece(bth *ibcm.BTH, payload []byte) {
+	if ibSendPiece != nil {
+		ibSendPiece(&x.d.rec, bth, payload)
+	}
+}
+
+// ibSendPiece is installed by the Send reassembly (sends.go): it takes the
+// pieces of multi-packet RC Sends, and calls decodeSend when one is
+// complete. Nil: only single-packet Sends are decoded.
+var ibSendPiece func(rec *Record, bth *ibcm.BTH, payload []byte)
+
+// AppendEndpoints appends the frame's source and destination as the
+// summary view shows them, from the innermost layer that has addresses:
+// IP addresses, GIDs (RoCEv1, native IB with GRH), LIDs ("LID 5", native
+// IB), or MAC addresses.
+func AppendEndpoints(r *Record, src, dst []byte) ([]byte, []byte) {
+	var pick field.Layer
+	for _, l := range r.Layers {
+		switch l.(type) {
+		case Addresser, *ibcm.GRH, *ibcm.LRH:
+			pick = l
+		}
+	}
+	switch l := pick.(type) {
+	case Addresser:
+		return l.AppendSrc(src), l.AppendDst(dst)
+	case *ibcm.GRH:
+		return l.SrcGID().AppendTo(src), l.DstGID().AppendTo(dst)
+	case *ibcm.LRH:
+		src = strconv.AppendUint(append(src, "LID "...), uint64(l.SLID), 10)
+		dst = strconv.AppendUint(append(dst, "LID "...), uint64(l.DLID), 10)
+	}
+	return src, dst
+}

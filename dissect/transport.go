@@ -5,9 +5,11 @@ import (
 	"net/netip"
 	"strconv"
 
+	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 
 	"github.com/cmpd-dissect/cmpd-dissect/field"
+	"github.com/cmpd-dissect/cmpd-dissect/layers/ibcm"
 )
 
 // Adapters that make gopacket's own layers field.Layers. Each embeds the
@@ -227,8 +229,30 @@ func (ip *IPv6) AppendDst(b []byte) []byte { return addrOf(ip.DstIP).AppendTo(b)
 // AppendInfo names the next header for packets nothing else decoded.
 func (ip *IPv6) AppendInfo(b []byte) []byte { return appendIPProto(b, uint64(ip.NextHeader)) }
 
-// UDP is gopacket's UDP layer as a field.Layer.
-type UDP struct{ layers.UDP }
+// UDP is gopacket's UDP layer as a field.Layer. Its NextLayerType knows
+// only RoCEv2: the BTH on a RoCE port (4791 and Options.RoCEPorts), the
+// payload otherwise (gopacket's port table is a map lookup per packet, and
+// no other UDP protocol is dissected).
+type UDP struct {
+	layers.UDP
+	roce *[65536 / 64]uint64
+}
+
+// NextLayerType is the BTH for a RoCEv2 port (destination, or source for
+// a peer answering from 4791), the payload otherwise.
+func (u *UDP) NextLayerType() gopacket.LayerType {
+	if len(u.Payload) == 0 {
+		return gopacket.LayerTypeZero
+	}
+	if u.roce != nil {
+		d, s := uint16(u.DstPort), uint16(u.SrcPort)
+		if u.roce[d/64]&(1<<(d%64)) != 0 || u.roce[s/64]&(1<<(s%64)) != 0 {
+			return ibcm.LayerTypeBTH
+		}
+		return gopacket.LayerTypePayload
+	}
+	return u.UDP.NextLayerType()
+}
 
 func (u *UDP) Proto() *field.Proto { return ProtoUDP }
 
