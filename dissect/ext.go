@@ -22,6 +22,7 @@ type extensions struct {
 	lrhParser, erfParser chain
 
 	iwarp *IWARP
+	icrc  ibcm.ICRCChecker
 }
 
 func (x *extensions) init(d *Dissector) {
@@ -126,7 +127,7 @@ func (x *extensions) checkICRC() *ibcm.BTH {
 	case grhOff >= 0 && ipOff < 0:
 		_, computed, ok = ibcm.CheckRoCEv1ICRC(data[grhOff:])
 	case ipOff >= 0:
-		_, computed, ok = ibcm.CheckRoCEv2ICRC(data[ipOff:], v6)
+		_, computed, ok = x.icrc.CheckRoCEv2(data[ipOff:], v6)
 	}
 	if ok {
 		bth.SetICRCComputed(computed)
