@@ -121,7 +121,8 @@ if [ ! -e "$INITRD" ] || [ "$REPO/live/init" -nt "$INITRD" ]; then
 	ir=$CACHE/initramfs
 	rm -rf "$ir" && mkdir -p "$ir"/{bin,dev,proc,sys,modules}
 	cp /bin/busybox "$ir/bin/busybox"
-	ldd "$ir/bin/busybox" 2>&1 | grep -q "not a dynamic" || die "/bin/busybox is not static (install busybox-static)"
+	# ldd fails on a static executable, which is what the initramfs needs.
+	if ldd "$ir/bin/busybox" >/dev/null 2>&1; then die "/bin/busybox is not static (install busybox-static)"; fi
 	mknod "$ir/dev/console" c 5 1
 	cp "$REPO/live/init" "$ir/init"
 	# The modules and their dependencies, in load order.
