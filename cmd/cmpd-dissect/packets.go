@@ -75,7 +75,7 @@ unreadable capture.`
 	f.StringArrayVarP(&pf.fields, "field", "e", nil, "with -T fields, print `FIELD` (repeatable)")
 	f.StringArrayVarP(&pf.eopts, "fields-option", "E", nil, "with -T fields: header=y|n, separator=/t|/s|C, aggregator=C, occurrence=f|l|a|N")
 	f.StringVarP(&pf.filter, "display-filter", "Y", "", "show only packets matching `EXPR`")
-	f.BoolVar(&pf.all, "all", false, "summary view: show every packet, not only the RDMA-relevant ones")
+	f.BoolVar(&pf.all, "all", false, "summary view: show every packet, not only the RDMA-relevant ones (implied by -Y)")
 	f.StringVar(&pf.color, "color", "auto", "colour: auto (terminal, unless NO_COLOR), always, never")
 	f.BoolVar(&pf.check, "check", false, "exit 1 if any error finding was raised")
 	f.BoolVar(&pf.findings, "findings", false, "print every finding on stderr as it is raised")
@@ -160,6 +160,9 @@ func runPackets(cmd *cobra.Command, args []string, pf *packetFlags) error {
 		if filter, err = view.CompileFilter(pf.filter); err != nil {
 			return usageErr("%v", err)
 		}
+		// The user's filter chooses the packets: -Y tcp shows TCP packets
+		// even when they carry no RDMA.
+		opts.All = true
 	}
 	var p view.Printer
 	var summary *view.Summary
