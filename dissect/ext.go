@@ -142,6 +142,7 @@ func (x *extensions) finish(fn func(*Record)) {
 	r.Frame = 0
 	r.LinkType = -1
 	x.iwarp.Flush(r)
+	flushSends(r)
 	if len(r.Layers) > 0 || len(r.Findings) > 0 {
 		fn(r)
 	}

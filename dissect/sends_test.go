@@ -494,3 +494,29 @@ func TestSendStateFollowsRecord(t *testing.T) {
 		t.Errorf("%d of 200 states left after their Records were collected", n)
 	}
 }
+
+// A multi-packet Send whose LAST never arrives is reported when the
+// Dissector flushes at end of input (ext.go finish → flushSends).
+func TestDissectorFinishReportsIncompleteSend(t *testing.T) {
+	msg := rpcrdmaCall(t, 0xbeef, 9000)
+	ps := split(msg, 4096, 40, ibcm.OpRCSendLast)
+	d := New(Options{})
+	for i, p := range ps[:len(ps)-1] {
+		frame, err := ibcmtest.Frame(ibcmtest.RoCEv2IPv4, &ibcmtest.Client, &ibcmtest.Server,
+			&ibcm.BTH{OpCode: p.op, PKey: 0xffff, DestQP: ibcmtest.Server.QPN, PSN: p.psn}, gopacket.Payload(p.b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.Dissect(&source.Frame{Number: i + 1, LinkType: source.LinkTypeEthernet, Data: frame,
+			CaptureLength: len(frame), Length: len(frame)})
+	}
+	var codes []string
+	d.Finish(func(r *Record) {
+		for _, f := range r.Findings {
+			codes = append(codes, f.Code)
+		}
+	})
+	if len(codes) != 1 || codes[0] != CodeSendIncomplete {
+		t.Fatalf("end-of-input findings %v, want [%s]", codes, CodeSendIncomplete)
+	}
+}
