@@ -4,13 +4,17 @@ package main
 //
 //	go run ./internal/gen -bench-out FILE -bench-packets N
 //
-// to write a classic pcap of N packets of mixed RoCEv2 traffic: per
-// connection an IB CM exchange (REQ, REP, RTU, and DREQ, DREP at the end,
-// the real rxe capture's MADs with fresh communication IDs), then rounds of
-// RPC-over-RDMA Sends (single and three-packet), RDMA WRITEs, RDMA READ
-// request and three-packet response, Send with Invalidate, and ACKs. A new
-// connection (new QPNs and communication IDs) starts every 2000 packets.
-// Every ICRC is recomputed, so the packets are valid.
+// to write a classic pcap of N packets (N ≥ 33) of mixed RoCEv2 traffic.
+// Connections come and go: four are open at once, each set up by an IB CM
+// exchange (REQ, REP, RTU: the real rxe capture's MADs with fresh
+// communication IDs, QPNs and starting PSNs), then carrying rounds of
+// RPC-over-RDMA traffic on the QPNs it negotiated (Sends single and
+// three-packet, calls offering reply and read chunks, RDMA WRITE into the
+// reply chunk, Send with Invalidate of its handle, RDMA READ of a read
+// chunk, ACKs), then torn down (DREQ, DREP) after 500 packets of its own.
+// A 2M-packet capture is the 200k one's mix, ten times as long: 4000
+// connections instead of 400, never more than four open. Every ICRC is
+// recomputed, so the packets are valid.
 
 import (
 	"bufio"
@@ -70,10 +74,19 @@ func init() {
 // benchRealCapture holds the templates taken from real traffic.
 const benchRealCapture = "testdata/pcaps/real/rxe-nfs42-rdma.pcap"
 
-// benchTemplate is one packet kind: its bytes and where its fields sit.
+// benchTemplate is one packet kind: its bytes, its direction, and where
+// its RPC xids sit (patched per round so every call has its own xid).
 type benchTemplate struct {
 	data  []byte
 	toSrv bool // client → server
+	// xidAt are the offsets of the RPC-over-RDMA and RPC xids.
+	xidAt []int
+	// readReq: an RDMA READ request; the next readResp templates are its
+	// response and carry its PSNs.
+	readReq  bool
+	readResp bool
+	// ack: an RC ACKNOWLEDGE, whose PSN is the last one the other side sent.
+	ack bool
 }
 
 // Offsets in an untagged RoCEv2/IPv4 frame.
@@ -81,6 +94,14 @@ const (
 	benchBTH    = 14 + 20 + 8
 	benchMAD    = benchBTH + 12 + 8 // after BTH and DETH
 	benchCMData = benchMAD + 24
+	// Where the CM messages carry QPNs and starting PSNs (IBTA 12.6):
+	// REQ Local QPN at 32, Starting PSN at 44; REP Local QPN at 12,
+	// Starting PSN at 20; DREQ Remote QPN at 8. All 24-bit.
+	benchREQQPN  = benchCMData + 32
+	benchREQPSN  = benchCMData + 44
+	benchREPQPN  = benchCMData + 12
+	benchREPPSN  = benchCMData + 20
+	benchDREQQPN = benchCMData + 8
 )
 
 func readRealFrames(path string) ([][]byte, error) {
@@ -104,22 +125,29 @@ func readRealFrames(path string) ([][]byte, error) {
 	return out, nil
 }
 
-// benchTemplates builds the packet kinds in the order one round emits them.
+// xidOffsets finds where xid sits in an RC frame's payload after the BTH
+// (the RPC-over-RDMA header's first word, and the RPC message's when the
+// header is RDMA_MSG).
+func xidOffsets(f []byte, xid uint32) []int {
+	var at []int
+	for i := benchBTH + 12; i+4 <= len(f)-4; i += 4 {
+		if binary.BigEndian.Uint32(f[i:]) == xid {
+			at = append(at, i)
+		}
+	}
+	return at
+}
+
+// benchTemplates builds the packet kinds in the order one round emits them:
+// the start of the real rxe NFSv4.2 mount (frames 4-13: NULL call and reply,
+// an EXCHANGE_ID call offering a reply chunk, the server's RDMA WRITE into
+// it and its Send with Invalidate of that chunk's handle, with the ACKs),
+// then an RDMA READ of a three-packet response and a three-packet Send
+// whose first packet carries an RPC-over-RDMA call with a read chunk.
 func benchTemplates() (cm map[string][]byte, round []benchTemplate, err error) {
 	real, err := readRealFrames(benchRealCapture)
 	if err != nil {
 		return nil, nil, fmt.Errorf("bench templates: %w (run from the repository root)", err)
-	}
-	find := func(op byte, nth int) []byte {
-		for _, f := range real {
-			if len(f) > benchBTH && f[benchBTH] == op {
-				if nth == 0 {
-					return f
-				}
-				nth--
-			}
-		}
-		return nil
 	}
 	cm = map[string][]byte{}
 	for _, f := range real {
@@ -144,9 +172,29 @@ func benchTemplates() (cm map[string][]byte, round []benchTemplate, err error) {
 			return nil, nil, fmt.Errorf("bench templates: no CM %s in %s", k, benchRealCapture)
 		}
 	}
-	sendCall, ack, write, sendInv := find(0x04, 0), find(0x11, 0), find(0x0a, 0), find(0x17, 0)
-	if sendCall == nil || ack == nil || write == nil || sendInv == nil {
-		return nil, nil, fmt.Errorf("bench templates: %s lacks SEND_ONLY, ACK, WRITE_ONLY or SEND_ONLY_INV", benchRealCapture)
+	// Frames 4-13 of the real capture (index 3-12), checked by opcode.
+	wantOps := []byte{0x04, 0x11, 0x04, 0x11, 0x04, 0x11, 0x0a, 0x11, 0x17, 0x11}
+	if len(real) < 13 {
+		return nil, nil, fmt.Errorf("bench templates: %s has %d frames, want at least 13", benchRealCapture, len(real))
+	}
+	// Direction from the real frames' source address (192.0.2.2 is the
+	// client there, as in ibcmtest).
+	toSrv := func(f []byte) bool { return f[14+15] == 2 }
+	for i, op := range wantOps {
+		f := real[3+i]
+		if len(f) <= benchBTH+12 || f[benchBTH] != op {
+			return nil, nil, fmt.Errorf("bench templates: frame %d of %s is not opcode 0x%02x", 4+i, benchRealCapture, op)
+		}
+		tp := benchTemplate{data: f, toSrv: toSrv(f), ack: op == 0x11}
+		switch op {
+		case 0x04, 0x17:
+			hdr := benchBTH + 12
+			if op == 0x17 {
+				hdr += 4 // IETH
+			}
+			tp.xidAt = xidOffsets(f, binary.BigEndian.Uint32(f[hdr:]))
+		}
+		round = append(round, tp)
 	}
 	// Built ones: READ request and a three-packet response, a
 	// three-packet Send whose first packet carries an RPC-over-RDMA header.
@@ -158,10 +206,14 @@ func benchTemplates() (cm map[string][]byte, round []benchTemplate, err error) {
 	for i := range chunk {
 		chunk[i] = byte(i)
 	}
-	// RPC-over-RDMA v1 RDMA_MSG (xid 0x42, credits 128, empty chunk
-	// lists) carrying an NFSv4 COMPOUND call with no operations, then
-	// filler up to 1024 octets.
-	rpcrdma := []byte{0, 0, 0, 0x42, 0, 0, 0, 1, 0, 0, 0, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+	// RPC-over-RDMA v1 RDMA_MSG (xid 0x42, credits 128) with a read list of
+	// one segment (position 0, handle 0xb56, 3072 octets), empty write list
+	// and reply chunk, carrying an NFSv4 COMPOUND call with no operations,
+	// then filler up to 1024 octets.
+	var rpcrdma []byte
+	for _, w := range []uint32{0x42, 1, 0x80, 0, 1, 0, 0xb56, 3072, 0xffff8880, 0x03a1d000, 0, 0, 0} {
+		rpcrdma = binary.BigEndian.AppendUint32(rpcrdma, w)
+	}
 	for _, w := range []uint32{0x42, 0, 2, 100003, 4, 1, 0, 0, 0, 0, 0, 2, 0} {
 		rpcrdma = binary.BigEndian.AppendUint32(rpcrdma, w)
 	}
@@ -181,19 +233,27 @@ func benchTemplates() (cm map[string][]byte, round []benchTemplate, err error) {
 	sendFirst := build(c, s, bth(ibcm.OpRCSendFirst, s.QPN), gopacket.Payload(rpcrdma))
 	sendMiddle := build(c, s, bth(ibcm.OpRCSendMiddle, s.QPN), gopacket.Payload(chunk))
 	sendLast := build(c, s, bth(ibcm.OpRCSendLast, s.QPN), gopacket.Payload(chunk[:200]))
+	ackFrom := func(toServer bool) benchTemplate {
+		for _, tp := range round {
+			if tp.ack && tp.toSrv == toServer {
+				return tp
+			}
+		}
+		return round[1]
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("bench templates: %w", err)
 	}
-	// Direction from the real frames' source address (192.0.2.2 is the
-	// client there, as in ibcmtest).
-	toSrv := func(f []byte) bool { return f[14+15] == 2 }
-	round = []benchTemplate{
-		{sendCall, toSrv(sendCall)}, {ack, toSrv(ack)},
-		{write, toSrv(write)}, {ack, !toSrv(write)},
-		{sendInv, toSrv(sendInv)}, {ack, toSrv(ack)},
-		{readReq, false}, {readFirst, true}, {readMiddle, true}, {readLast, true},
-		{sendFirst, true}, {sendMiddle, true}, {sendLast, true}, {ack, false},
-	}
+	round = append(round,
+		benchTemplate{data: sendFirst, toSrv: true, xidAt: xidOffsets(sendFirst, 0x42)},
+		benchTemplate{data: sendMiddle, toSrv: true},
+		benchTemplate{data: sendLast, toSrv: true},
+		ackFrom(false),
+		benchTemplate{data: readReq, readReq: true},
+		benchTemplate{data: readFirst, toSrv: true, readResp: true},
+		benchTemplate{data: readMiddle, toSrv: true, readResp: true},
+		benchTemplate{data: readLast, toSrv: true, readResp: true},
+	)
 	return cm, round, nil
 }
 
@@ -208,6 +268,23 @@ func patchICRC(f []byte) {
 }
 
 func putU24(b []byte, v uint32) { b[0], b[1], b[2] = byte(v>>16), byte(v>>8), byte(v) }
+
+// benchPerConn is how many packets one connection lives for, CM exchange
+// and teardown included; benchConcurrent connections are open at once,
+// their rounds interleaved.
+const (
+	benchPerConn    = 2000
+	benchConcurrent = 4
+)
+
+// benchConn is one connection of the benchmark capture.
+type benchConn struct {
+	client, server uint32    // communication IDs
+	cqp, sqp       uint32    // the QPNs its REQ and REP carry
+	psn            [2]uint32 // next PSN sent: [0] client, [1] server
+	xid            uint32
+	k, left        int // position in the round, packets left before teardown
+}
 
 func writeBench(path string, n int) error {
 	cm, round, err := benchTemplates()
@@ -236,47 +313,117 @@ func writeBench(path string, n int) error {
 		written++
 		return w.WritePacket(gopacket.CaptureInfo{Timestamp: t, CaptureLength: len(buf), Length: len(buf)}, buf)
 	}
-	const perConn = 2000
-	for conn := uint32(0); written < n; conn++ {
-		client, server := 0x10000000+conn, 0x20000000+conn
-		cqp, sqp := 0x100+conn*2, 0x101+conn*2
-		ids := func(local, remote uint32) func(b []byte) {
-			return func(b []byte) {
-				binary.BigEndian.PutUint32(b[benchCMData:], local)
-				binary.BigEndian.PutUint32(b[benchCMData+4:], remote)
+	ids := func(local, remote uint32) func(b []byte) {
+		return func(b []byte) {
+			binary.BigEndian.PutUint32(b[benchCMData:], local)
+			binary.BigEndian.PutUint32(b[benchCMData+4:], remote)
+		}
+	}
+	var next uint32
+	// open sets up connection number next: REQ, REP, RTU.
+	open := func(left int) (*benchConn, error) {
+		i := next
+		next++
+		c := &benchConn{
+			client: 0x10000000 + i, server: 0x20000000 + i,
+			cqp: 0x100 + i*2, sqp: 0x101 + i*2,
+			psn: [2]uint32{(0x1000 + i*7919) & 0xffffff, (0x800000 + i*104729) & 0xffffff},
+			xid: 0x10000000 + i<<16, left: left,
+		}
+		if err := emit(cm["REQ"], func(b []byte) {
+			binary.BigEndian.PutUint32(b[benchCMData:], c.client)
+			putU24(b[benchREQQPN:], c.cqp)
+			putU24(b[benchREQPSN:], c.psn[0])
+		}); err != nil {
+			return nil, err
+		}
+		if err := emit(cm["REP"], func(b []byte) {
+			ids(c.server, c.client)(b)
+			putU24(b[benchREPQPN:], c.sqp)
+			putU24(b[benchREPPSN:], c.psn[1])
+		}); err != nil {
+			return nil, err
+		}
+		return c, emit(cm["RTU"], ids(c.client, c.server))
+	}
+	// close tears connection c down: DREQ from the client, DREP.
+	close := func(c *benchConn) error {
+		if err := emit(cm["DREQ"], func(b []byte) {
+			ids(c.client, c.server)(b)
+			putU24(b[benchDREQQPN:], c.sqp)
+		}); err != nil {
+			return err
+		}
+		return emit(cm["DREP"], ids(c.server, c.client))
+	}
+	// step emits c's next data packet.
+	var readPSN uint32
+	step := func(c *benchConn) error {
+		tp := &round[c.k%len(round)]
+		c.k++
+		c.left--
+		if c.k%len(round) == 0 {
+			c.xid++
+		}
+		dir, qp := 0, c.sqp
+		if !tp.toSrv {
+			dir, qp = 1, c.cqp
+		}
+		var p uint32
+		switch {
+		case tp.ack:
+			p = (c.psn[1-dir] - 1) & 0xffffff
+		case tp.readReq:
+			// The request uses one PSN per response packet.
+			p, readPSN = c.psn[dir], c.psn[dir]
+			c.psn[dir] = (c.psn[dir] + 3) & 0xffffff
+		case tp.readResp:
+			p = readPSN
+			readPSN = (readPSN + 1) & 0xffffff
+		default:
+			p = c.psn[dir]
+			c.psn[dir] = (c.psn[dir] + 1) & 0xffffff
+		}
+		return emit(tp.data, func(b []byte) {
+			putU24(b[benchBTH+5:], qp)
+			putU24(b[benchBTH+9:], p)
+			for _, at := range tp.xidAt {
+				binary.BigEndian.PutUint32(b[at:], c.xid)
 			}
-		}
-		if err := emit(cm["REQ"], func(b []byte) { binary.BigEndian.PutUint32(b[benchCMData:], client) }); err != nil {
-			return err
-		}
-		if err := emit(cm["REP"], ids(server, client)); err != nil {
-			return err
-		}
-		if err := emit(cm["RTU"], ids(client, server)); err != nil {
-			return err
-		}
-		psn := [2]uint32{1000, 5000}
-		for k := 0; k < perConn-5 && written < n-2; k++ {
-			tp := &round[k%len(round)]
-			dir := 0
-			qp := sqp
-			if !tp.toSrv {
-				dir, qp = 1, cqp
-			}
-			p := psn[dir]
-			psn[dir] = (psn[dir] + 1) & 0xffffff
-			if err := emit(tp.data, func(b []byte) {
-				putU24(b[benchBTH+5:], qp)
-				putU24(b[benchBTH+9:], p)
-			}); err != nil {
+		})
+	}
+	// Keep benchConcurrent connections open; each lives for benchPerConn
+	// packets of the whole capture (benchPerConn/benchConcurrent of its
+	// own), then is torn down and replaced.
+	var live []*benchConn
+	for written < n {
+		for len(live) < benchConcurrent && n-written >= 5+benchConcurrent*7 {
+			c, err := open(benchPerConn/benchConcurrent - 5)
+			if err != nil {
 				return err
 			}
+			live = append(live, c)
 		}
-		if err := emit(cm["DREQ"], ids(client, server)); err != nil {
-			return err
+		if len(live) == 0 {
+			// Fewer than 33 packets asked for: no room for a connection.
+			break
 		}
-		if err := emit(cm["DREP"], ids(server, client)); err != nil {
-			return err
+		for i := 0; i < len(live); i++ {
+			c := live[i]
+			// Once the packets left are just enough to tear down the
+			// open connections, every one is torn down: n exactly.
+			closing := c.left <= 0 || n-written <= 2*len(live)
+			if closing {
+				if err := close(c); err != nil {
+					return err
+				}
+				live = append(live[:i], live[i+1:]...)
+				i--
+				continue
+			}
+			if err := step(c); err != nil {
+				return err
+			}
 		}
 	}
 	if err := bw.Flush(); err != nil {
@@ -285,6 +432,6 @@ func writeBench(path string, n int) error {
 	if err := f.Close(); err != nil {
 		return err
 	}
-	fmt.Fprintf(os.Stderr, "gen: wrote %s: %d packets\n", path, written)
+	fmt.Fprintf(os.Stderr, "gen: wrote %s: %d packets, %d connections\n", path, written, next)
 	return nil
 }
