@@ -21,7 +21,9 @@ import (
 	"encoding/binary"
 	"fmt"
 	"os"
+	"os/exec"
 	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/gopacket/gopacket"
@@ -37,6 +39,9 @@ import (
 func init() {
 	out, n := "", 0
 	args := os.Args[1:]
+	if len(args) > 1 && args[0] == "-bench-measure" {
+		os.Exit(benchMeasure(args[1:]))
+	}
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		val := func() string {
@@ -69,6 +74,35 @@ func init() {
 		os.Exit(1)
 	}
 	os.Exit(0)
+}
+
+// benchMeasure runs one command (make bench's measurements), its stdout to
+// /dev/null, and prints "wall-seconds cpu-seconds peak-rss-KiB" from the
+// kernel's rusage of the child (microsecond CPU times: /usr/bin/time
+// rounds to 10 ms, too coarse for runs of a few tens of milliseconds).
+func benchMeasure(argv []string) int {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	devnull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "gen:", err)
+		return 1
+	}
+	cmd.Stdout, cmd.Stderr = devnull, devnull
+	start := time.Now()
+	err = cmd.Run()
+	wall := time.Since(start)
+	if cmd.ProcessState == nil {
+		fmt.Fprintln(os.Stderr, "gen: -bench-measure:", err)
+		return 1
+	}
+	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	if !ok {
+		fmt.Fprintln(os.Stderr, "gen: -bench-measure: no rusage on this system")
+		return 1
+	}
+	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	fmt.Printf("%.4f %.4f %d\n", wall.Seconds(), cpu.Seconds(), ru.Maxrss)
+	return 0
 }
 
 // benchRealCapture holds the templates taken from real traffic.

@@ -4,71 +4,90 @@
 # "go run ./internal/gen -bench-out FILE -bench-packets N" and kept in
 # BENCH_DIR (default /tmp/cmpd-bench); they are not committed.
 #
-# For each capture (200k and 2M packets) it runs, one after the other:
+# For each capture (200k and 2M packets) it runs, side by side, RUNS times
+# (default 3) in turn:
 #   tshark -n -r FILE -T fields -e frame.number      (the reference)
 #   cmpd-dissect stats FILE
-#   cmpd-dissect conns FILE                           (when the command exists)
+#   cmpd-dissect conns FILE
 #   cmpd-dissect -r FILE > /dev/null                  (the default view)
-# and prints wall time, CPU time (user+sys), peak RSS (/usr/bin/time -v's
-# "Maximum resident set size") and the ratio tshark/cmpd-dissect for both
-# times. On a loaded machine the CPU-time ratio is the meaningful one.
+# each with stdout to /dev/null, measured from the kernel's rusage of the
+# process (go run ./internal/gen -bench-measure CMD…), and prints per command
+# the median wall time, median CPU time (user+sys), the median peak RSS and
+# the ratios tshark/cmpd-dissect of the medians. On a loaded machine the CPU-time ratio is the meaningful one;
+# every run's figures are kept in BENCH_DIR/runs.txt.
 #
-# Environment: BENCH_DIR, BENCH_SIZES (default "200000 2000000"),
+# Environment: BENCH_DIR, BENCH_SIZES (default "200000 2000000"), RUNS,
 # TSHARK_MAX (largest capture tshark is run on; default 2000000),
 # BIN (default bin/cmpd-dissect).
 set -eu
 BENCH_DIR=${BENCH_DIR:-/tmp/cmpd-bench}
 BENCH_SIZES=${BENCH_SIZES:-"200000 2000000"}
 TSHARK_MAX=${TSHARK_MAX:-2000000}
+RUNS=${RUNS:-3}
 BIN=${BIN:-bin/cmpd-dissect}
 GO=${GO:-go}
 
 mkdir -p "$BENCH_DIR"
 $GO build -o "$BIN" ./cmd/cmpd-dissect
-if [ ! -x /usr/bin/time ]; then
-	echo "bench: /usr/bin/time is needed (apt-get install time)" >&2
-	exit 1
-fi
+GEN="$BENCH_DIR/gen"
+$GO build -o "$GEN" ./internal/gen
 have_tshark=1
 command -v tshark >/dev/null 2>&1 || { have_tshark=0; echo "bench: tshark not found: ratios skipped (apt-get install tshark)" >&2; }
-have_conns=0
-"$BIN" conns --help >/dev/null 2>&1 && have_conns=1
+runs="$BENCH_DIR/runs.txt"
+: >"$runs"
 
-# run NAME CMD... : runs CMD with stdout to /dev/null, prints one row and
-# sets LAST_WALL, LAST_CPU.
-run() {
-	name=$1; shift
-	tf=$(mktemp)
-	/usr/bin/time -f "%e %U %S %M" -o "$tf" "$@" >/dev/null 2>/dev/null || true
-	set -- $(tail -n 1 "$tf")
-	rm -f "$tf"
-	LAST_WALL=$1
-	LAST_CPU=$(echo "$2 + $3" | bc -l)
-	rss_mb=$(echo "scale=1; $4 / 1024" | bc -l)
-	ratio_w="-"; ratio_c="-"
-	if [ -n "${TS_WALL:-}" ] && [ "$name" != "tshark" ]; then
-		ratio_w=$(echo "scale=1; $TS_WALL / ($LAST_WALL + 0.0001)" | bc -l)
-		ratio_c=$(echo "scale=1; $TS_CPU / ($LAST_CPU + 0.0001)" | bc -l)
-	fi
-	printf "| %s | %s | %s | %s | %s | %s× | %s× |\n" "$PACKETS" "$name" "$LAST_WALL" "$LAST_CPU" "$rss_mb" "$ratio_w" "$ratio_c"
+# measure N NAME CMD... : runs CMD once (stdout to /dev/null) under the
+# generator's -bench-measure, which reads the child's rusage (microsecond
+# CPU times, peak RSS), and appends "N NAME wall cpu rss_kb" to $runs.
+measure() {
+	n=$1 name=$2; shift 2
+	echo "$n $name $("$GEN" -bench-measure "$@")" >>"$runs"
 }
 
-echo "| packets | command | wall s | CPU s | peak RSS MB | tshark/ours (wall) | tshark/ours (CPU) |"
-echo "| ---: | --- | ---: | ---: | ---: | ---: | ---: |"
+# median N NAME COLUMN: the median of that column over the runs.
+median() {
+	awk -v n="$1" -v name="$2" -v col="$3" '$1 == n && $2 == name { print $col }' "$runs" | sort -g |
+		awk '{ v[NR] = $1 } END { if (NR == 0) print ""; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
 for n in $BENCH_SIZES; do
 	f="$BENCH_DIR/bench-$n.pcap"
 	if [ ! -s "$f" ]; then
-		$GO run ./internal/gen -bench-out "$f" -bench-packets "$n" 2>/dev/null
+		"$GEN" -bench-out "$f" -bench-packets "$n"
 	fi
-	PACKETS=$n
-	TS_WALL=""; TS_CPU=""
-	if [ $have_tshark = 1 ] && [ "$n" -le "$TSHARK_MAX" ]; then
-		run tshark tshark -n -r "$f" -T fields -e frame.number
-		TS_WALL=$LAST_WALL; TS_CPU=$LAST_CPU
-	fi
-	run "stats" "$BIN" stats "$f"
-	if [ $have_conns = 1 ]; then
-		run "conns" "$BIN" conns "$f"
-	fi
-	run "default view" "$BIN" -r "$f"
+	i=0
+	while [ $i -lt "$RUNS" ]; do
+		if [ $have_tshark = 1 ] && [ "$n" -le "$TSHARK_MAX" ]; then
+			measure "$n" tshark tshark -n -r "$f" -T fields -e frame.number
+		fi
+		measure "$n" stats "$BIN" stats "$f"
+		measure "$n" conns "$BIN" conns "$f"
+		measure "$n" view "$BIN" -r "$f"
+		i=$((i + 1))
+	done
+done
+
+echo "Median of $RUNS runs each, side by side; CPU = user + sys."
+echo
+echo "| packets | command | wall s | CPU s | peak RSS MB | tshark/ours (wall) | tshark/ours (CPU) |"
+echo "| ---: | --- | ---: | ---: | ---: | ---: | ---: |"
+for n in $BENCH_SIZES; do
+	ts_wall=$(median "$n" tshark 3) ts_cpu=$(median "$n" tshark 4)
+	for name in tshark stats conns view; do
+		wall=$(median "$n" $name 3)
+		[ -n "$wall" ] || continue
+		cpu=$(median "$n" $name 4) rss=$(median "$n" $name 5)
+		label=$name
+		case $name in
+		stats | conns) label="cmpd-dissect $name" ;;
+		view) label="cmpd-dissect -r (default view)" ;;
+		tshark) label="tshark -T fields -e frame.number" ;;
+		esac
+		rw=- rc=-
+		if [ -n "$ts_wall" ] && [ $name != tshark ]; then
+			rw=$(echo "scale=1; $ts_wall / ($wall + 0.0001)" | bc -l)×
+			rc=$(echo "scale=1; $ts_cpu / ($cpu + 0.0001)" | bc -l)×
+		fi
+		printf "| %s | %s | %.2f | %.3f | %.1f | %s | %s |\n" "$n" "$label" "$wall" "$cpu" "$(echo "$rss / 1024" | bc -l)" "$rw" "$rc"
+	done
 done

@@ -1,0 +1,45 @@
+package main
+
+import (
+	"io"
+	"os"
+	"testing"
+)
+
+// Whole-command benchmarks on one capture, for profiling the commands make
+// bench times against tshark:
+//
+//	go run ./internal/gen -bench-out /tmp/b.pcap -bench-packets 200000
+//	CMPD_BENCH_PCAP=/tmp/b.pcap go test -run='^$' -bench=Command -cpuprofile cpu.out ./cmd/cmpd-dissect
+//
+// Without CMPD_BENCH_PCAP they run on the largest real capture.
+func benchCapture(b *testing.B) string {
+	if p := os.Getenv("CMPD_BENCH_PCAP"); p != "" {
+		return p
+	}
+	const real = "../../testdata/pcaps/real/rxe-nfs42-rdma.pcap"
+	if _, err := os.Stat(real); err != nil {
+		b.Skipf("no capture: set CMPD_BENCH_PCAP (%v)", err)
+	}
+	return real
+}
+
+func benchCommand(b *testing.B, args ...string) {
+	path := benchCapture(b)
+	st, err := os.Stat(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(st.Size())
+	args = append(args, path)
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		if code := run(args, nil, io.Discard, io.Discard); code != exitOK {
+			b.Fatalf("%v: exit %d", args, code)
+		}
+	}
+}
+
+func BenchmarkCommandStats(b *testing.B) { benchCommand(b, "stats") }
+func BenchmarkCommandConns(b *testing.B) { benchCommand(b, "conns") }
+func BenchmarkCommandView(b *testing.B)  { benchCommand(b, "-r") }
