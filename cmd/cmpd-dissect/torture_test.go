@@ -330,42 +330,77 @@ func heapBytes() uint64 {
 func runBounded(runner func([]string, io.Reader, io.Writer, io.Writer) int, args []string, stdin []byte, stdout, stderr *checkedWriter, timeout time.Duration, memBound uint64) runResult {
 	res := runResult{stdout: stdout, stderr: stderr}
 	base := heapBytes()
-	done := make(chan struct{})
+	type outcome struct {
+		code     int
+		panicked any
+		stack    []byte
+	}
+	done := make(chan outcome, 1)
+	// An abandoned run keeps its goroutine: the gates stop its writes
+	// reaching the writers the harness goes on to read.
+	outGate, errGate := &gate{w: stdout}, &gate{w: stderr}
 	start := time.Now()
 	go func() {
-		defer close(done)
+		var o outcome
 		defer func() {
 			if p := recover(); p != nil {
-				res.panicked = p
-				res.stack = debug.Stack()
+				o.panicked, o.stack = p, debug.Stack()
 			}
+			done <- o
 		}()
-		res.code = runner(args, bytes.NewReader(stdin), stdout, stderr)
+		o.code = runner(args, bytes.NewReader(stdin), outGate, errGate)
 	}()
+	abandon := func() runResult {
+		outGate.close()
+		errGate.close()
+		res.elapsed = time.Since(start)
+		return res
+	}
 	tick := time.NewTicker(5 * time.Millisecond)
 	defer tick.Stop()
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
 	for {
 		select {
-		case <-done:
+		case o := <-done:
+			res.code, res.panicked, res.stack = o.code, o.panicked, o.stack
 			res.elapsed = time.Since(start)
 			return res
 		case <-deadline.C:
 			res.timedOut = true
-			res.elapsed = time.Since(start)
-			return res
+			return abandon()
 		case <-tick.C:
 			if h := heapBytes(); h > base {
 				res.peakHeap = max(res.peakHeap, h-base)
 				if h-base > memBound {
 					res.memOver = true
-					res.elapsed = time.Since(start)
-					return res
+					return abandon()
 				}
 			}
 		}
 	}
+}
+
+// gate passes writes on until it is closed, then drops them.
+type gate struct {
+	mu     sync.Mutex
+	w      io.Writer
+	closed bool
+}
+
+func (g *gate) Write(p []byte) (int, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return len(p), nil
+	}
+	return g.w.Write(p)
+}
+
+func (g *gate) close() {
+	g.mu.Lock()
+	g.closed = true
+	g.mu.Unlock()
 }
 
 // tortureConfig is read from the environment.
