@@ -47,15 +47,18 @@ libibverbs-dev rdmacm-utils tcpdump nfs-kernel-server nfs-common rpcbind linux-h
 linux-source-6.1 kmod cpio xz-utils bc iproute2 procps git gcc make libelf-dev"
 missing=()
 for p in $PKGS; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+	st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+	[ "$st" = "install ok installed" ] || missing+=("$p")
 done
+mkdir -p "$CACHE"
 if [ ${#missing[@]} -gt 0 ]; then
 	say "installing ${missing[*]}"
-	apt-get -o DPkg::Lock::Timeout=600 update -qq
-	DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${missing[@]}" >/dev/null ||
-		die "apt-get install ${missing[*]}"
+	{ apt-get -o DPkg::Lock::Timeout=600 update -qq &&
+		DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${missing[@]}"; } \
+		>"$CACHE/apt.log" 2>&1 || { tail -n 30 "$CACHE/apt.log" >&2; die "apt-get install ${missing[*]} (log: $CACHE/apt.log)"; }
 fi
-# Inside the VMs the NFS server is started by hand; keep the host's own off.
+command -v go >/dev/null || { [ -x /usr/local/go/bin/go ] && export PATH=/usr/local/go/bin:$PATH; } || true
+command -v go >/dev/null || die "go is not on PATH (the replay engine is built from this repository)"
 command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 missing after install"
 
 # --- kernel ---------------------------------------------------------------
