@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/cmpd-dissect/cmpd-dissect/torture"
+	"github.com/spf13/cobra"
 )
 
 // fuzzViews are the views each fuzz input runs through: between them they
@@ -189,5 +190,47 @@ func FuzzPipelinePacket(f *testing.F) {
 		c.Packets = append(c.Packets, c.Packets[len(c.Packets)-1])
 		b, _ := c.Encode(torture.FormatPcap)
 		fuzzRunAll(t, b)
+	})
+}
+
+// FuzzPvtdataView runs "cmpd-dissect pvtdata" on raw private-data bytes
+// from stdin, in each reading mode, as a tree and as JSON: no panic, no
+// hang, no control character in the text, valid UTF-8 JSON.
+func FuzzPvtdataView(f *testing.F) {
+	root := newRoot(nil, nil, nil)
+	var pv *cobra.Command
+	for _, c := range root.Commands() {
+		if c.Name() == "pvtdata" {
+			pv = c
+		}
+	}
+	if pv == nil {
+		f.Skip("pvtdata command not built")
+	}
+	for _, s := range [][]byte{
+		{0xf6, 0xab, 0x0e, 0x18, 0x01, 0x01, 0x03, 0x03},
+		{0xf6, 0xab, 0x0e, 0x18, 0x01, 0x00, 0x03, 0x03},
+		{0x00, 0x80, 0x00, 0x00, 0xf6, 0xab, 0x0e, 0x18, 0x01, 0x01, 0x03, 0x03},
+		{0x18, 0x0e, 0xab, 0xf6, 0x01, 0x01, 0x03, 0x03},
+		[]byte(torture.Escape),
+		append(make([]byte, 36), 0xf6, 0xab, 0x0e, 0x18, 0x02, 0xff, 0xff, 0xff),
+	} {
+		f.Add(s, uint8(0))
+	}
+	cfg := fuzzConfig()
+	f.Fuzz(func(t *testing.T, data []byte, mode uint8) {
+		if len(data) > 4096 {
+			return
+		}
+		m := []string{"rfc8797", "draft", "linux"}[mode%3]
+		for _, v := range []tortureView{
+			{name: "pvtdata", args: func(string) []string { return []string{"pvtdata", "--mode", m, "-"} }, stdin: true},
+			{name: "pvtdata-json", out: outJSONDoc, args: func(string) []string { return []string{"pvtdata", "--mode", m, "--json", "-"} }, stdin: true},
+		} {
+			res, why := judge(v, "-", data, nil, nil, cfg)
+			if why != "" {
+				t.Fatalf("%s %v: %s (exit %d)", v.name, v.args("-"), why, res.code)
+			}
+		}
 	})
 }
