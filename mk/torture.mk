@@ -20,7 +20,7 @@ torture:
 		./cmd/cmpd-dissect
 
 fuzz-pipeline:
-	@set -e; for t in FuzzPipeline FuzzPipelinePacket; do \
+	@set -e; for t in FuzzPipeline FuzzPipelinePacket FuzzPvtdataView; do \
 		echo "== $$t ($(PIPELINE_FUZZTIME))"; \
 		$(GO) test -run='^$$' -fuzz="^$$t\$$" -fuzztime=$(PIPELINE_FUZZTIME) -fuzzminimizetime=3s -timeout=0 -parallel 1 ./cmd/cmpd-dissect; \
 	done
