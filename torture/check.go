@@ -76,7 +76,8 @@ func CheckJSON(out []byte) error {
 
 // FrameLines maps each frame number to its output line, for views that
 // print one line per frame. Tab-separated text (-T fields -e
-// frame.number …) has the number in the first column; JSON lines carry it
+// frame.number …) has the number in the first column (a colon after it is
+// allowed: the tree's "Frame 12:" once the caller strips "Frame "); JSON lines carry it
 // in "frame" (a number, or an object with a "number"). Lines that name no
 // frame are ignored.
 func FrameLines(out []byte) map[int]string {
@@ -109,6 +110,7 @@ func FrameLines(out []byte) map[int]string {
 		if i := bytes.IndexAny(f, "\t "); i >= 0 {
 			f = f[:i]
 		}
+		f = bytes.TrimSuffix(f, []byte(":")) // "12: 322 bytes on wire"
 		if n, err := strconv.Atoi(string(f)); err == nil && n > 0 {
 			if _, dup := m[n]; !dup {
 				m[n] = string(line)

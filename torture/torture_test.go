@@ -329,13 +329,13 @@ func TestCheckJSON(t *testing.T) {
 }
 
 func TestFrameLines(t *testing.T) {
-	m := FrameLines([]byte("1\tx\n  2 0.1 a b\n{\"frame\":3,\"layers\":[]}\n{\"frame\":{\"number\":4}}\nFrame 5\n\n"))
-	for _, n := range []int{1, 2, 3, 4} {
+	m := FrameLines([]byte("1\tx\n  2 0.1 a b\n{\"frame\":3,\"layers\":[]}\n{\"frame\":{\"number\":4}}\nFrame 5\n\n6: 322 bytes on wire\n"))
+	for _, n := range []int{1, 2, 3, 4, 6} {
 		if _, ok := m[n]; !ok {
 			t.Errorf("frame %d not found in %v", n, m)
 		}
 	}
-	if len(m) != 4 {
+	if len(m) != 5 {
 		t.Errorf("frames %v", m)
 	}
 }

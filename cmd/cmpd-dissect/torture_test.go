@@ -75,6 +75,9 @@ type tortureView struct {
 	checkExit bool
 	// stdin: the capture is given on standard input (-r -).
 	stdin bool
+	// framePrefix: only lines starting with it carry a frame number,
+	// right after it ("Frame 12: …" in the tree).
+	framePrefix string
 	// runner runs the command line (nil: run, the real command).
 	runner func(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 }
@@ -129,7 +132,7 @@ func discoverViews() (views []tortureView, missing []string) {
 		args: func(f string) []string { return []string{"-r", f} }})
 	want(r && hasFlag(root, "all"), "-r --all", tortureView{name: "summary-all", heavy: true, frames: true,
 		args: func(f string) []string { return []string{"-r", f, "--all"} }})
-	want(r && hasFlag(root, "V"), "-V (tree)", tortureView{name: "tree", heavy: true,
+	want(r && hasFlag(root, "V"), "-V (tree)", tortureView{name: "tree", heavy: true, frames: true, framePrefix: "Frame ",
 		args: func(f string) []string { return []string{"-r", f, "-V"} }})
 	want(r && hasFlag(root, "T"), "-T json", tortureView{name: "json", out: outJSONLines, frames: true,
 		args: func(f string) []string { return []string{"-r", f, "-T", "json"} }})
@@ -210,6 +213,7 @@ type checkedWriter struct {
 	// path is the capture's file name, replaced by FILE in kept frame
 	// lines so runs on different files compare.
 	path      string
+	prefix    string // framePrefix of the view
 	mode      outputMode
 	frames    bool
 	keepBelow int // keep frame lines with numbers below this (0: all)
@@ -269,6 +273,12 @@ func (w *checkedWriter) line(line []byte) {
 		if err != nil {
 			w.err = fmt.Errorf("output line %d: %v", w.lines, err)
 		}
+	}
+	if w.frames && w.prefix != "" {
+		if !bytes.HasPrefix(line, []byte(w.prefix)) {
+			return
+		}
+		line = line[len(w.prefix):]
 	}
 	if w.frames {
 		// Fast path for JSON lines ({"frame":N,…}): no full decode.
@@ -568,6 +578,7 @@ func judge(v tortureView, path string, data []byte, m *torture.Mutant, clean *cl
 	}
 	stdout := newCheckedWriter(v.out, v.frames, keep)
 	stdout.path = file
+	stdout.prefix = v.framePrefix
 	stderr := newCheckedWriter(outText, false, 0)
 	timeout := cfg.timeout
 	if m != nil && m.Large {
