@@ -28,8 +28,11 @@ type collector struct {
 	// linear scan of a few pointers beats a map lookup.
 	fields    []*field.Field
 	protoList []*field.Proto
-	vals      []value
-	arena     []byte
+	// byID is slot+1 by Field.ID (0: not wanted): slot is one index
+	// whatever the number of wanted fields.
+	byID  []int32
+	vals  []value
+	arena []byte
 	// depth of groups we are in, for nothing but balance.
 	depth int
 	// ownOnly visits only the layers of the wanted fields' protocols
@@ -49,6 +52,12 @@ func (c *collector) want(f *field.Field) int {
 	s := len(c.slots)
 	c.slots[f] = s
 	c.fields = append(c.fields, f)
+	if f.ID > 0 {
+		if f.ID >= len(c.byID) {
+			c.byID = append(c.byID, make([]int32, f.ID+1-len(c.byID))...)
+		}
+		c.byID[f.ID] = int32(s + 1)
+	}
 	if !c.protos[f.Proto] {
 		c.protos[f.Proto] = true
 		c.protoList = append(c.protoList, f.Proto)
@@ -58,6 +67,12 @@ func (c *collector) want(f *field.Field) int {
 
 // slot returns f's slot, -1 when f is not wanted.
 func (c *collector) slot(f *field.Field) int {
+	if id := f.ID; id > 0 {
+		if id < len(c.byID) {
+			return int(c.byID[id]) - 1
+		}
+		return -1
+	}
 	if len(c.fields) <= 16 {
 		for i, w := range c.fields {
 			if w == f {

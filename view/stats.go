@@ -3,6 +3,7 @@ package view
 import (
 	"fmt"
 	"io"
+	"net/netip"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -29,11 +30,20 @@ type Stats struct {
 
 	breakdown []*field.Field
 	col       *collector
+	counter   valueCounter
 	seen      []*field.Proto
 	// protoCounts counts frames per protocol; a short slice scanned
 	// linearly is cheaper than a map for the dozen protocols a capture has.
 	protoCounts []protoCount
+	// dense counts, per collector slot, the values below denseValues
+	// (opcodes, message types, procedures: nearly every value); Flush
+	// moves them into ByValue, larger values go there directly.
+	dense [][denseValues]int
 }
+
+// denseValues bounds the breakdown values counted in an array rather than
+// a map (one map update per value was a visible share of stats' time).
+const denseValues = 256
 
 type protoCount struct {
 	p *field.Proto
@@ -65,6 +75,8 @@ func NewStats(breakdown []string) (*Stats, error) {
 		s.ByValue[f] = map[uint64]int{}
 		s.col.want(f)
 	}
+	s.dense = make([][denseValues]int, len(s.col.fields))
+	s.counter = valueCounter{s: s}
 	return s, nil
 }
 
@@ -96,10 +108,13 @@ next:
 		}
 	}
 	if len(s.breakdown) > 0 {
-		s.col.collect(r)
-		for i := range s.col.vals {
-			v := &s.col.vals[i]
-			s.ByValue[v.f][v.u]++
+		// Breakdown fields are integer fields reported by their own
+		// protocol's layer: only those layers are visited, by a visitor
+		// that counts the values as they come.
+		for _, l := range r.Layers {
+			if s.col.wantsProto(l.Proto()) {
+				l.VisitFields(&s.counter)
+			}
 		}
 	}
 	for i := range r.Findings {
@@ -111,6 +126,32 @@ next:
 	}
 	return nil
 }
+
+// valueCounter is the field.Visitor that counts the breakdown fields'
+// values: integers only (NewStats takes no other kind), straight into the
+// counts, nothing kept per packet.
+type valueCounter struct{ s *Stats }
+
+func (c *valueCounter) Uint(f *field.Field, v uint64) {
+	s := c.s
+	slot := s.col.slot(f)
+	if slot < 0 {
+		return
+	}
+	if v < denseValues {
+		s.dense[slot][v]++
+		return
+	}
+	s.ByValue[f][v]++
+}
+
+func (c *valueCounter) Int(*field.Field, int64)       {}
+func (c *valueCounter) Bool(*field.Field, bool)       {}
+func (c *valueCounter) String(*field.Field, string)   {}
+func (c *valueCounter) Bytes(*field.Field, []byte)    {}
+func (c *valueCounter) Addr(*field.Field, netip.Addr) {}
+func (c *valueCounter) Begin(*field.Field)            {}
+func (c *valueCounter) End()                          {}
 
 func severityRank(s string) int {
 	switch s {
@@ -124,10 +165,18 @@ func severityRank(s string) int {
 	return 0
 }
 
-// Flush brings ByProto up to date; Stats prints with Render.
+// Flush brings ByProto and ByValue up to date; Stats prints with Render.
 func (s *Stats) Flush() error {
 	for _, pc := range s.protoCounts {
 		s.ByProto[pc.p.Name] = pc.n
+	}
+	for slot := range s.dense {
+		m := s.ByValue[s.col.fields[slot]]
+		for v, n := range s.dense[slot] {
+			if n > 0 {
+				m[uint64(v)] = n
+			}
+		}
 	}
 	return nil
 }
