@@ -290,6 +290,10 @@ func (t *Tracker) cmDREP(ev *CMEvent) {
 	if c.State != StateRejected {
 		c.State = StateDisconnected
 	}
+	// The QPs are gone: no reply to a remembered call can follow, so its
+	// handles are let go (a capture of many short connections keeps only
+	// their results).
+	c.pending = pendingXIDs{}
 	t.step(c, ev, from, false, "")
 }
 
