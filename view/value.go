@@ -100,23 +100,28 @@ func appendAddr(b []byte, a netip.Addr) []byte {
 	return a.AppendTo(b)
 }
 
+// plainASCII marks the octets appendEscaped copies as they are: printable
+// ASCII but the backslash.
+var plainASCII = func() (t [256]bool) {
+	for c := 0x20; c < 0x7f; c++ {
+		t[c] = c != '\\'
+	}
+	return t
+}()
+
 // appendEscaped appends s made safe for a terminal: printable UTF-8 as is;
 // control characters (C0, DEL, C1), and invalid UTF-8 as \xNN; backslash
 // doubled. Bytes from packets never reach the terminal raw.
 func appendEscaped(b []byte, s string) []byte {
 	const hexd = "0123456789abcdef"
-	// Fast path: plain printable ASCII is appended as is.
-	clean := true
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f || c == '\\' {
-			clean = false
-			break
-		}
+	// Fast path: plain printable ASCII is appended as is (one table
+	// load per octet: this runs over every summary line).
+	i := 0
+	for i < len(s) && plainASCII[s[i]] {
+		i++
 	}
-	if clean {
-		return append(b, s...)
-	}
-	for i := 0; i < len(s); {
+	b = append(b, s[:i]...)
+	for i < len(s) {
 		c := s[i]
 		if c < utf8.RuneSelf {
 			switch {
