@@ -10,6 +10,7 @@ import (
 	"github.com/gopacket/gopacket/layers"
 
 	"github.com/cmpd-dissect/cmpd-dissect/field"
+	"github.com/cmpd-dissect/cmpd-dissect/layers/ibcm"
 	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
 	"github.com/cmpd-dissect/cmpd-dissect/source"
 )
@@ -67,6 +68,12 @@ type Dissector struct {
 	started     bool
 
 	ext extensions
+
+	// layerTab caches each layer type's entry (entry); ents are the
+	// entries of the layers the current chain added.
+	layerTab   []layerEntry
+	spareEntry layerEntry
+	ents       []*layerEntry
 }
 
 // New makes a Dissector.
@@ -79,6 +86,7 @@ func New(opts Options) *Dissector {
 	d.rec.Layers = make([]field.Layer, 0, 24)
 	d.rec.Offsets = make([]int, 0, 24)
 	d.rec.Findings = make([]pvtdata.Finding, 0, 8)
+	d.ents = make([]*layerEntry, 0, 24)
 	d.setRoCEPort(RoCEv2Port)
 	for _, p := range opts.RoCEPorts {
 		d.setRoCEPort(p)
@@ -174,20 +182,19 @@ type findingsAppender interface {
 	AppendFindings(dst []pvtdata.Finding) []pvtdata.Finding
 }
 
-// collectFindings appends the findings of the layers from index start on,
-// their offsets made frame-relative.
+// collectFindings appends the findings of the layers d.ents (added from
+// record index start on), their offsets made frame-relative.
 func (d *Dissector) collectFindings(start int) {
 	r := &d.rec
-	for i := start; i < len(r.Layers); i++ {
-		fa, ok := r.Layers[i].(findingsAppender)
-		if !ok {
+	for k, e := range d.ents {
+		if e.fa == nil {
 			continue
 		}
-		off := r.Offsets[i]
+		off := r.Offsets[start+k]
 		first := len(r.Findings)
-		r.Findings = fa.AppendFindings(r.Findings)
-		for k := first; k < len(r.Findings); k++ {
-			f := &r.Findings[k]
+		r.Findings = e.fa.AppendFindings(r.Findings)
+		for i := first; i < len(r.Findings); i++ {
+			f := &r.Findings[i]
 			f.Frame = r.Frame
 			if f.Offset >= 0 && off >= 0 {
 				f.Offset += off
@@ -196,6 +203,79 @@ func (d *Dissector) collectFindings(start int) {
 			}
 		}
 	}
+}
+
+// layerKind is what decodeChain needs to know of a layer beyond its
+// interfaces.
+type layerKind uint8
+
+const (
+	kindUnset layerKind = iota // not looked up yet
+	kindNone                   // no record layer for this layer type
+	kindOther
+	kindIPv4
+	kindIPv6
+	kindGRH
+	kindLRH
+	kindBTH
+)
+
+// layerEntry is the record layer of one gopacket layer type and what it
+// implements, looked up once per Dissector (layerFor's switch and three
+// interface assertions per layer per packet were a visible share of the
+// per-packet cost).
+type layerEntry struct {
+	l    field.Layer
+	dl   decodingLayer
+	fa   findingsAppender
+	kind layerKind
+}
+
+// maxCachedLayerType bounds the layer types cached in Dissector.layerTab
+// (gopacket's and this project's are all below it).
+const maxCachedLayerType = 2048
+
+// entry returns the layer entry of t, nil when no record layer decodes t.
+func (d *Dissector) entry(t gopacket.LayerType) *layerEntry {
+	var e *layerEntry
+	if int(t) >= 0 && int(t) < maxCachedLayerType {
+		if d.layerTab == nil {
+			d.layerTab = make([]layerEntry, maxCachedLayerType)
+		}
+		e = &d.layerTab[t]
+		if e.kind != kindUnset {
+			if e.kind == kindNone {
+				return nil
+			}
+			return e
+		}
+	} else {
+		e = &d.spareEntry
+	}
+	*e = layerEntry{kind: kindNone}
+	l := d.layerFor(t)
+	if l == nil {
+		return nil
+	}
+	dl, ok := l.(decodingLayer)
+	if !ok {
+		return nil
+	}
+	e.l, e.dl, e.kind = l, dl, kindOther
+	e.fa, _ = l.(findingsAppender)
+	switch l.(type) {
+	case *IPv4:
+		e.kind = kindIPv4
+	case *IPv6:
+		e.kind = kindIPv6
+	case *ibcm.GRH:
+		e.kind = kindGRH
+	case *ibcm.LRH:
+		e.kind = kindLRH
+	case *ibcm.BTH:
+		e.kind = kindBTH
+	}
+	return e
 }
 
 // decodeChain runs a DecodingLayerParser over data (which starts at frame
@@ -213,25 +293,33 @@ func (d *Dissector) decodeChain(c chain, data []byte, base int) {
 	var last decodingLayer
 	var ip4 *IPv4
 	var ip6 *IPv6
+	icrc := icrcAt{ip: -1, grh: -1, lrh: -1}
+	d.ents = d.ents[:0]
 	for _, t := range d.decoded {
-		l := d.layerFor(t)
-		if l == nil {
+		e := d.entry(t)
+		if e == nil {
 			continue
 		}
-		dl, ok := l.(decodingLayer)
-		if !ok {
-			continue
+		off := offsetIn(frameData, e.dl.LayerContents())
+		switch e.kind {
+		case kindIPv4:
+			ip4, ip6 = &d.ip4, nil
+			icrc.ip, icrc.v6 = off, false
+		case kindIPv6:
+			ip4, ip6 = nil, &d.ip6
+			icrc.ip, icrc.v6 = off, true
+		case kindGRH:
+			icrc.grh = off
+		case kindLRH:
+			icrc.lrh = off
+		case kindBTH:
+			icrc.bth = e.l.(*ibcm.BTH)
 		}
-		switch ip := l.(type) {
-		case *IPv4:
-			ip4, ip6 = ip, nil
-		case *IPv6:
-			ip4, ip6 = nil, ip
-		}
-		r.Add(l, offsetIn(frameData, dl.LayerContents()))
-		last = dl
+		r.Add(e.l, off)
+		d.ents = append(d.ents, e)
+		last = e.dl
 	}
-	bth := d.ext.checkICRC()
+	bth := d.ext.checkICRC(&icrc)
 	d.collectFindings(first)
 	if err != nil {
 		off, name := base, c.first

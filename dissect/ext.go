@@ -94,27 +94,22 @@ func (x *extensions) layerFor(t gopacket.LayerType) field.Layer {
 	return nil
 }
 
-// checkICRC finds an IB transport packet among the record's layers and
-// checks its ICRC (RoCEv2 from the IP header, RoCEv1 from the GRH, native
-// IB from the LRH). It returns the BTH, nil when there is none.
-func (x *extensions) checkICRC() *ibcm.BTH {
+// icrcAt is where decodeChain found the layers an ICRC covers: frame
+// offsets of the IP header (RoCEv2), GRH (RoCEv1) and LRH (native IB), -1
+// when absent, and the BTH.
+type icrcAt struct {
+	ip, grh, lrh int
+	v6           bool
+	bth          *ibcm.BTH
+}
+
+// checkICRC checks the ICRC of the IB transport packet decodeChain found
+// (RoCEv2 from the IP header, RoCEv1 from the GRH, native IB from the
+// LRH). It returns the BTH, nil when there is none.
+func (x *extensions) checkICRC(at *icrcAt) *ibcm.BTH {
 	r := &x.d.rec
-	var bth *ibcm.BTH
-	ipOff, grhOff, lrhOff, v6 := -1, -1, -1, false
-	for i, l := range r.Layers {
-		switch l := l.(type) {
-		case *IPv4:
-			ipOff, v6 = r.Offsets[i], false
-		case *IPv6:
-			ipOff, v6 = r.Offsets[i], true
-		case *ibcm.GRH:
-			grhOff = r.Offsets[i]
-		case *ibcm.LRH:
-			lrhOff = r.Offsets[i]
-		case *ibcm.BTH:
-			bth = l
-		}
-	}
+	bth := at.bth
+	ipOff, grhOff, lrhOff, v6 := at.ip, at.grh, at.lrh, at.v6
 	if bth == nil {
 		return nil
 	}
