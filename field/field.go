@@ -115,6 +115,10 @@ type Proto struct {
 	Desc string
 	// Fields lists every field declared under this protocol.
 	Fields []*Field
+	// ID numbers the declared protocols from 1 in declaration order (for
+	// slices indexed by protocol on hot paths); 0 for a Proto not made by
+	// NewProto.
+	ID int
 }
 
 var (
@@ -134,7 +138,7 @@ func NewProto(name, desc string) *Proto {
 	if _, dup := protos[name]; dup {
 		panic("field: protocol declared twice: " + name)
 	}
-	p := &Proto{Name: name, Desc: desc}
+	p := &Proto{Name: name, Desc: desc, ID: len(protos) + 1}
 	protos[name] = p
 	return p
 }

@@ -31,7 +31,8 @@ type Stats struct {
 	breakdown []*field.Field
 	col       *collector
 	counter   valueCounter
-	seen      []*field.Proto
+	// byProto is protoCounts' index+1 by Proto.ID.
+	byProto []int32
 	// protoCounts counts frames per protocol; a short slice scanned
 	// linearly is cheaper than a map for the dozen protocols a capture has.
 	protoCounts []protoCount
@@ -48,6 +49,34 @@ const denseValues = 256
 type protoCount struct {
 	p *field.Proto
 	n int
+	// stamp is the packet number that last counted p; wanted: a
+	// breakdown field is p's.
+	stamp  int
+	wanted bool
+}
+
+// protoCount returns p's counter, made on first sight; found by
+// Proto.ID's index (byProto), or by a scan for a Proto without one.
+func (s *Stats) protoCount(p *field.Proto) *protoCount {
+	if id := p.ID; id > 0 && id < len(s.byProto) {
+		if i := s.byProto[id]; i > 0 {
+			return &s.protoCounts[i-1]
+		}
+	} else if id <= 0 {
+		for i := range s.protoCounts {
+			if s.protoCounts[i].p == p {
+				return &s.protoCounts[i]
+			}
+		}
+	}
+	s.protoCounts = append(s.protoCounts, protoCount{p: p, stamp: -1, wanted: s.col.wantsProto(p)})
+	if id := p.ID; id > 0 {
+		if id >= len(s.byProto) {
+			s.byProto = append(s.byProto, make([]int32, id+1-len(s.byProto))...)
+		}
+		s.byProto[id] = int32(len(s.protoCounts))
+	}
+	return &s.protoCounts[len(s.protoCounts)-1]
 }
 
 // NewStats counts values of the named fields (each must be an integer
@@ -85,34 +114,20 @@ func NewStats(breakdown []string) (*Stats, error) {
 func (s *Stats) Print(r *dissect.Record) error {
 	s.Packets++
 	s.Bytes += int64(r.Length)
-	s.seen = s.seen[:0]
-next:
 	for _, l := range r.Layers {
-		p := l.Proto()
-		for _, q := range s.seen {
-			if q == p {
-				continue next
-			}
+		pc := s.protoCount(l.Proto())
+		if pc.stamp == s.Packets {
+			continue // a frame with two layers of one protocol counts once
 		}
-		s.seen = append(s.seen, p)
-		found := false
-		for i := range s.protoCounts {
-			if s.protoCounts[i].p == p {
-				s.protoCounts[i].n++
-				found = true
-				break
-			}
-		}
-		if !found {
-			s.protoCounts = append(s.protoCounts, protoCount{p, 1})
-		}
+		pc.stamp = s.Packets
+		pc.n++
 	}
 	if len(s.breakdown) > 0 {
 		// Breakdown fields are integer fields reported by their own
 		// protocol's layer: only those layers are visited, by a visitor
 		// that counts the values as they come.
 		for _, l := range r.Layers {
-			if s.col.wantsProto(l.Proto()) {
+			if s.protoCount(l.Proto()).wanted {
 				l.VisitFields(&s.counter)
 			}
 		}
