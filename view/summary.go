@@ -60,18 +60,29 @@ func NewSummary(w io.Writer, opts Options) *Summary {
 // or --all).
 func (s *Summary) Wanted(r *dissect.Record) bool { return s.opts.All || dissect.Relevant(r) }
 
+// spaces pads the columns (wider than any column).
+const spaces = "                                "
+
 func padRight(b []byte, start, width int) []byte {
-	for n := runeCount(b[start:]); n < width; n++ {
-		b = append(b, ' ')
+	if n := runeCount(b[start:]); n < width {
+		b = appendSpaces(b, width-n)
 	}
 	return b
 }
 
 func padLeft(b []byte, s []byte, width int) []byte {
-	for n := len(s); n < width; n++ {
-		b = append(b, ' ')
+	if n := len(s); n < width {
+		b = appendSpaces(b, width-n)
 	}
 	return append(b, s...)
+}
+
+func appendSpaces(b []byte, n int) []byte {
+	for n > len(spaces) {
+		b = append(b, spaces...)
+		n -= len(spaces)
+	}
+	return append(b, spaces[:n]...)
 }
 
 func runeCount(b []byte) int {

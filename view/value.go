@@ -109,14 +109,32 @@ var plainASCII = func() (t [256]bool) {
 	return t
 }()
 
+// plainWord reports whether the eight octets of w are all plain (as
+// plainASCII): none has the high bit, none is below 0x20, none is DEL or
+// the backslash. The tests are the exact "has a zero / a smaller octet"
+// word tricks (valid for octets below 0x80, which the first test ensures).
+func plainWord(w uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	hasZero := func(v uint64) bool { return (v-ones)&^v&highs != 0 }
+	return w&highs == 0 &&
+		(w-0x20*ones)&^w&highs == 0 &&
+		!hasZero(w^0x7f*ones) &&
+		!hasZero(w^'\\'*ones)
+}
+
 // appendEscaped appends s made safe for a terminal: printable UTF-8 as is;
 // control characters (C0, DEL, C1), and invalid UTF-8 as \xNN; backslash
 // doubled. Bytes from packets never reach the terminal raw.
 func appendEscaped(b []byte, s string) []byte {
 	const hexd = "0123456789abcdef"
-	// Fast path: plain printable ASCII is appended as is (one table
-	// load per octet: this runs over every summary line).
+	// Fast path: plain printable ASCII is appended as is, checked eight
+	// octets at a time (this runs over every summary line), the tail with
+	// a table.
 	i := 0
+	for i+8 <= len(s) && plainWord(uint64(s[i])|uint64(s[i+1])<<8|uint64(s[i+2])<<16|uint64(s[i+3])<<24|
+		uint64(s[i+4])<<32|uint64(s[i+5])<<40|uint64(s[i+6])<<48|uint64(s[i+7])<<56) {
+		i += 8
+	}
 	for i < len(s) && plainASCII[s[i]] {
 		i++
 	}

@@ -442,3 +442,33 @@ func declaredFields() int {
 	}
 	return n
 }
+
+// TestPlainWordMatchesTable: the eight-octet check of appendEscaped's fast
+// path agrees with the per-octet table on every octet in every position.
+func TestPlainWordMatchesTable(t *testing.T) {
+	for c := 0; c < 256; c++ {
+		for pos := 0; pos < 8; pos++ {
+			var w uint64
+			for k := 0; k < 8; k++ {
+				w |= uint64('a') << (8 * k)
+			}
+			w &^= 0xff << (8 * pos)
+			w |= uint64(c) << (8 * pos)
+			if got := plainWord(w); got != plainASCII[c] {
+				t.Fatalf("octet 0x%02x at %d: plainWord %v, table %v", c, pos, got, plainASCII[c])
+			}
+		}
+	}
+	for in, want := range map[string]string{
+		"plain text here!":     "plain text here!",
+		"tab\there and more":   "tab\\x09here and more",
+		"back\\slash 12345":    "back\\\\slash 12345",
+		"utf8 é and more text": "utf8 é and more text",
+		"\x7f DEL at start ok": "\\x7f DEL at start ok",
+		"eight ok\x01":         "eight ok\\x01",
+	} {
+		if got := string(appendEscaped(nil, in)); got != want {
+			t.Errorf("%q: %q, want %q", in, got, want)
+		}
+	}
+}
