@@ -40,11 +40,16 @@ type Record struct {
 	// Findings raised while decoding this frame, Offset counted from the
 	// start of the frame where known.
 	Findings []pvtdata.Finding
+
+	// sends is the Send reassembly and RPC decoding state of the
+	// Dissector that reuses this Record (sends.go's stateFor).
+	sends *sendState
 }
 
-// Reset empties r for reuse, keeping its capacity.
+// Reset empties r for reuse, keeping its capacity (and the Dissector's
+// Send state).
 func (r *Record) Reset() {
-	*r = Record{Layers: r.Layers[:0], Offsets: r.Offsets[:0], Findings: r.Findings[:0]}
+	*r = Record{Layers: r.Layers[:0], Offsets: r.Offsets[:0], Findings: r.Findings[:0], sends: r.sends}
 }
 
 // Add appends a decoded layer found at frame offset off (-1 if reassembled).

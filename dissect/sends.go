@@ -2,11 +2,8 @@ package dissect
 
 import (
 	"fmt"
-	"runtime"
 	"sort"
-	"sync"
 	"unsafe"
-	"weak"
 
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
@@ -448,28 +445,16 @@ type sendState struct {
 }
 
 // The hooks below receive only the Record, so the state of each Dissector
-// is found by its (reused) Record, held weakly so that a Dissector that is
-// dropped takes its state with it.
-var sendStates = struct {
-	sync.Mutex
-	m map[weak.Pointer[Record]]*sendState
-}{m: map[weak.Pointer[Record]]*sendState{}}
-
+// hangs off its (reused) Record, made on first use; Reset keeps it. (It was
+// found in a map of weak pointers under a mutex: a lock and a map lookup
+// per Send packet, a visible share of the per-packet cost.)
 func stateFor(rec *Record) *sendState {
-	wp := weak.Make(rec)
-	sendStates.Lock()
-	defer sendStates.Unlock()
-	st := sendStates.m[wp]
-	if st == nil {
-		cfg := DefaultSendsConfig()
-		st = &sendState{cfg: cfg, rc: NewRCSends(cfg), frame: -1}
-		sendStates.m[wp] = st
-		runtime.AddCleanup(rec, func(wp weak.Pointer[Record]) {
-			sendStates.Lock()
-			delete(sendStates.m, wp)
-			sendStates.Unlock()
-		}, wp)
+	if st := rec.sends; st != nil {
+		return st
 	}
+	cfg := DefaultSendsConfig()
+	st := &sendState{cfg: cfg, rc: NewRCSends(cfg), frame: -1}
+	rec.sends = st
 	return st
 }
 
