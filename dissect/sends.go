@@ -229,11 +229,12 @@ func (s *RCSends) abort(q *rcQP) {
 // maxFreeBytes bounds the capacity of the buffers RCSends keeps for reuse.
 const maxFreeBytes = 8 << 20
 
-// release empties q's buffer: a small one (up to 16 KiB) stays with the
-// QP, a larger one goes to the free list (bounded) for the next large Send.
+// release empties q's buffer into the free list (bounded) for the next
+// Send of any QP: buffers follow the Sends in progress, not the QPs seen
+// (a buffer left with each QP made memory grow with the QPs of a long
+// capture, up to MaxQPs of them).
 func (s *RCSends) release(q *rcQP) {
-	if cap(q.buf) <= 16<<10 {
-		q.buf = q.buf[:0]
+	if cap(q.buf) == 0 {
 		return
 	}
 	if s.freeBytes+cap(q.buf) <= maxFreeBytes {
@@ -257,7 +258,7 @@ func (s *RCSends) grow(q *rcQP, n int) {
 	s.free = s.free[:i]
 	s.freeBytes -= cap(b)
 	b = append(b, q.buf...)
-	if cap(q.buf) > 16<<10 && s.freeBytes+cap(q.buf) <= maxFreeBytes {
+	if cap(q.buf) > 0 && s.freeBytes+cap(q.buf) <= maxFreeBytes {
 		s.free = append(s.free, q.buf[:0])
 		s.freeBytes += cap(q.buf)
 	}
