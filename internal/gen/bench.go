@@ -113,8 +113,10 @@ const benchRealCapture = "testdata/pcaps/real/rxe-nfs42-rdma.pcap"
 type benchTemplate struct {
 	data  []byte
 	toSrv bool // client → server
-	// xidAt are the offsets of the RPC-over-RDMA and RPC xids.
-	xidAt []int
+	// xidAt are the offsets of the RPC-over-RDMA and RPC xids, patched
+	// with the round's xid plus xidDelta (a call and its reply share one).
+	xidAt    []int
+	xidDelta uint32
 	// readReq: an RDMA READ request; the next readResp templates are its
 	// response and carry its PSNs.
 	readReq  bool
@@ -227,6 +229,9 @@ func benchTemplates() (cm map[string][]byte, round []benchTemplate, err error) {
 				hdr += 4 // IETH
 			}
 			tp.xidAt = xidOffsets(f, binary.BigEndian.Uint32(f[hdr:]))
+			if i >= 4 {
+				tp.xidDelta = 1 // the EXCHANGE_ID call and its reply
+			}
 		}
 		round = append(round, tp)
 	}
@@ -242,13 +247,13 @@ func benchTemplates() (cm map[string][]byte, round []benchTemplate, err error) {
 	}
 	// RPC-over-RDMA v1 RDMA_MSG (xid 0x42, credits 128) with a read list of
 	// one segment (position 0, handle 0xb56, 3072 octets), empty write list
-	// and reply chunk, carrying an NFSv4 COMPOUND call with no operations,
-	// then filler up to 1024 octets.
+	// and reply chunk, carrying an NFSv4 NULL call, then filler up to 1024
+	// octets. The server answers it like the real NULL call (frame 6).
 	var rpcrdma []byte
 	for _, w := range []uint32{0x42, 1, 0x80, 0, 1, 0, 0xb56, 3072, 0xffff8880, 0x03a1d000, 0, 0, 0} {
 		rpcrdma = binary.BigEndian.AppendUint32(rpcrdma, w)
 	}
-	for _, w := range []uint32{0x42, 0, 2, 100003, 4, 1, 0, 0, 0, 0, 0, 2, 0} {
+	for _, w := range []uint32{0x42, 0, 2, 100003, 4, 0, 0, 0, 0, 0} {
 		rpcrdma = binary.BigEndian.AppendUint32(rpcrdma, w)
 	}
 	rpcrdma = append(rpcrdma, chunk[:1024-len(rpcrdma)]...)
@@ -278,8 +283,10 @@ func benchTemplates() (cm map[string][]byte, round []benchTemplate, err error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("bench templates: %w", err)
 	}
+	nullReply := round[2]
+	nullReply.xidDelta = 2
 	round = append(round,
-		benchTemplate{data: sendFirst, toSrv: true, xidAt: xidOffsets(sendFirst, 0x42)},
+		benchTemplate{data: sendFirst, toSrv: true, xidAt: xidOffsets(sendFirst, 0x42), xidDelta: 2},
 		benchTemplate{data: sendMiddle, toSrv: true},
 		benchTemplate{data: sendLast, toSrv: true},
 		ackFrom(false),
@@ -287,6 +294,8 @@ func benchTemplates() (cm map[string][]byte, round []benchTemplate, err error) {
 		benchTemplate{data: readFirst, toSrv: true, readResp: true},
 		benchTemplate{data: readMiddle, toSrv: true, readResp: true},
 		benchTemplate{data: readLast, toSrv: true, readResp: true},
+		nullReply,
+		ackFrom(true),
 	)
 	return cm, round, nil
 }
@@ -397,7 +406,7 @@ func writeBench(path string, n int) error {
 		c.k++
 		c.left--
 		if c.k%len(round) == 0 {
-			c.xid++
+			c.xid += 4
 		}
 		dir, qp := 0, c.sqp
 		if !tp.toSrv {
@@ -422,7 +431,7 @@ func writeBench(path string, n int) error {
 			putU24(b[benchBTH+5:], qp)
 			putU24(b[benchBTH+9:], p)
 			for _, at := range tp.xidAt {
-				binary.BigEndian.PutUint32(b[at:], c.xid)
+				binary.BigEndian.PutUint32(b[at:], c.xid+tp.xidDelta)
 			}
 		})
 	}
