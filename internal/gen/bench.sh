@@ -10,6 +10,8 @@
 #   cmpd-dissect stats FILE
 #   cmpd-dissect conns FILE
 #   cmpd-dissect -r FILE > /dev/null                  (the default view)
+#   gen -bench-floor FILE      (only reading the records and a CRC-32 of each
+#                               packet: what the ICRC check costs at least)
 # each with stdout to /dev/null, measured from the kernel's rusage of the
 # process (go run ./internal/gen -bench-measure CMD…), and prints per command
 # the median wall time, median CPU time (user+sys), the median peak RSS and
@@ -63,6 +65,7 @@ for n in $BENCH_SIZES; do
 		measure "$n" stats "$BIN" stats "$f"
 		measure "$n" conns "$BIN" conns "$f"
 		measure "$n" view "$BIN" -r "$f"
+		measure "$n" floor "$GEN" -bench-floor "$f"
 		i=$((i + 1))
 	done
 done
@@ -73,7 +76,7 @@ echo "| packets | command | wall s | CPU s | peak RSS MB | tshark/ours (wall) | 
 echo "| ---: | --- | ---: | ---: | ---: | ---: | ---: |"
 for n in $BENCH_SIZES; do
 	ts_wall=$(median "$n" tshark 3) ts_cpu=$(median "$n" tshark 4)
-	for name in tshark stats conns view; do
+	for name in tshark stats conns view floor; do
 		wall=$(median "$n" $name 3)
 		[ -n "$wall" ] || continue
 		cpu=$(median "$n" $name 4) rss=$(median "$n" $name 5)
@@ -82,6 +85,7 @@ for n in $BENCH_SIZES; do
 		stats | conns) label="cmpd-dissect $name" ;;
 		view) label="cmpd-dissect -r (default view)" ;;
 		tshark) label="tshark -T fields -e frame.number" ;;
+		floor) label="floor: read + CRC-32 of each packet" ;;
 		esac
 		rw=- rc=-
 		if [ -n "$ts_wall" ] && [ $name != tshark ]; then
