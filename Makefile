@@ -35,7 +35,12 @@ help:
 build:
 	$(GO) build -o $(BIN) ./cmd/cmpd-dissect
 
-test: fmt-check vet unit
+# make test is what CI runs (.ci/run): formatting, vet, every unit test (with
+# -race), and the hostile-input harness (make torture, mk/torture.mk). With
+# TEST_LIVE=1 (.ci/run sets it when it runs as root on Linux) it also boots the
+# VM lab and checks fresh captures from the real Linux RDMA stack
+# (test-live-ci, mk/live.mk).
+test: fmt-check vet unit torture $(if $(TEST_LIVE),test-live-ci)
 
 fmt-check:
 	@unformatted=$$(gofmt -l $$(find . -name '*.go' -not -path './.git/*' -not -path '*/testdata/*' -not -path './live/work/*')); \

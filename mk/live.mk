@@ -8,7 +8,7 @@
 # make test-live     the same into a fresh directory, then cmpd-dissect check
 #                    --expect testdata/expect/live-NAME.yaml on every capture
 #                    and the comparison of librdmacm's reports with the decode.
-.PHONY: live-traces test-live
+.PHONY: live-traces test-live test-live-ci
 
 LIVE_ONLY ?=
 
@@ -17,3 +17,16 @@ live-traces:
 
 test-live:
 	live/test-live.sh $(LIVE_ONLY)
+
+# test-live-ci: make test-live as CI runs it (make test TEST_LIVE=1). A fresh
+# capture that decodes differently from what was sent or from what the kernel
+# is known to send fails (exit 1). When the lab itself fails to produce some
+# captures (a VM that does not boot: exit 3 from test-live.sh) it says so
+# loudly but does not fail the run: every capture it did produce was checked.
+test-live-ci:
+	@live/test-live.sh; rc=$$?; \
+	if [ $$rc -eq 3 ]; then \
+		echo "test-live: WARNING: the VM lab did not produce every capture (see above);"; \
+		echo "test-live: every capture it produced decoded as expected. Not counted as a failure."; \
+		exit 0; \
+	fi; exit $$rc
