@@ -170,6 +170,10 @@ ONLY='${ONLY//\'/}'
 CFG
 # The VMs see $RUN as /live: the scenario list goes there.
 cp "${LIVE_SCENARIOS:-$REPO/live/scenarios.sh}" "$RUN/scenarios.sh" || die "no scenario file ${LIVE_SCENARIOS:-}"
+# So do the captures a scenario re-drives (replay --from): the guest mounts
+# its own tmpfs on /tmp, so a repository under the host's /tmp (a CI clone)
+# is not visible through the host root.
+cp "$REPO/testdata/pcaps/real/rxe-nfs42-rdma.pcap" "$RUN/redrive-source.pcap" || die "no capture to re-drive"
 vm() { # vm ROLE NETOPT PORT0 PORT1
 	local role=$1 net=$2 mac=$([ "$1" = client ] && echo 01 || echo 02)
 	# no_timer_check: under a loaded host TCG can fail the kernel's IO-APIC

@@ -28,7 +28,7 @@ GARBAGE_S=0123456789abcdef
 OVERRUN=f6ab0e1801     # identifier and version, message cut after 5 octets
 RECON2_C=f6ab0e1801000f0f      # reconnection: changed values (16 KiB / 16 KiB, R=0)
 RECON2_S=f6ab0e1801001f1f      # (32 KiB / 32 KiB)
-REDRIVE=$REPO/testdata/pcaps/real/rxe-nfs42-rdma.pcap
+REDRIVE=/live/redrive-source.pcap # testdata/pcaps/real/rxe-nfs42-rdma.pcap, copied by live-traces.sh
 
 for l in rxe siw; do
 	scenario $l"4-rfc8797" $l 4 replay --client-pd $V1_R_1K_256K --server-pd $V1_256K_1K
