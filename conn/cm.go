@@ -93,16 +93,11 @@ func (t *Tracker) rememberPeers(c *Connection) {
 	t.last[k] = c
 }
 
-func (t *Tracker) cmREQ(ev *CMEvent) {
-	if c := t.lookup(commKey(ev.Src, ev.LocalCommID)); c != nil && c.ClientCommID == ev.LocalCommID {
-		if c.reqTID == ev.TID || c.State == StateRequested {
-			// The same REQ again: a MAD retransmission (same TID) or a
-			// retry of a request not yet answered.
-			t.step(c, ev, true, true, "")
-			return
-		}
-	}
-	c := t.newConn(KindConnection, ev.Transport, ev.Frame, ev.Time)
+// openRequest starts a connection (or SIDR exchange) from its request: the
+// client is the sender, its port the rdma_cm header's source port when there
+// is one, the server's port the one the service ID names.
+func (t *Tracker) openRequest(kind Kind, ev *CMEvent) *Connection {
+	c := t.newConn(kind, ev.Transport, ev.Frame, ev.Time)
 	c.Client, c.Server = ev.Src, ev.Dst
 	c.Client.Port, c.Server.Port = 0, 0
 	if ev.CMAValid {
@@ -112,11 +107,24 @@ func (t *Tracker) cmREQ(ev *CMEvent) {
 	if _, port, ok := RDMACMPort(ev.ServiceID); ok {
 		c.Server.Port = port
 	}
-	c.ClientQPN = ev.QPN
 	c.ClientCommID = ev.LocalCommID
-	c.reqTID = ev.TID
 	c.State = StateRequested
 	c.RequestFrame = ev.Frame
+	return c
+}
+
+func (t *Tracker) cmREQ(ev *CMEvent) {
+	if c := t.lookup(commKey(ev.Src, ev.LocalCommID)); c != nil && c.ClientCommID == ev.LocalCommID {
+		if c.reqTID == ev.TID || c.State == StateRequested {
+			// The same REQ again: a MAD retransmission (same TID) or a
+			// retry of a request not yet answered.
+			t.step(c, ev, true, true, "")
+			return
+		}
+	}
+	c := t.openRequest(KindConnection, ev)
+	c.ClientQPN = ev.QPN
+	c.reqTID = ev.TID
 	t.bind(c, commKey(ev.Src, ev.LocalCommID))
 	t.bind(c, qpKey(ev.Src, ev.QPN))
 	t.step(c, ev, true, false, "")
@@ -306,19 +314,7 @@ func (t *Tracker) cmSIDRREQ(ev *CMEvent) {
 		t.step(c, ev, true, true, "")
 		return
 	}
-	c := t.newConn(KindSIDR, ev.Transport, ev.Frame, ev.Time)
-	c.Client, c.Server = ev.Src, ev.Dst
-	c.Client.Port, c.Server.Port = 0, 0
-	if ev.CMAValid {
-		c.Client.Port = ev.CMAPort
-	}
-	c.ServiceID, c.HasServiceID = ev.ServiceID, true
-	if _, port, ok := RDMACMPort(ev.ServiceID); ok {
-		c.Server.Port = port
-	}
-	c.ClientCommID = ev.LocalCommID
-	c.State = StateRequested
-	c.RequestFrame = ev.Frame
+	c := t.openRequest(KindSIDR, ev)
 	t.bind(c, sidrKey(ev.Src, ev.LocalCommID))
 	t.step(c, ev, true, false, "")
 	c.ClientData = t.readPrivateData(c, "client", "SIDR_REQ", pvtdata.MsgRequest, ev.Frame, ev.PrivateDataAt, ev.PrivateData, ev.ULPOffset)
