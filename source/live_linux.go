@@ -69,7 +69,7 @@ func OpenLive(opts LiveOptions) (*Live, error) {
 		return nil, permissionHint(opts.Interface, err)
 	}
 	if prog != nil {
-		if err := tp.SetBPF(prog); err != nil {
+		if err := setFilter(tp, prog); err != nil {
 			tp.Close()
 			return nil, permissionHint(opts.Interface, err)
 		}
@@ -85,6 +85,30 @@ func OpenLive(opts LiveOptions) (*Live, error) {
 		l.deadline = time.Now().Add(opts.Duration)
 	}
 	return l, nil
+}
+
+// dropAll is a filter that accepts nothing.
+var dropAll = []bpf.RawInstruction{{Op: 0x06, K: 0}} // ret #0
+
+// setFilter attaches prog without letting through what the socket queued
+// before it: the socket starts capturing when it is created, so packets
+// that arrived before the filter was attached would reach the reader
+// unfiltered. As libpcap does, attach a filter that drops everything, drain
+// the ring, then attach prog.
+func setFilter(tp *afpacket.TPacket, prog []bpf.RawInstruction) error {
+	if err := tp.SetBPF(dropAll); err != nil {
+		return err
+	}
+	for {
+		_, _, err := tp.ZeroCopyReadPacketData()
+		if err != nil {
+			if errors.Is(err, afpacket.ErrTimeout) || errors.Is(err, afpacket.ErrPoll) {
+				break
+			}
+			return err
+		}
+	}
+	return tp.SetBPF(prog)
 }
 
 // Stop makes Next return io.EOF at its next poll (for Ctrl-C).

@@ -290,6 +290,23 @@ func TestLiveLoopback(t *testing.T) {
 	dir := t.TempDir()
 	w := filepath.Join(dir, "live.pcapng")
 	done := make(chan struct{})
+	// Traffic the filter must reject flows before and while the capture
+	// opens: packets queued by the socket before its filter is attached
+	// must not leak through (libpcap drains them; so must we).
+	other, _ := net.Dial("udp", "127.0.0.1:4792")
+	defer other.Close()
+	go func() {
+		for {
+			select {
+			case <-done:
+				return
+			default:
+				other.Write([]byte("not this one"))
+				time.Sleep(time.Millisecond)
+			}
+		}
+	}()
+	time.Sleep(20 * time.Millisecond)
 	var code int
 	var out, stderr string
 	go func() {
@@ -303,8 +320,6 @@ func TestLiveLoopback(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	other, _ := net.Dial("udp", "127.0.0.1:4792")
-	defer other.Close()
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 loop:
@@ -313,7 +328,6 @@ loop:
 		case <-done:
 			break loop
 		case <-tick.C:
-			other.Write([]byte("not this one"))
 			conn.Write([]byte("hello rdma"))
 		}
 	}
