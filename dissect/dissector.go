@@ -57,41 +57,58 @@ type Dissector struct {
 	udp  UDP
 	tcp  TCP
 
-	// ethParser decodes Ethernet … UDP/TCP; it stops (IgnoreUnsupported)
-	// at the first payload it has no decoder for.
-	ethParser chain
-	decoded   []gopacket.LayerType
+	// truncated is set (gopacket.DecodeFeedback) by a layer that found the
+	// frame cut short by the snap length.
+	truncated bool
 
-	roce [65536 / 64]uint64 // bit set of RoCEv2 UDP ports
+	roce *[65536 / 64]uint64 // bit set of RoCEv2 UDP ports (shared with pipeline slots)
 
 	first, prev time.Time
 	started     bool
 
 	ext extensions
 
-	// layerTab caches each layer type's entry (entry); ents are the
-	// entries of the layers the current chain added.
+	// layerIdx is, per layer type below maxCachedLayerType, the index+1
+	// of its entry in layerTab (0: not looked up yet); entry caches each
+	// layer type's entry there. ents are the entries of the layers the
+	// current chain added.
+	layerIdx   []uint8
 	layerTab   []layerEntry
 	spareEntry layerEntry
 	ents       []*layerEntry
+
+	// deferStateful makes decodeChain leave the stateful steps (iWARP TCP
+	// reassembly, RC Sends and their RPC decoding) in pending for the
+	// Dissector that adopts the record (pipeline.go's slots).
+	deferStateful bool
+	pending       pendingStep
 }
 
 // New makes a Dissector.
 func New(opts Options) *Dissector {
-	d := &Dissector{opts: opts}
-	d.frame.rec = &d.rec
-	d.udp.roce = &d.roce
-	d.ethParser = newChain(layers.LayerTypeEthernet, &d.eth, &d.vlan, &d.ip4, &d.ip6, &d.udp, &d.tcp)
-	d.decoded = make([]gopacket.LayerType, 0, 16)
-	d.rec.Layers = make([]field.Layer, 0, 24)
-	d.rec.Offsets = make([]int, 0, 24)
-	d.rec.Findings = make([]pvtdata.Finding, 0, 8)
-	d.ents = make([]*layerEntry, 0, 24)
+	d := newDissector(opts, nil)
 	d.setRoCEPort(RoCEv2Port)
 	for _, p := range opts.RoCEPorts {
 		d.setRoCEPort(p)
 	}
-	d.ext.init(d)
+	return d
+}
+
+// newDissector makes a Dissector; roce nil makes its own (empty) RoCE port
+// set, otherwise it shares that one. A Dissector that shares one is a
+// pipeline slot: it defers its stateful steps and has no reassembly state.
+func newDissector(opts Options, roce *[65536 / 64]uint64) *Dissector {
+	d := &Dissector{opts: opts, roce: roce, deferStateful: roce != nil}
+	if d.roce == nil {
+		d.roce = new([65536 / 64]uint64)
+	}
+	d.frame.rec = &d.rec
+	d.udp.roce = d.roce
+	d.rec.Layers = make([]field.Layer, 0, 24)
+	d.rec.Offsets = make([]int, 0, 24)
+	d.rec.Findings = make([]pvtdata.Finding, 0, 8)
+	d.ents = make([]*layerEntry, 0, 24)
+	d.ext.init(d, !d.deferStateful)
 	return d
 }
 
@@ -112,6 +129,7 @@ func (d *Dissector) Dissect(f *source.Frame) *Record {
 	r.Length = f.Length
 	r.LinkType = f.LinkType
 	r.Data = f.Data
+	d.pending = pendingStep{}
 	if !d.started {
 		d.first, d.prev, d.started = f.Time, f.Time, true
 	}
@@ -171,10 +189,14 @@ func layerName(t gopacket.LayerType) string {
 	return t.String()
 }
 
-// dissectEthernet runs the Ethernet parser and hands the payload on.
+// dissectEthernet decodes from the Ethernet header on.
 func (d *Dissector) dissectEthernet(data []byte) {
-	d.decodeChain(d.ethParser, data, 0)
+	d.decodeChain(layers.LayerTypeEthernet, data, 0)
 }
+
+// SetTruncated implements gopacket.DecodeFeedback: a layer found the frame
+// cut short by the capture's snap length.
+func (d *Dissector) SetTruncated() { d.truncated = true }
 
 // findingsAppender is implemented by layers that report what they noticed
 // (offsets relative to the layer's first byte).
@@ -231,35 +253,75 @@ type layerEntry struct {
 	kind layerKind
 }
 
-// maxCachedLayerType bounds the layer types cached in Dissector.layerTab
+// layerSlots numbers the layer types a Dissector decodes (1…, 0: none),
+// the same for every Dissector: each one's entry table is then a few
+// dozen entries, not one per layer type value (this program's layer types
+// are numbered from 1800; pipelines run hundreds of Dissectors).
+var layerSlots = func() map[gopacket.LayerType]uint8 {
+	m := map[gopacket.LayerType]uint8{}
+	var d Dissector
+	d.ext.d, d.ext.ib = &d, ibcm.NewStack()
+	for _, l := range d.ext.allLayers() {
+		for _, t := range l.CanDecode().LayerTypes() {
+			if m[t] == 0 {
+				m[t] = uint8(len(m) + 1)
+			}
+		}
+	}
+	return m
+}()
+
+// layerSlotTab is layerSlots as a table for layer types below
+// maxCachedLayerType.
+var layerSlotTab = func() *[maxCachedLayerType]uint8 {
+	var t [maxCachedLayerType]uint8
+	for lt, i := range layerSlots {
+		if int(lt) >= 0 && int(lt) < maxCachedLayerType {
+			t[lt] = i
+		}
+	}
+	return &t
+}()
+
+// maxCachedLayerType bounds the layer types found through layerSlotTab
 // (gopacket's and this project's are all below it).
 const maxCachedLayerType = 2048
 
 // entry returns the layer entry of t, nil when no record layer decodes t.
 func (d *Dissector) entry(t gopacket.LayerType) *layerEntry {
-	var e *layerEntry
+	var i uint8
 	if int(t) >= 0 && int(t) < maxCachedLayerType {
-		if d.layerTab == nil {
-			d.layerTab = make([]layerEntry, maxCachedLayerType)
-		}
-		e = &d.layerTab[t]
-		if e.kind != kindUnset {
-			if e.kind == kindNone {
-				return nil
-			}
-			return e
-		}
-	} else {
-		e = &d.spareEntry
+		i = layerSlotTab[t]
 	}
+	if i == 0 {
+		return nil
+	}
+	if d.layerTab == nil {
+		d.layerTab = make([]layerEntry, len(layerSlots)+1)
+	}
+	e := &d.layerTab[i]
+	switch e.kind {
+	case kindUnset:
+		d.fillEntry(e, t)
+	case kindNone:
+		return nil
+	}
+	if e.kind == kindNone {
+		return nil
+	}
+	return e
+}
+
+// fillEntry looks up the record layer of t and what it implements.
+func (d *Dissector) fillEntry(e *layerEntry, t gopacket.LayerType) {
 	*e = layerEntry{kind: kindNone}
 	l := d.layerFor(t)
 	if l == nil {
-		return nil
+		return
 	}
 	dl, ok := l.(decodingLayer)
 	if !ok {
-		return nil
+		return
 	}
 	e.l, e.dl, e.kind = l, dl, kindOther
 	e.fa, _ = l.(findingsAppender)
@@ -275,38 +337,33 @@ func (d *Dissector) entry(t gopacket.LayerType) *layerEntry {
 	case *ibcm.BTH:
 		e.kind = kindBTH
 	}
-	return e
 }
 
-// decodeChain runs a DecodingLayerParser over data (which starts at frame
-// offset base), adds what it decoded to the record, checks the ICRC of an
-// IB packet, collects the layers' findings and turns a failure into one,
-// then dispatches the payload of the last layer (extra RoCE port, iWARP
-// reassembly, RC Sends).
-func (d *Dissector) decodeChain(c chain, data []byte, base int) {
-	d.decoded = d.decoded[:0]
-	p := c.p
-	err := p.DecodeLayers(data, &d.decoded)
+// decodeLayers decodes data from layer type first on, as gopacket's
+// DecodingLayerParser does with IgnoreUnsupported (it stops quietly at the
+// first payload it has no decoder for), adding each layer to the record;
+// last is the last layer decoded. A panic in a decoder is an error.
+func (d *Dissector) decodeLayers(first gopacket.LayerType, data []byte, icrc *icrcAt) (last *layerEntry, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("panic: %v", p)
+		}
+	}()
 	r := &d.rec
 	frameData := r.Data
-	first := len(r.Layers)
-	var last decodingLayer
-	var ip4 *IPv4
-	var ip6 *IPv6
-	icrc := icrcAt{ip: -1, grh: -1, lrh: -1}
-	d.ents = d.ents[:0]
-	for _, t := range d.decoded {
+	for t := first; ; {
 		e := d.entry(t)
 		if e == nil {
-			continue
+			return last, nil
+		}
+		if err := e.dl.DecodeFromBytes(data, d); err != nil {
+			return last, err
 		}
 		off := offsetIn(frameData, e.dl.LayerContents())
 		switch e.kind {
 		case kindIPv4:
-			ip4, ip6 = &d.ip4, nil
 			icrc.ip, icrc.v6 = off, false
 		case kindIPv6:
-			ip4, ip6 = nil, &d.ip6
 			icrc.ip, icrc.v6 = off, true
 		case kindGRH:
 			icrc.grh = off
@@ -317,12 +374,44 @@ func (d *Dissector) decodeChain(c chain, data []byte, base int) {
 		}
 		r.Add(e.l, off)
 		d.ents = append(d.ents, e)
-		last = e.dl
+		last = e
+		t = e.dl.NextLayerType()
+		if data = e.dl.LayerPayload(); len(data) == 0 {
+			return last, nil
+		}
+	}
+}
+
+// decodeChain runs a DecodingLayerParser over data (which starts at frame
+// offset base), adds what it decoded to the record, checks the ICRC of an
+// IB packet, collects the layers' findings and turns a failure into one,
+// then dispatches the payload of the last layer (extra RoCE port, iWARP
+// reassembly, RC Sends).
+func (d *Dissector) decodeChain(first gopacket.LayerType, data []byte, base int) {
+	r := &d.rec
+	frameData := r.Data
+	start := len(r.Layers)
+	icrc := icrcAt{ip: -1, grh: -1, lrh: -1}
+	d.ents = d.ents[:0]
+	d.truncated = false
+	lastEntry, err := d.decodeLayers(first, data, &icrc)
+	var last decodingLayer
+	var ip4 *IPv4
+	var ip6 *IPv6
+	if lastEntry != nil {
+		last = lastEntry.dl
+	}
+	if icrc.ip >= 0 {
+		if icrc.v6 {
+			ip6 = &d.ip6
+		} else {
+			ip4 = &d.ip4
+		}
 	}
 	bth := d.ext.checkICRC(&icrc)
-	d.collectFindings(first)
+	d.collectFindings(start)
 	if err != nil {
-		off, name := base, c.first
+		off, name := base, first
 		if last != nil {
 			off = offsetIn(frameData, last.LayerPayload())
 			name = last.NextLayerType()
@@ -336,7 +425,7 @@ func (d *Dissector) decodeChain(c chain, data []byte, base int) {
 			d.finding(CodeMalformed, pvtdata.SeverityError, lname, off,
 				fmt.Sprintf("%s at frame offset %d: %v", lname, off, err))
 		}
-	} else if p.Truncated {
+	} else if d.truncated {
 		off := base
 		if last != nil {
 			off = offsetIn(frameData, last.LayerContents())
@@ -355,11 +444,19 @@ func (d *Dissector) decodeChain(c chain, data []byte, base int) {
 		} else if ip6 != nil {
 			netFlow = ip6.NetworkFlow()
 		}
+		if d.deferStateful {
+			d.pending = pendingStep{kind: pendingTCP, net: netFlow}
+			return
+		}
 		d.ext.dissectTCP(l, netFlow)
 	default:
 		if bth != nil && decodeSend != nil && bth.OpCode.IsSend() {
 			// The Send payload is what follows the last extension header.
-			d.send(bth, last.LayerPayload())
+			if d.deferStateful {
+				d.pending = pendingStep{kind: pendingSend, bth: bth, payload: last.LayerPayload()}
+				return
+			}
+			sendOn(&d.rec, bth, d.ext.ib.IETH.RKey, last.LayerPayload())
 		}
 	}
 }
@@ -369,25 +466,6 @@ func (d *Dissector) decodeChain(c chain, data []byte, base int) {
 type decodingLayer interface {
 	gopacket.DecodingLayer
 	LayerContents() []byte
-}
-
-// chain is a DecodingLayerParser and the layer type it starts with.
-type chain struct {
-	p     *gopacket.DecodingLayerParser
-	first gopacket.LayerType
-}
-
-func newChain(first gopacket.LayerType, ls ...gopacket.DecodingLayer) chain {
-	p := gopacket.NewDecodingLayerParser(first)
-	// A slice indexed by layer type instead of gopacket's default map:
-	// one map lookup per layer is a visible share of the per-packet cost.
-	dlc := gopacket.DecodingLayerContainer(gopacket.DecodingLayerSparse(nil))
-	for _, l := range ls {
-		dlc = dlc.Put(l)
-	}
-	p.SetDecodingLayerContainer(dlc)
-	p.IgnoreUnsupported = true
-	return chain{p: p, first: first}
 }
 
 // layerFor returns the record layer that decoded layer type t.

@@ -17,28 +17,16 @@ type extensions struct {
 	d  *Dissector
 	ib *ibcm.Stack
 
-	// Parsers that start inside the frame: at the LRH
-	// (LINKTYPE_INFINIBAND) and at the ERF header (LINKTYPE_ERF).
-	lrhParser, erfParser chain
-
 	iwarp *IWARP
 	icrc  ibcm.ICRCChecker
 }
 
-func (x *extensions) init(d *Dissector) {
+func (x *extensions) init(d *Dissector, stateful bool) {
 	x.d = d
 	x.ib = ibcm.NewStack()
-	ib := x.ib.DecodingLayers()
-	// The Ethernet parser goes on into the IB layers: a RoCE UDP port
-	// (UDP.NextLayerType) and ethertype 0x8915 (registered by ibcm) lead
-	// there.
-	for _, l := range ib {
-		d.ethParser.p.AddDecodingLayer(l)
+	if stateful {
+		x.iwarp = NewIWARP(d.opts.IWARP)
 	}
-	all := append([]gopacket.DecodingLayer{&d.eth, &d.vlan, &d.ip4, &d.ip6, &d.udp, &d.tcp}, ib...)
-	x.lrhParser = newChain(ibcm.LayerTypeLRH, all...)
-	x.erfParser = newChain(ibcm.LayerTypeERF, all...)
-	x.iwarp = NewIWARP(d.opts.IWARP)
 }
 
 // dissectLink decodes a frame of a non-Ethernet link type; false when the
@@ -46,13 +34,21 @@ func (x *extensions) init(d *Dissector) {
 func (x *extensions) dissectLink(linkType int, data []byte) bool {
 	switch linkType {
 	case source.LinkTypeInfiniBand:
-		x.d.decodeChain(x.lrhParser, data, 0)
+		x.d.decodeChain(ibcm.LayerTypeLRH, data, 0)
 	case source.LinkTypeERF:
-		x.d.decodeChain(x.erfParser, data, 0)
+		x.d.decodeChain(ibcm.LayerTypeERF, data, 0)
 	default:
 		return false
 	}
 	return true
+}
+
+// allLayers are the layers decodeChain decodes, whatever the link type
+// (a RoCE UDP port and ethertype 0x8915 lead from the Ethernet layers into
+// the IB ones; ERF leads to Ethernet or the LRH).
+func (x *extensions) allLayers() []gopacket.DecodingLayer {
+	d := x.d
+	return append([]gopacket.DecodingLayer{&d.eth, &d.vlan, &d.ip4, &d.ip6, &d.udp, &d.tcp}, x.ib.DecodingLayers()...)
 }
 
 // dissectTCP hands a TCP segment to iWARP reassembly.
@@ -143,28 +139,23 @@ func (x *extensions) finish(fn func(*Record)) {
 	}
 }
 
-// send hands an RC Send packet's payload to the ULP decoder. Single-packet
-// Sends (SEND_ONLY, with immediate data or invalidate) go straight to
-// decodeSend; the pieces of multi-packet Sends to the Send reassembly.
-func (d *Dissector) send(bth *ibcm.BTH, payload []byte) {
-	r := &d.rec
+// sendOn hands an RC Send packet's payload to the ULP decoder, with the
+// Record r (whose Send state is used). Single-packet Sends (SEND_ONLY,
+// with immediate data or invalidate; invRKey is the IETH's R_Key) go
+// straight to decodeSend; the pieces of multi-packet Sends to the Send
+// reassembly.
+func sendOn(r *Record, bth *ibcm.BTH, invRKey uint32, payload []byte) {
 	switch bth.OpCode {
 	case ibcm.OpRCSendOnly, ibcm.OpRCSendOnlyImm, ibcm.OpRCSendOnlyInv:
 		info := SendInfo{Transport: "ib", FirstFrame: r.Frame, LastFrame: r.Frame, Length: len(payload)}
 		if bth.OpCode == ibcm.OpRCSendOnlyInv {
-			info.Invalidate, info.InvalidateSTag = true, d.ext.ib.IETH.RKey
+			info.Invalidate, info.InvalidateSTag = true, invRKey
 		}
 		decodeSend(r, payload, info)
 	default:
-		d.ext.sendPiece(bth, payload)
-	}
-}
-
-// sendPiece hands a piece of a multi-packet RC Send (FIRST, MIDDLE, LAST)
-// to the Send reassembly, when one is installed (sends.go).
-func (x *extensions) sendPiece(bth *ibcm.BTH, payload []byte) {
-	if ibSendPiece != nil {
-		ibSendPiece(&x.d.rec, bth, payload)
+		if ibSendPiece != nil {
+			ibSendPiece(r, bth, payload)
+		}
 	}
 }
 
