@@ -301,7 +301,7 @@ func (t *Tracker) cmDREP(ev *CMEvent) {
 	// The QPs are gone: no reply to a remembered call can follow, so its
 	// handles are let go (a capture of many short connections keeps only
 	// their results).
-	c.pending = pendingXIDs{}
+	t.releasePending(c)
 	t.step(c, ev, from, false, "")
 }
 

@@ -193,7 +193,12 @@ type Connection struct {
 	Steps      []Step
 	// StepsDropped counts the messages beyond Config.MaxSteps, not listed.
 	StepsDropped int
-	Findings     []pvtdata.Finding
+	// Findings lists, in the order raised, the first Config.MaxFindingsPerCode
+	// findings of each code and severity; FindingCounts counts all of them
+	// (a busy connection raises the same warning on every Send: its memory
+	// stays bounded, the count and the frames say how often and where).
+	Findings      []pvtdata.Finding
+	FindingCounts []FindingCount
 	// ToServer and ToClient count the Sends checked in each direction.
 	ToServer, ToClient SendCounts
 	// Evicted reports the tracker stopped following the connection when its
@@ -202,7 +207,7 @@ type Connection struct {
 
 	// tracker bookkeeping
 	reqTID, repTID uint64
-	lastActive     time.Time
+	lastActive     int64 // capture time of the last message or Send, in ns (capNanos)
 	active         bool
 	prev           *Connection // the earlier connection between the same peers
 	pending        pendingXIDs
@@ -245,22 +250,82 @@ func (c *Connection) RPCRDMA() bool {
 // was seen, so Negotiated holds what both sides agreed.
 func (c *Connection) Replied() bool { return c.ReplyFrame != 0 }
 
-func (c *Connection) addFinding(f pvtdata.Finding) {
-	c.Findings = append(c.Findings, f)
+// FindingCount sums up a connection's findings of one code and severity:
+// how many were raised, how many of them Connection.Findings lists, and the
+// frames they were raised at.
+type FindingCount struct {
+	Code     string           `json:"code"`
+	Severity pvtdata.Severity `json:"severity"`
+	// Count is how many were raised; Listed how many of them are in
+	// Connection.Findings (the first ones).
+	Count  int `json:"count"`
+	Listed int `json:"listed"`
+	// FirstFrame and LastFrame are the lowest and highest frame among all
+	// of them, FirstUnlistedFrame the lowest among those not listed (0:
+	// none, or not tied to a frame).
+	FirstFrame         int `json:"first_frame,omitempty"`
+	LastFrame          int `json:"last_frame,omitempty"`
+	FirstUnlistedFrame int `json:"first_unlisted_frame,omitempty"`
+}
+
+// Unlisted is how many of the findings Connection.Findings does not list.
+func (n *FindingCount) Unlisted() int { return n.Count - n.Listed }
+
+// FindingCount returns the count of c's findings of code and severity, nil
+// when there is none.
+func (c *Connection) FindingCount(code string, sev pvtdata.Severity) *FindingCount {
+	for i := range c.FindingCounts {
+		if n := &c.FindingCounts[i]; n.Code == code && n.Severity == sev {
+			return n
+		}
+	}
+	return nil
+}
+
+// countFinding counts a finding of code and sev raised at frame on c and
+// reports whether it is to be listed in full: the first limit of each code
+// and severity are. It allocates only for the first finding of a code.
+func (c *Connection) countFinding(code string, sev pvtdata.Severity, frame, limit int) bool {
+	n := c.FindingCount(code, sev)
+	if n == nil {
+		c.FindingCounts = append(c.FindingCounts, FindingCount{Code: code, Severity: sev})
+		n = &c.FindingCounts[len(c.FindingCounts)-1]
+	}
+	n.Count++
+	if frame != 0 {
+		if n.FirstFrame == 0 || frame < n.FirstFrame {
+			n.FirstFrame = frame
+		}
+		n.LastFrame = max(n.LastFrame, frame)
+	}
+	if n.Listed < limit {
+		n.Listed++
+		return true
+	}
+	if frame != 0 && (n.FirstUnlistedFrame == 0 || frame < n.FirstUnlistedFrame) {
+		n.FirstUnlistedFrame = frame
+	}
+	return false
 }
 
 // HasFinding reports whether the connection carries a finding with code.
 func (c *Connection) HasFinding(code string) bool {
-	for _, f := range c.Findings {
-		if f.Code == code {
+	for i := range c.FindingCounts {
+		if c.FindingCounts[i].Code == code {
 			return true
 		}
 	}
 	return false
 }
 
-// hasFindingAt reports a finding with code at frame.
+// hasFindingAt reports a finding with code at frame (listed, or counted
+// last at that frame).
 func (c *Connection) hasFindingAt(code string, frame int) bool {
+	for i := range c.FindingCounts {
+		if n := &c.FindingCounts[i]; n.Code == code && n.LastFrame == frame {
+			return true
+		}
+	}
 	for i := range c.Findings {
 		if c.Findings[i].Code == code && c.Findings[i].Frame == frame {
 			return true

@@ -5,6 +5,8 @@ import (
 	"net/netip"
 	"testing"
 	"time"
+
+	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
 )
 
 // FuzzTracker drives the tracker with event sequences decoded from the
@@ -65,12 +67,27 @@ func FuzzTracker(f *testing.F) {
 		}
 		tr.Finish()
 		for _, c := range tr.Connections() {
-			n := map[string]int{}
+			type key struct {
+				code string
+				sev  pvtdata.Severity
+			}
+			n := map[key]int{}
 			for _, f := range c.Findings {
-				n[f.Code]++
-				if n[f.Code] > 2 && f.Code != CodeFindingsSuppressed {
-					t.Fatalf("connection %d: %d findings %s, cap 2", c.ID, n[f.Code], f.Code)
+				k := key{f.Code, f.Severity}
+				n[k]++
+				if n[k] > 2 {
+					t.Fatalf("connection %d: %d findings %s, cap 2", c.ID, n[k], f.Code)
 				}
+			}
+			// Every finding counted, each kind listed at least once.
+			for _, fc := range c.FindingCounts {
+				if fc.Count < 1 || fc.Listed != min(fc.Count, 2) || n[key{fc.Code, fc.Severity}] != fc.Listed ||
+					(fc.Unlisted() == 0 && fc.FirstUnlistedFrame != 0) || fc.FirstFrame > fc.LastFrame {
+					t.Fatalf("connection %d: count %+v, %d listed", c.ID, fc, n[key{fc.Code, fc.Severity}])
+				}
+			}
+			if len(n) != len(c.FindingCounts) {
+				t.Fatalf("connection %d: %d kinds listed, %d counted", c.ID, len(n), len(c.FindingCounts))
 			}
 			_ = c.Service()
 			_ = c.Client.String()

@@ -29,6 +29,7 @@ func (t *Tracker) MPA(ev *MPAEvent) {
 		// A new MPA Request on a stream replaces whatever it carried before.
 		t.index[k] = c
 		c.keys = append(c.keys, k)
+		t.epoch++
 		t.mpaStep(c, ev, true, false)
 		c.ClientData = t.readPrivateData(c, "client", "MPA Request", pvtdata.MsgRequest, ev.Frame, ev.PrivateDataAt, ev.PrivateData, ev.ULPOffset)
 		t.rememberPeers(c)

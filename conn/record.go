@@ -180,19 +180,30 @@ func (t *Tracker) recordMPA(rec *dissect.Record, v *frameView, f *mpa.Frame, off
 	t.MPA(&ev)
 }
 
+// rcSend reports an RC SEND opcode (FIRST, MIDDLE, LAST, ONLY, with
+// immediate or invalidate): op.Transport() == "RC" && op.IsSend(), without
+// the map and string of Transport.
+func rcSend(op ibcm.Opcode) bool {
+	return op <= 0x05 || op == ibcm.OpRCSendLastInv || op == ibcm.OpRCSendOnlyInv
+}
+
 func (t *Tracker) recordIBSend(rec *dissect.Record, v *frameView) {
 	op := v.bth.OpCode
-	if op.Transport() != "RC" || !op.IsSend() {
+	if !rcSend(op) {
 		return
 	}
 	src, dst := v.ends()
 	k := sendKey{host: hostKey(dst), qp: v.bth.DestQP}
-	last := false
-	switch op & 0x1f {
-	case 0x02, 0x03, 0x04, 0x05, 0x16, 0x17: // LAST and ONLY
+	last, first := false, false
+	switch op {
+	case 0x02, 0x03, 0x16: // LAST
 		last = true
+	case 0x04, 0x05, 0x17: // ONLY
+		last, first = true, true
+	case 0x00:
+		first = true
 	}
-	acc := t.sendAcc(k, op.IsSendFirstOrOnly(), rec.Frame)
+	acc := t.sendAcc(k, v.bth.DestQP, first, rec.Frame)
 	if acc == nil {
 		return // the first packet of this Send was not captured
 	}
@@ -220,7 +231,7 @@ func (t *Tracker) recordIWARPSend(rec *dissect.Record, v *frameView) {
 	// One Send at a time per direction on QN 0; the MSN tells a segment
 	// of the Send in progress from one whose first segment was missed.
 	k := sendKey{host: src, peer: dst}
-	acc := t.sendAcc(k, r.MO == 0, rec.Frame)
+	acc := t.sendAcc(k, uint32(src.Port^dst.Port), r.MO == 0, rec.Frame)
 	if acc == nil {
 		return
 	}
@@ -247,25 +258,37 @@ func (t *Tracker) recordIWARPSend(rec *dissect.Record, v *frameView) {
 
 // sendAcc returns the accumulator of the Send k, starting a new one at the
 // first packet of a Send; nil when the Send's first packet was not seen.
-func (t *Tracker) sendAcc(k sendKey, first bool, frame int) *sendAcc {
-	if t.sends == nil {
-		t.sends = map[sendKey]*sendAcc{}
+// hint spreads the keys over accCache (the QP, or the ports).
+func (t *Tracker) sendAcc(k sendKey, hint uint32, first bool, frame int) *sendAcc {
+	e := &t.accCache[(hint^hint>>8)&(accCacheSize-1)]
+	var acc *sendAcc
+	if e.acc != nil && e.k == k {
+		acc = e.acc
+	} else {
+		if t.sends == nil {
+			t.sends = map[sendKey]*sendAcc{}
+		}
+		acc = t.sends[k]
+		if acc == nil && first {
+			if len(t.sends) >= maxSendAccs {
+				clear(t.sends)
+				clear(t.accCache[:])
+			}
+			acc = &sendAcc{}
+			t.sends[k] = acc
+		}
+		if acc != nil {
+			e.k, e.acc = k, acc
+		}
 	}
-	acc := t.sends[k]
 	if !first {
 		if acc != nil && !acc.open {
 			return nil
 		}
 		return acc
 	}
-	if acc == nil {
-		if len(t.sends) >= maxSendAccs {
-			clear(t.sends)
-		}
-		acc = &sendAcc{}
-		t.sends[k] = acc
-	}
-	*acc = sendAcc{first: frame, hs: acc.hs[:0], open: true}
+	acc.open, acc.msn, acc.first, acc.length = true, 0, frame, 0
+	acc.rpc, acc.xid, acc.proc, acc.hs = false, 0, 0, acc.hs[:0]
 	return acc
 }
 
@@ -274,7 +297,7 @@ func (t *Tracker) sendComplete(rec *dissect.Record, k sendKey, acc *sendAcc, ev 
 	ev.RPCRDMA, ev.XID, ev.Proc, ev.Handles = acc.rpc, acc.xid, acc.proc, acc.hs
 	// The accumulator stays for the next Send on k (no allocation per Send).
 	acc.open = false
-	t.Send(ev)
+	t.send(ev, acc)
 }
 
 // appendHandles appends every chunk-segment handle h offers.

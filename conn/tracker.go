@@ -2,6 +2,7 @@ package conn
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
@@ -22,9 +23,10 @@ type Config struct {
 	// the invalidated-STag check (oldest forgotten first). Default
 	// DefaultMaxPendingCalls.
 	MaxPendingCalls int
-	// MaxFindingsPerCode caps the findings of one code on one connection;
-	// the rest are counted in a conn.findings-suppressed note. Default
-	// DefaultMaxFindingsPerCode.
+	// MaxFindingsPerCode caps the findings of one code and severity listed
+	// in full on one connection (Connection.Findings); the rest are only
+	// counted (Connection.FindingCounts), so a connection's memory does not
+	// grow with its traffic. Default DefaultMaxFindingsPerCode.
 	MaxFindingsPerCode int
 	// MaxSteps caps the ladder of one connection (retransmitted MADs can
 	// repeat without end); the rest are counted in Connection.StepsDropped.
@@ -40,7 +42,7 @@ const (
 	DefaultMaxConnections     = 65536
 	DefaultTimeout            = 60 * time.Second
 	DefaultMaxPendingCalls    = 1024
-	DefaultMaxFindingsPerCode = 100
+	DefaultMaxFindingsPerCode = 5
 	DefaultMaxSteps           = 256
 )
 
@@ -122,20 +124,31 @@ type Tracker struct {
 	index map[connKey]*Connection
 	// active holds the followed connections in creation order; head is the
 	// first that may still be active.
-	active    []*Connection
-	head      int
-	nActive   int
-	last      map[peersKey]*Connection
-	now       time.Time
-	lastSweep time.Time
+	active  []*Connection
+	head    int
+	nActive int
+	last    map[peersKey]*Connection
+	// now is the latest capture time seen, lastSweep when the timeouts were
+	// last looked at (ns, capNanos); swept once lastSweep is set.
+	now       int64
+	lastSweep int64
+	swept     bool
 	orphans   []pvtdata.Finding
-	suppress  map[*Connection]map[string]int
 	evictions int
 	// Unmatched counts Sends that matched no connection.
 	Unmatched int
 	finished  bool
-	// sends are the multi-packet IB Sends in progress (Record).
-	sends map[sendKey]*sendAcc
+	// epoch counts the changes of index, so a connection remembered from
+	// an earlier lookup (sendAcc.conn) is known to be still the answer.
+	epoch uint64
+	// sends are the Sends in progress (Record), one accumulator per QP
+	// (IB) or direction of a TCP stream (iWARP); accCache finds recent ones
+	// without hashing the key.
+	sends    map[sendKey]*sendAcc
+	accCache [accCacheSize]accCacheEntry
+	// pendingPool keeps the call tables of closed connections for new
+	// ones.
+	pendingPool []pendingXIDs
 	// stepped is the connection the last message was a step of.
 	stepped *Connection
 }
@@ -143,10 +156,10 @@ type Tracker struct {
 // New returns a tracker with cfg (zero fields take the defaults).
 func New(cfg Config) *Tracker {
 	return &Tracker{
-		cfg:      cfg.withDefaults(),
-		index:    map[connKey]*Connection{},
-		last:     map[peersKey]*Connection{},
-		suppress: map[*Connection]map[string]int{},
+		cfg:   cfg.withDefaults(),
+		index: map[connKey]*Connection{},
+		last:  map[peersKey]*Connection{},
+		now:   math.MinInt64,
 	}
 }
 
@@ -160,7 +173,8 @@ func (t *Tracker) Connections() []*Connection { return t.conns }
 // (a DREP or MRA for a connection never seen, …).
 func (t *Tracker) Findings() []pvtdata.Finding { return t.orphans }
 
-// AllFindings returns the connections' findings and the tracker's own.
+// AllFindings returns the connections' findings (those listed: see
+// Connection.FindingCounts for all) and the tracker's own.
 func (t *Tracker) AllFindings() []pvtdata.Finding {
 	var out []pvtdata.Finding
 	for _, c := range t.conns {
@@ -169,39 +183,39 @@ func (t *Tracker) AllFindings() []pvtdata.Finding {
 	return append(out, t.orphans...)
 }
 
-// Finish ends the capture: it adds the notes of suppressed findings. Call
-// it once after the last event; further events are ignored.
+// Finish ends the capture. Call it once after the last event; further
+// events are ignored.
 func (t *Tracker) Finish() {
-	if t.finished {
-		return
-	}
 	t.finished = true
-	for _, c := range t.conns {
-		counts := t.suppress[c]
-		for _, code := range sortedKeys(counts) {
-			c.Findings = append(c.Findings, pvtdata.Finding{
-				Code: CodeFindingsSuppressed, Severity: pvtdata.SeverityInfo, Layer: "conn", Offset: -1,
-				Message: fmt.Sprintf("%d more %s findings on this connection were not listed (limit %d per code)",
-					counts[code], code, t.cfg.MaxFindingsPerCode),
-			})
-		}
+}
+
+// capNanos is a capture time in nanoseconds since the Unix epoch, clamped
+// to about ±145 years around 1970 so that the difference of two cannot
+// overflow (the tracker compares times per packet: integers are cheaper
+// than time.Time arithmetic).
+func capNanos(at time.Time) int64 {
+	const lim = 4_600_000_000 // seconds
+	s := at.Unix()
+	switch {
+	case s > lim:
+		s = lim
+	case s < -lim:
+		s = -lim
 	}
+	return s*1e9 + int64(at.Nanosecond())
 }
 
 // advance moves capture time forward and times out stalled connections.
-func (t *Tracker) advance(now time.Time) {
-	if now.After(t.now) {
+func (t *Tracker) advance(at time.Time) {
+	if now := capNanos(at); now > t.now {
 		t.now = now
 	}
-	step := t.cfg.Timeout / 8
-	if step < time.Millisecond {
-		step = time.Millisecond
-	}
-	if t.lastSweep.IsZero() {
-		t.lastSweep = t.now
+	if !t.swept {
+		t.lastSweep, t.swept = t.now, true
 		return
 	}
-	if t.now.Sub(t.lastSweep) < step {
+	step := max(int64(t.cfg.Timeout/8), int64(time.Millisecond))
+	if t.now-t.lastSweep < step {
 		return
 	}
 	t.lastSweep = t.now
@@ -211,7 +225,7 @@ func (t *Tracker) advance(now time.Time) {
 		}
 		switch c.State {
 		case StateRequested, StateReplied, StateDisconnecting:
-			if t.now.Sub(c.lastActive) > t.cfg.Timeout {
+			if t.now-c.lastActive > int64(t.cfg.Timeout) {
 				c.State = StateTimedOut
 				t.finding(c, pvtdata.Finding{
 					Code: CodeTimedOut, Severity: pvtdata.SeverityWarning, Layer: "conn", Offset: -1,
@@ -234,7 +248,7 @@ func lastFrame(c *Connection) int {
 // newConn creates a connection and makes room for it.
 func (t *Tracker) newConn(kind Kind, tr Transport, frame int, at time.Time) *Connection {
 	c := &Connection{ID: len(t.conns) + 1, Kind: kind, Transport: tr, FirstTime: at, LastTime: at,
-		lastActive: at, active: true}
+		lastActive: capNanos(at), active: true}
 	t.conns = append(t.conns, c)
 	t.active = append(t.active, c)
 	t.nActive++
@@ -283,9 +297,10 @@ func (t *Tracker) forget(c *Connection) {
 	if k := peersOf(c); t.last[k] == c {
 		delete(t.last, k)
 	}
-	c.pending = pendingXIDs{}
+	t.releasePending(c)
 	c.active = false
 	t.nActive--
+	t.epoch++
 }
 
 func (t *Tracker) bind(c *Connection, k connKey) {
@@ -297,6 +312,7 @@ func (t *Tracker) bind(c *Connection, k connKey) {
 	}
 	t.index[k] = c
 	c.keys = append(c.keys, k)
+	t.epoch++
 }
 
 func (t *Tracker) lookup(k connKey) *Connection {
@@ -307,28 +323,26 @@ func (t *Tracker) lookup(k connKey) *Connection {
 	return c
 }
 
-// finding adds f to c, within the per-code cap.
+// finding counts f on c and lists it within the per-code cap.
 func (t *Tracker) finding(c *Connection, f pvtdata.Finding) {
-	n := 0
-	for i := range c.Findings {
-		if c.Findings[i].Code == f.Code {
-			n++
-		}
+	if t.listed(c, f.Code, f.Severity, f.Frame) {
+		c.Findings = append(c.Findings, f)
 	}
-	if n >= t.cfg.MaxFindingsPerCode {
-		m := t.suppress[c]
-		if m == nil {
-			m = map[string]int{}
-			t.suppress[c] = m
-		}
-		m[f.Code]++
-		return
-	}
-	c.addFinding(f)
 }
 
+// listed counts a finding of code and sev at frame on c and reports
+// whether it is to be listed: the caller then appends it to c.Findings.
+// Checks that raise a finding per packet call it before building the
+// message, which only the listed ones need.
+func (t *Tracker) listed(c *Connection, code string, sev pvtdata.Severity, frame int) bool {
+	return c.countFinding(code, sev, frame, t.cfg.MaxFindingsPerCode)
+}
+
+// maxOrphans caps the findings outside connections the tracker keeps.
+const maxOrphans = 1000
+
 func (t *Tracker) orphan(f pvtdata.Finding) {
-	if len(t.orphans) < 10*t.cfg.MaxFindingsPerCode {
+	if len(t.orphans) < maxOrphans {
 		t.orphans = append(t.orphans, f)
 	}
 }
@@ -344,26 +358,14 @@ func (t *Tracker) addStep(c *Connection, s Step) {
 }
 
 func (t *Tracker) touch(c *Connection, at time.Time) {
-	c.lastActive = at
+	c.lastActive = capNanos(at)
 	if at.After(c.LastTime) {
 		c.LastTime = at
 	}
 }
 
-func sortedKeys(m map[string]int) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	for i := 1; i < len(out); i++ {
-		for j := i; j > 0 && out[j] < out[j-1]; j-- {
-			out[j], out[j-1] = out[j-1], out[j]
-		}
-	}
-	return out
-}
-
-// sendAcc accumulates a multi-packet IB Send until its last packet.
+// sendAcc accumulates a Send (IB: of one QP; iWARP: of one direction of a
+// stream) until its last packet. It stays for the next Send on its key.
 type sendAcc struct {
 	open   bool   // a Send is in progress
 	msn    uint32 // iWARP: the Send's message sequence number
@@ -373,6 +375,20 @@ type sendAcc struct {
 	xid    uint32
 	proc   uint32
 	hs     []uint32
+	// conn is the connection the key's Sends belong to (nil: none), as
+	// the index said at epoch connEpoch; connKnown once looked up.
+	conn      *Connection
+	connEpoch uint64
+	connKnown bool
+}
+
+// accCacheSize is the number of recent Send keys accCache holds (a power
+// of two): enough for the QPs that interleave on a busy link.
+const accCacheSize = 64
+
+type accCacheEntry struct {
+	k   sendKey
+	acc *sendAcc
 }
 
 // maxSendAccs bounds the Sends in progress followed at once.

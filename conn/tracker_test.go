@@ -459,8 +459,14 @@ func TestFindingCap(t *testing.T) {
 			n++
 		}
 	}
-	if n != 3 || !c.HasFinding(CodeFindingsSuppressed) {
+	// The three first are listed, all ten counted with their frames.
+	if n != 3 || len(c.Findings) != 3 || c.Findings[2].Frame != 12 {
 		t.Errorf("%d findings, %v", n, codes(c.Findings))
+	}
+	fc := c.FindingCount(CodeSendExceedsInline, pvtdata.SeverityError)
+	if len(c.FindingCounts) != 1 || fc == nil || *fc != (FindingCount{Code: CodeSendExceedsInline, Severity: pvtdata.SeverityError,
+		Count: 10, Listed: 3, FirstFrame: 10, LastFrame: 19, FirstUnlistedFrame: 13}) || fc.Unlisted() != 7 {
+		t.Errorf("counts %+v", c.FindingCounts)
 	}
 }
 

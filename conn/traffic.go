@@ -6,51 +6,221 @@ import (
 	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
 )
 
-// pendingXIDs remembers, per RPC xid, the handles the requester offered,
-// for the invalidated-STag check. Bounded: the oldest call is forgotten
-// first.
+// pendingXIDs remembers, per RPC xid, the handles the requester offered in
+// its call, for the invalidated-STag check, until the reply. Bounded: past
+// the limit the oldest call is forgotten first. The calls sit in arrival
+// order in calls[first:] (answered ones marked, skipped and compacted away);
+// idx finds them by xid. Entries and their handle slices are reused, so a
+// connection's steady traffic allocates nothing.
 type pendingXIDs struct {
-	handles map[uint32][]uint32
-	order   []uint32
+	calls []pendingCall
+	first int // the calls before it are all answered or forgotten
+	live  int
+	idx   xidIndex
+}
+
+type pendingCall struct {
+	xid  uint32
+	live bool
+	hs   []uint32
 }
 
 func (p *pendingXIDs) put(xid uint32, handles []uint32, limit int) {
-	if p.handles == nil {
-		p.handles = map[uint32][]uint32{}
+	if i, ok := p.idx.get(xid); ok {
+		// The same xid again (a retransmitted call): its latest handles.
+		c := &p.calls[i]
+		c.hs = append(c.hs[:0], handles...)
+		return
 	}
-	if _, ok := p.handles[xid]; !ok {
-		p.order = append(p.order, xid)
+	for p.live >= limit {
+		p.forget(p.first)
 	}
-	p.handles[xid] = append(p.handles[xid][:0:0], handles...)
-	for len(p.handles) > limit && len(p.order) > 0 {
-		delete(p.handles, p.order[0])
-		p.order = p.order[1:]
+	if len(p.calls) == cap(p.calls) && len(p.calls) >= 16 && p.live <= len(p.calls)/2 {
+		p.compact()
 	}
-	if len(p.order) > 2*limit {
-		kept := p.order[:0]
-		for _, x := range p.order {
-			if _, ok := p.handles[x]; ok {
-				kept = append(kept, x)
-			}
-		}
-		p.order = kept
+	n := len(p.calls)
+	if n < cap(p.calls) {
+		p.calls = p.calls[:n+1]
+	} else {
+		p.calls = append(p.calls, pendingCall{})
 	}
+	c := &p.calls[n]
+	c.xid, c.live, c.hs = xid, true, append(c.hs[:0], handles...)
+	p.live++
+	p.idx.set(xid, n)
 }
 
 func (p *pendingXIDs) get(xid uint32) ([]uint32, bool) {
-	h, ok := p.handles[xid]
-	return h, ok
+	if i, ok := p.idx.get(xid); ok {
+		return p.calls[i].hs, true
+	}
+	return nil, false
 }
 
-func (p *pendingXIDs) done(xid uint32) { delete(p.handles, xid) }
+func (p *pendingXIDs) done(xid uint32) {
+	if i, ok := p.idx.get(xid); ok {
+		p.forget(i)
+	}
+}
+
+// forget drops the live call at i.
+func (p *pendingXIDs) forget(i int) {
+	p.calls[i].live = false
+	p.idx.del(p.calls[i].xid)
+	p.live--
+	if p.live == 0 {
+		p.calls, p.first = p.calls[:0], 0
+		return
+	}
+	for p.first < len(p.calls) && !p.calls[p.first].live {
+		p.first++
+	}
+}
+
+// compact moves the live calls to the front, in order; the answered ones'
+// entries go behind them with their handle slices, for reuse.
+func (p *pendingXIDs) compact() {
+	w := 0
+	for r := p.first; r < len(p.calls); r++ {
+		if p.calls[r].live {
+			p.calls[w], p.calls[r] = p.calls[r], p.calls[w]
+			w++
+		}
+	}
+	p.calls, p.first = p.calls[:w], 0
+	p.idx.reset()
+	for i := range p.calls {
+		p.idx.set(p.calls[i].xid, i)
+	}
+}
+
+// reset forgets every call and keeps the storage.
+func (p *pendingXIDs) reset() {
+	p.calls, p.first, p.live = p.calls[:0], 0, 0
+	p.idx.reset()
+}
+
+// maxPendingPool is how many closed connections' call tables the tracker
+// keeps for new connections.
+const maxPendingPool = 8
+
+// releasePending lets c's remembered calls go (its QPs are gone or it is no
+// longer followed); the table's storage serves a later connection.
+func (t *Tracker) releasePending(c *Connection) {
+	p := c.pending
+	c.pending = pendingXIDs{}
+	if cap(p.calls) == 0 || len(t.pendingPool) >= maxPendingPool {
+		return
+	}
+	p.reset()
+	t.pendingPool = append(t.pendingPool, p)
+}
+
+// xidIndex maps an xid to a position in pendingXIDs.calls: open addressing
+// with linear probing (deletion shifts the following entries back, so no
+// tombstones), pos+1 stored so that 0 is an empty slot.
+type xidIndex struct {
+	slots []xidSlot // len a power of two, or 0
+	n     int
+}
+
+type xidSlot struct {
+	xid uint32
+	pos int32 // position + 1; 0: empty
+}
+
+func (x *xidIndex) home(xid uint32) int {
+	h := xid * 0x9e3779b1
+	return int(h^h>>16) & (len(x.slots) - 1)
+}
+
+func (x *xidIndex) get(xid uint32) (int, bool) {
+	if x.n == 0 {
+		return 0, false
+	}
+	mask := len(x.slots) - 1
+	for i := x.home(xid); ; i = (i + 1) & mask {
+		s := &x.slots[i]
+		if s.pos == 0 {
+			return 0, false
+		}
+		if s.xid == xid {
+			return int(s.pos - 1), true
+		}
+	}
+}
+
+func (x *xidIndex) set(xid uint32, pos int) {
+	if 2*(x.n+1) > len(x.slots) {
+		x.grow()
+	}
+	mask := len(x.slots) - 1
+	for i := x.home(xid); ; i = (i + 1) & mask {
+		s := &x.slots[i]
+		if s.pos == 0 {
+			s.xid, s.pos = xid, int32(pos+1)
+			x.n++
+			return
+		}
+		if s.xid == xid {
+			s.pos = int32(pos + 1)
+			return
+		}
+	}
+}
+
+func (x *xidIndex) grow() {
+	old := x.slots
+	x.slots = make([]xidSlot, max(16, 2*len(old)))
+	x.n = 0
+	for _, s := range old {
+		if s.pos != 0 {
+			x.set(s.xid, int(s.pos-1))
+		}
+	}
+}
+
+func (x *xidIndex) del(xid uint32) {
+	if x.n == 0 {
+		return
+	}
+	mask := len(x.slots) - 1
+	i := x.home(xid)
+	for ; x.slots[i].xid != xid || x.slots[i].pos == 0; i = (i + 1) & mask {
+		if x.slots[i].pos == 0 {
+			return
+		}
+	}
+	// Shift back the entries after i that may sit at i.
+	for j := (i + 1) & mask; x.slots[j].pos != 0; j = (j + 1) & mask {
+		h := x.home(x.slots[j].xid)
+		// The entry at j may move to i unless its home lies cyclically in
+		// (i, j].
+		if (i < j && (h <= i || h > j)) || (i > j && h <= i && h > j) {
+			x.slots[i] = x.slots[j]
+			i = j
+		}
+	}
+	x.slots[i] = xidSlot{}
+	x.n--
+}
+
+func (x *xidIndex) reset() {
+	clear(x.slots)
+	x.n = 0
+}
 
 // Send checks one complete RDMA Send against its connection's negotiation.
-func (t *Tracker) Send(ev *SendEvent) {
+func (t *Tracker) Send(ev *SendEvent) { t.send(ev, nil) }
+
+// send is Send; acc, when not nil, is the accumulator the Send completed
+// in, which remembers the connection of its key between index changes.
+func (t *Tracker) send(ev *SendEvent, acc *sendAcc) {
 	if t.finished {
 		return
 	}
 	t.advance(ev.Time)
-	c, toServer := t.sendConn(ev)
+	c, toServer := t.sendConn(ev, acc)
 	if c == nil {
 		t.Unmatched++
 		return
@@ -79,8 +249,8 @@ func (t *Tracker) Send(ev *SendEvent) {
 		if !toServer {
 			limit, receiver = c.Negotiated.ServerToClientInline, "client"
 		}
-		if ev.Length > limit {
-			t.finding(c, pvtdata.Finding{Code: CodeSendExceedsInline, Severity: pvtdata.SeverityError,
+		if ev.Length > limit && t.listed(c, CodeSendExceedsInline, pvtdata.SeverityError, frame) {
+			c.Findings = append(c.Findings, pvtdata.Finding{Code: CodeSendExceedsInline, Severity: pvtdata.SeverityError,
 				Section: "RFC 8797 §4.2, RFC 8166 §3.3.2", Layer: "conn", Frame: frame, Offset: -1,
 				Message: fmt.Sprintf("%s Send of %d octets%s is larger than the %s's negotiated inline threshold of %d octets: the receiver's Receive buffer cannot hold it",
 					directionName(toServer), ev.Length, xidNote(ev), receiver, limit)})
@@ -97,23 +267,28 @@ func (t *Tracker) Send(ev *SendEvent) {
 				context = "; the client, which receives it, did set R, so it copes, but RFC 8797 requires both peers' R. " +
 					"This is the Linux server's behaviour: svcrdma always sends R=0 yet uses Send with Invalidate whenever the client set R (svc_rdma_parse_connect_private takes sc_snd_w_inv from the client's flags only)"
 			}
-			t.finding(c, pvtdata.Finding{Code: CodeSendInvNotNegotiated, Severity: sev,
-				Section: "RFC 8797 §4.1", Layer: "conn", Frame: frame, Offset: -1,
-				Message: fmt.Sprintf("%s Send with Invalidate of STag 0x%08x%s, but remote invalidation was not negotiated (%s)%s",
-					directionName(toServer), ev.InvalidateSTag, xidNote(ev), whoSetR(c), context)})
+			if t.listed(c, CodeSendInvNotNegotiated, sev, frame) {
+				c.Findings = append(c.Findings, pvtdata.Finding{Code: CodeSendInvNotNegotiated, Severity: sev,
+					Section: "RFC 8797 §4.1", Layer: "conn", Frame: frame, Offset: -1,
+					Message: fmt.Sprintf("%s Send with Invalidate of STag 0x%08x%s, but remote invalidation was not negotiated (%s)%s",
+						directionName(toServer), ev.InvalidateSTag, xidNote(ev), whoSetR(c), context)})
+			}
 		}
 		if toServer {
-			t.finding(c, pvtdata.Finding{Code: CodeSendInvFromRequester, Severity: pvtdata.SeverityWarning,
-				Section: "RFC 8797 §3.2", Layer: "conn", Frame: frame, Offset: -1,
-				Message: fmt.Sprintf("the client (requester) sent Send with Invalidate of STag 0x%08x%s: RFC 8797 provides remote invalidation for the responder's replies only",
-					ev.InvalidateSTag, xidNote(ev))})
+			if t.listed(c, CodeSendInvFromRequester, pvtdata.SeverityWarning, frame) {
+				c.Findings = append(c.Findings, pvtdata.Finding{Code: CodeSendInvFromRequester, Severity: pvtdata.SeverityWarning,
+					Section: "RFC 8797 §3.2", Layer: "conn", Frame: frame, Offset: -1,
+					Message: fmt.Sprintf("the client (requester) sent Send with Invalidate of STag 0x%08x%s: RFC 8797 provides remote invalidation for the responder's replies only",
+						ev.InvalidateSTag, xidNote(ev))})
+			}
 		} else if ev.RPCRDMA {
 			offered, ok := c.pending.get(ev.XID)
 			if ok {
 				counts.InvalidateChecked++
 			}
-			if ok && !containsHandle(offered, ev.InvalidateSTag) {
-				t.finding(c, pvtdata.Finding{Code: CodeInvalidatedSTagNotOffered, Severity: pvtdata.SeverityError,
+			if ok && !containsHandle(offered, ev.InvalidateSTag) &&
+				t.listed(c, CodeInvalidatedSTagNotOffered, pvtdata.SeverityError, frame) {
+				c.Findings = append(c.Findings, pvtdata.Finding{Code: CodeInvalidatedSTagNotOffered, Severity: pvtdata.SeverityError,
 					Section: "RFC 8797 §3.2", Layer: "conn", Frame: frame, Offset: -1,
 					Message: fmt.Sprintf("the server's reply%s invalidates STag 0x%08x, which the client did not offer in that call's chunks (offered: %s)",
 						xidNote(ev), ev.InvalidateSTag, formatHandles(offered))})
@@ -122,6 +297,11 @@ func (t *Tracker) Send(ev *SendEvent) {
 	}
 	if ev.RPCRDMA {
 		if toServer {
+			if cap(c.pending.calls) == 0 && len(t.pendingPool) > 0 {
+				n := len(t.pendingPool) - 1
+				c.pending, t.pendingPool[n] = t.pendingPool[n], pendingXIDs{}
+				t.pendingPool = t.pendingPool[:n]
+			}
 			c.pending.put(ev.XID, ev.Handles, t.cfg.MaxPendingCalls)
 		} else {
 			c.pending.done(ev.XID)
@@ -184,16 +364,28 @@ func formatHandles(hs []uint32) string {
 	return s
 }
 
-// sendConn finds the connection a Send belongs to and its direction.
-func (t *Tracker) sendConn(ev *SendEvent) (*Connection, bool) {
+// sendConn finds the connection a Send belongs to and its direction; acc,
+// when not nil, remembers the answer for its key until the index changes.
+func (t *Tracker) sendConn(ev *SendEvent, acc *sendAcc) (*Connection, bool) {
+	var c *Connection
+	if acc != nil && acc.connKnown && acc.connEpoch == t.epoch {
+		c = acc.conn
+	} else {
+		if ev.Transport == IWARP {
+			c = t.lookup(streamKey(ev.Src, ev.Dst))
+		} else {
+			c = t.lookup(qpKey(ev.Dst, ev.DestQP))
+		}
+		if acc != nil {
+			acc.conn, acc.connEpoch, acc.connKnown = c, t.epoch, true
+		}
+	}
 	if ev.Transport == IWARP {
-		c := t.lookup(streamKey(ev.Src, ev.Dst))
 		if c == nil {
 			return nil, false
 		}
 		return c, ev.Src == c.Client
 	}
-	c := t.lookup(qpKey(ev.Dst, ev.DestQP))
 	if c == nil {
 		return nil, false
 	}

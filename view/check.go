@@ -290,8 +290,8 @@ func Check(cs []*conn.Connection, other []pvtdata.Finding, e *Expectations) Chec
 			cc.Differences = append(cc.Differences, Difference{Connection: c.ID, Expectation: exp, Finding: f,
 				Message: fmt.Sprintf("connection %d (%s → %s): ", c.ID, c.Client, c.Server) + fmt.Sprintf(format, args...)})
 		}
-		for _, f := range c.Findings {
-			res.Findings[f.Severity.String()]++
+		for _, fc := range c.FindingCounts {
+			res.Findings[fc.Severity.String()] += fc.Count
 		}
 		// The entry a connection is checked against: the first matching
 		// entry it satisfies, else the first matching entry (whose
@@ -332,6 +332,11 @@ func Check(cs []*conn.Connection, other []pvtdata.Finding, e *Expectations) Chec
 				f := c.Findings[i]
 				if f.Severity == pvtdata.SeverityError && !global[f.Code] {
 					diff(0, &f, "error finding at frame %d: %s", f.Frame, f.String())
+				}
+			}
+			for _, fc := range c.FindingCounts {
+				if fc.Severity == pvtdata.SeverityError && !global[fc.Code] && fc.Unlisted() > 0 {
+					diff(0, nil, "and %d more error findings %s%s", fc.Unlisted(), fc.Code, frameSpan(fc.FirstUnlistedFrame, fc.LastFrame))
 				}
 			}
 		} else {

@@ -48,9 +48,13 @@ type ConnJSON struct {
 	Traffic    TrafficJSON         `json:"traffic"`
 	Steps      []StepJSON          `json:"steps"`
 	// StepsDropped counts the messages beyond the ladder limit.
-	StepsDropped int               `json:"steps_dropped,omitempty"`
-	Evicted      bool              `json:"evicted,omitempty"`
-	Findings     []pvtdata.Finding `json:"findings"`
+	StepsDropped int  `json:"steps_dropped,omitempty"`
+	Evicted      bool `json:"evicted,omitempty"`
+	// Findings lists the first findings of each code and severity (conn's
+	// Config.MaxFindingsPerCode); FindingCounts counts all of them, with
+	// the frames they span.
+	Findings      []pvtdata.Finding   `json:"findings"`
+	FindingCounts []conn.FindingCount `json:"finding_counts"`
 }
 
 // PrivateDataJSON is the pvtdata report of one side with the message and
@@ -115,6 +119,7 @@ func NewConnJSON(c *conn.Connection) ConnJSON {
 		Evicted:                c.Evicted,
 		StepsDropped:           c.StepsDropped,
 		Findings:               append([]pvtdata.Finding{}, c.Findings...),
+		FindingCounts:          append([]conn.FindingCount{}, c.FindingCounts...),
 	}
 	if c.HasServiceID {
 		s := fmt.Sprintf("0x%016x", c.ServiceID)
@@ -215,6 +220,22 @@ func FindingCounts(fs []pvtdata.Finding) string {
 			n[f.Severity]++
 		}
 	}
+	return severityText(n)
+}
+
+// ConnFindingCounts renders "2 error, 1 warning" or "-" for every finding
+// of c, listed or only counted.
+func ConnFindingCounts(c *conn.Connection) string {
+	var n [4]int
+	for _, fc := range c.FindingCounts {
+		if int(fc.Severity) < len(n) {
+			n[fc.Severity] += fc.Count
+		}
+	}
+	return severityText(n)
+}
+
+func severityText(n [4]int) string {
 	var parts []string
 	for _, s := range []pvtdata.Severity{pvtdata.SeverityError, pvtdata.SeverityWarning, pvtdata.SeverityInfo} {
 		if n[s] > 0 {
@@ -286,7 +307,7 @@ func WriteConnsTable(w io.Writer, cs []*conn.Connection) error {
 			id, c.Transport.String(), c.Client.String(), c.Server.String(), svc,
 			connQPText(c), connStateText(c), connFramesText(c),
 			PrivateDataSummary(c.ClientData), PrivateDataSummary(c.ServerData),
-			NegotiatedSummary(c), FindingCounts(c.Findings),
+			NegotiatedSummary(c), ConnFindingCounts(c),
 		}); err != nil {
 			return err
 		}
@@ -325,14 +346,16 @@ func writeLadder(w *bufio.Writer, c *conn.Connection) {
 	}
 	fmt.Fprintf(w, "  %-8s %-12s %-17s %s\n", "frame", "time", "direction", "message")
 	// Findings in frame order; each is printed under the last step at or
-	// before its frame.
+	// before its frame, the last listed of a kind with how many more there
+	// are.
 	fs := append([]pvtdata.Finding(nil), c.Findings...)
 	sortConnFindings(fs)
+	more := ladderMore{c: c}
 	next := 0
 	for _, s := range c.Steps {
 		// Findings before this step that belong to no step (traffic).
 		for next < len(fs) && fs[next].Frame != 0 && fs[next].Frame < s.Frame {
-			writeLadderFinding(w, "  ", fs[next])
+			more.write(w, "  ", fs[next])
 			next++
 		}
 		arrow := "client → server"
@@ -355,7 +378,7 @@ func writeLadder(w *bufio.Writer, c *conn.Connection) {
 			fmt.Fprintf(w, "      %s\n", PrivateDataDetail(pd))
 		}
 		for next < len(fs) && fs[next].Frame == s.Frame {
-			writeLadderFinding(w, "      ", fs[next])
+			more.write(w, "      ", fs[next])
 			next++
 		}
 	}
@@ -363,7 +386,7 @@ func writeLadder(w *bufio.Writer, c *conn.Connection) {
 		fmt.Fprintf(w, "  … %d more messages not listed (ladder limit)\n", c.StepsDropped)
 	}
 	for ; next < len(fs); next++ {
-		writeLadderFinding(w, "  ", fs[next])
+		more.write(w, "  ", fs[next])
 	}
 	if c.Replied() && c.State != conn.StateRejected && c.Kind != conn.KindSIDR {
 		n := c.Negotiated
@@ -440,6 +463,45 @@ func PrivateDataDetail(pd *conn.PrivateData) string {
 		fmt.Fprintf(&b, "; RFC 8797 message at ULP offset %d", r.Offset)
 	}
 	return b.String()
+}
+
+// ladderMore writes a connection's listed findings and, after the last
+// listed one of a code and severity, how many more were only counted:
+// "… and 20 more like this (frames 405–1965)".
+type ladderMore struct {
+	c *conn.Connection
+	// seen counts the listed findings written, per FindingCounts entry.
+	seen []int
+}
+
+func (m *ladderMore) write(w *bufio.Writer, indent string, f pvtdata.Finding) {
+	writeLadderFinding(w, indent, f)
+	for i := range m.c.FindingCounts {
+		fc := &m.c.FindingCounts[i]
+		if fc.Code != f.Code || fc.Severity != f.Severity {
+			continue
+		}
+		if m.seen == nil {
+			m.seen = make([]int, len(m.c.FindingCounts))
+		}
+		m.seen[i]++
+		if m.seen[i] == fc.Listed && fc.Unlisted() > 0 {
+			fmt.Fprintf(w, "%s  … and %d more like this%s\n", indent, fc.Unlisted(), frameSpan(fc.FirstUnlistedFrame, fc.LastFrame))
+		}
+		return
+	}
+}
+
+// frameSpan renders " (frames 405–1965)", " (frame 405)" or "" (not tied
+// to frames).
+func frameSpan(first, last int) string {
+	switch {
+	case first == 0:
+		return ""
+	case first == last:
+		return fmt.Sprintf(" (frame %d)", first)
+	}
+	return fmt.Sprintf(" (frames %d–%d)", first, last)
 }
 
 func writeLadderFinding(w *bufio.Writer, indent string, f pvtdata.Finding) {
