@@ -61,54 +61,33 @@ type Dissector struct {
 	// frame cut short by the snap length.
 	truncated bool
 
-	roce *[65536 / 64]uint64 // bit set of RoCEv2 UDP ports (shared with pipeline slots)
+	roce [65536 / 64]uint64 // bit set of RoCEv2 UDP ports
 
 	first, prev time.Time
 	started     bool
 
 	ext extensions
 
-	// layerIdx is, per layer type below maxCachedLayerType, the index+1
-	// of its entry in layerTab (0: not looked up yet); entry caches each
-	// layer type's entry there. ents are the entries of the layers the
-	// current chain added.
-	layerIdx   []uint8
-	layerTab   []layerEntry
-	spareEntry layerEntry
-	ents       []*layerEntry
-
-	// deferStateful makes decodeChain leave the stateful steps (iWARP TCP
-	// reassembly, RC Sends and their RPC decoding) in pending for the
-	// Dissector that adopts the record (pipeline.go's slots).
-	deferStateful bool
-	pending       pendingStep
+	// layerTab caches each layer type's entry by its layerSlots number
+	// (entry); ents are the entries of the layers the current chain added.
+	layerTab []layerEntry
+	ents     []*layerEntry
 }
 
 // New makes a Dissector.
 func New(opts Options) *Dissector {
-	d := newDissector(opts, nil)
-	d.setRoCEPort(RoCEv2Port)
-	for _, p := range opts.RoCEPorts {
-		d.setRoCEPort(p)
-	}
-	return d
-}
-
-// newDissector makes a Dissector; roce nil makes its own (empty) RoCE port
-// set, otherwise it shares that one. A Dissector that shares one is a
-// pipeline slot: it defers its stateful steps and has no reassembly state.
-func newDissector(opts Options, roce *[65536 / 64]uint64) *Dissector {
-	d := &Dissector{opts: opts, roce: roce, deferStateful: roce != nil}
-	if d.roce == nil {
-		d.roce = new([65536 / 64]uint64)
-	}
+	d := &Dissector{opts: opts}
 	d.frame.rec = &d.rec
-	d.udp.roce = d.roce
+	d.udp.roce = &d.roce
 	d.rec.Layers = make([]field.Layer, 0, 24)
 	d.rec.Offsets = make([]int, 0, 24)
 	d.rec.Findings = make([]pvtdata.Finding, 0, 8)
 	d.ents = make([]*layerEntry, 0, 24)
-	d.ext.init(d, !d.deferStateful)
+	d.ext.init(d)
+	d.setRoCEPort(RoCEv2Port)
+	for _, p := range opts.RoCEPorts {
+		d.setRoCEPort(p)
+	}
 	return d
 }
 
@@ -129,7 +108,6 @@ func (d *Dissector) Dissect(f *source.Frame) *Record {
 	r.Length = f.Length
 	r.LinkType = f.LinkType
 	r.Data = f.Data
-	d.pending = pendingStep{}
 	if !d.started {
 		d.first, d.prev, d.started = f.Time, f.Time, true
 	}
@@ -256,7 +234,7 @@ type layerEntry struct {
 // layerSlots numbers the layer types a Dissector decodes (1…, 0: none),
 // the same for every Dissector: each one's entry table is then a few
 // dozen entries, not one per layer type value (this program's layer types
-// are numbered from 1800; pipelines run hundreds of Dissectors).
+// are numbered from 1800).
 var layerSlots = func() map[gopacket.LayerType]uint8 {
 	m := map[gopacket.LayerType]uint8{}
 	var d Dissector
@@ -444,18 +422,10 @@ func (d *Dissector) decodeChain(first gopacket.LayerType, data []byte, base int)
 		} else if ip6 != nil {
 			netFlow = ip6.NetworkFlow()
 		}
-		if d.deferStateful {
-			d.pending = pendingStep{kind: pendingTCP, net: netFlow}
-			return
-		}
 		d.ext.dissectTCP(l, netFlow)
 	default:
 		if bth != nil && decodeSend != nil && bth.OpCode.IsSend() {
 			// The Send payload is what follows the last extension header.
-			if d.deferStateful {
-				d.pending = pendingStep{kind: pendingSend, bth: bth, payload: last.LayerPayload()}
-				return
-			}
 			sendOn(&d.rec, bth, d.ext.ib.IETH.RKey, last.LayerPayload())
 		}
 	}

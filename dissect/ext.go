@@ -21,12 +21,10 @@ type extensions struct {
 	icrc  ibcm.ICRCChecker
 }
 
-func (x *extensions) init(d *Dissector, stateful bool) {
+func (x *extensions) init(d *Dissector) {
 	x.d = d
 	x.ib = ibcm.NewStack()
-	if stateful {
-		x.iwarp = NewIWARP(d.opts.IWARP)
-	}
+	x.iwarp = NewIWARP(d.opts.IWARP)
 }
 
 // dissectLink decodes a frame of a non-Ethernet link type; false when the
