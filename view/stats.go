@@ -116,20 +116,16 @@ func (s *Stats) Print(r *dissect.Record) error {
 	s.Bytes += int64(r.Length)
 	for _, l := range r.Layers {
 		pc := s.protoCount(l.Proto())
-		if pc.stamp == s.Packets {
-			continue // a frame with two layers of one protocol counts once
+		if pc.stamp != s.Packets {
+			// A frame with two layers of one protocol counts once.
+			pc.stamp = s.Packets
+			pc.n++
 		}
-		pc.stamp = s.Packets
-		pc.n++
-	}
-	if len(s.breakdown) > 0 {
-		// Breakdown fields are integer fields reported by their own
-		// protocol's layer: only those layers are visited, by a visitor
-		// that counts the values as they come.
-		for _, l := range r.Layers {
-			if s.protoCount(l.Proto()).wanted {
-				l.VisitFields(&s.counter)
-			}
+		if pc.wanted {
+			// Breakdown fields are integer fields reported by their own
+			// protocol's layer: only those layers are visited, by a
+			// visitor that counts the values as they come.
+			l.VisitFields(&s.counter)
 		}
 	}
 	for i := range r.Findings {
