@@ -76,4 +76,23 @@ func TestRecordNoAllocs(t *testing.T) {
 	if allocs != 0 {
 		t.Errorf("%d allocations in %d records", allocs, records)
 	}
+	// The DREQ and DREP close it: its Send accumulators and remembered
+	// calls go (kept for reuse), so many short connections do not pile
+	// them up.
+	if len(tr.sends) == 0 || cap(c.pending.calls) == 0 {
+		t.Fatalf("before DREP: %d accumulators, %d call entries", len(tr.sends), cap(c.pending.calls))
+	}
+	for i := lastTraffic + 1; i < len(frames); i++ {
+		tr.Record(d.Dissect(&frames[i]))
+	}
+	if c.State != StateDisconnected || len(tr.sends) != 0 || len(tr.freeAccs) == 0 || cap(c.pending.calls) != 0 ||
+		len(tr.pendingPool) != 1 {
+		t.Errorf("after DREP: %s, %d accumulators (%d free), %d call entries (%d tables pooled)",
+			c.State, len(tr.sends), len(tr.freeAccs), cap(c.pending.calls), len(tr.pendingPool))
+	}
+	for _, e := range tr.accCache {
+		if e.acc != nil {
+			t.Errorf("accumulator of %+v still cached", e.k)
+		}
+	}
 }

@@ -299,9 +299,9 @@ func (t *Tracker) cmDREP(ev *CMEvent) {
 		c.State = StateDisconnected
 	}
 	// The QPs are gone: no reply to a remembered call can follow, so its
-	// handles are let go (a capture of many short connections keeps only
-	// their results).
-	t.releasePending(c)
+	// handles and its Send accumulators are let go (a capture of many
+	// short connections keeps only their results).
+	t.closed(c)
 	t.step(c, ev, from, false, "")
 }
 

@@ -117,6 +117,8 @@ func (t *Tracker) TCPClose(frame int, at time.Time, src, dst Peer, rst bool) {
 		if c.DisconnectReplyFrame == 0 {
 			c.DisconnectReplyFrame = frame
 		}
+		// The stream is closed: no Send can follow.
+		t.closed(c)
 	} else {
 		c.State = StateDisconnecting
 	}

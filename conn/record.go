@@ -260,7 +260,7 @@ func (t *Tracker) recordIWARPSend(rec *dissect.Record, v *frameView) {
 // first packet of a Send; nil when the Send's first packet was not seen.
 // hint spreads the keys over accCache (the QP, or the ports).
 func (t *Tracker) sendAcc(k sendKey, hint uint32, first bool, frame int) *sendAcc {
-	e := &t.accCache[(hint^hint>>8)&(accCacheSize-1)]
+	e := &t.accCache[accSlot(hint)]
 	var acc *sendAcc
 	if e.acc != nil && e.k == k {
 		acc = e.acc
@@ -274,7 +274,11 @@ func (t *Tracker) sendAcc(k sendKey, hint uint32, first bool, frame int) *sendAc
 				clear(t.sends)
 				clear(t.accCache[:])
 			}
-			acc = &sendAcc{}
+			if n := len(t.freeAccs); n > 0 {
+				acc, t.freeAccs = t.freeAccs[n-1], t.freeAccs[:n-1]
+			} else {
+				acc = &sendAcc{}
+			}
 			t.sends[k] = acc
 		}
 		if acc != nil {

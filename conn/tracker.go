@@ -146,6 +146,7 @@ type Tracker struct {
 	// without hashing the key.
 	sends    map[sendKey]*sendAcc
 	accCache [accCacheSize]accCacheEntry
+	freeAccs []*sendAcc
 	// pendingPool keeps the call tables of closed connections for new
 	// ones.
 	pendingPool []pendingXIDs
@@ -297,7 +298,7 @@ func (t *Tracker) forget(c *Connection) {
 	if k := peersOf(c); t.last[k] == c {
 		delete(t.last, k)
 	}
-	t.releasePending(c)
+	t.closed(c)
 	c.active = false
 	t.nActive--
 	t.epoch++
@@ -381,6 +382,47 @@ type sendAcc struct {
 	connEpoch uint64
 	connKnown bool
 }
+
+// maxFreeAccs bounds the accumulators kept for reuse.
+const maxFreeAccs = 256
+
+// closed lets go of what c's traffic needed: its remembered calls and its
+// Send accumulators (those still of c: a QP number already reused by a
+// newer connection keeps its own).
+func (t *Tracker) closed(c *Connection) {
+	t.releasePending(c)
+	if c.Transport == IWARP {
+		hint := uint32(c.Client.Port ^ c.Server.Port)
+		t.dropAcc(sendKey{host: c.Client, peer: c.Server}, hint, c)
+		t.dropAcc(sendKey{host: c.Server, peer: c.Client}, hint, c)
+		return
+	}
+	if c.ClientQPN != 0 {
+		t.dropAcc(sendKey{host: hostKey(c.Client), qp: c.ClientQPN}, c.ClientQPN, c)
+	}
+	if c.ServerQPN != 0 {
+		t.dropAcc(sendKey{host: hostKey(c.Server), qp: c.ServerQPN}, c.ServerQPN, c)
+	}
+}
+
+// dropAcc forgets the accumulator of k (hint as sendAcc's) when its Sends
+// were last matched to c, and keeps it for reuse.
+func (t *Tracker) dropAcc(k sendKey, hint uint32, c *Connection) {
+	acc := t.sends[k]
+	if acc == nil || (acc.connKnown && acc.conn != nil && acc.conn != c) {
+		return
+	}
+	delete(t.sends, k)
+	if e := &t.accCache[accSlot(hint)]; e.acc == acc {
+		*e = accCacheEntry{}
+	}
+	if len(t.freeAccs) < maxFreeAccs {
+		*acc = sendAcc{hs: acc.hs[:0]}
+		t.freeAccs = append(t.freeAccs, acc)
+	}
+}
+
+func accSlot(hint uint32) uint32 { return (hint ^ hint>>8) & (accCacheSize - 1) }
 
 // accCacheSize is the number of recent Send keys accCache holds (a power
 // of two): enough for the QPs that interleave on a busy link.

@@ -5,11 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
-
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/tw"
+	"unicode/utf8"
 
 	"github.com/cmpd-dissect/cmpd-dissect/conn"
 	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
@@ -283,37 +282,76 @@ func connFramesText(c *conn.Connection) string {
 	return f(c.RequestFrame) + "/" + f(c.ReplyFrame)
 }
 
-// WriteConnsTable writes one row per connection.
+// connsHeader is the table's header row.
+var connsHeader = []string{"#", "Transport", "Client", "Server", "Service", "QPN c/s", "State", "REQ/REP frame",
+	"Client PD", "Server PD", "Negotiated c→s/s→c", "Findings"}
+
+// WriteConnsTable writes one row per connection, in a box-drawn table
+// whose columns are as wide as their widest cell.
 func WriteConnsTable(w io.Writer, cs []*conn.Connection) error {
-	t := tablewriter.NewTable(w,
-		tablewriter.WithHeaderAutoFormat(tw.Off),
-		tablewriter.WithRowAutoWrap(tw.WrapNone),
-		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
-		tablewriter.WithRowAlignment(tw.AlignLeft),
-		tablewriter.WithHeaderAlignment(tw.AlignLeft),
-	)
-	t.Header("#", "Transport", "Client", "Server", "Service", "QPN c/s", "State", "REQ/REP frame",
-		"Client PD", "Server PD", "Negotiated c→s/s→c", "Findings")
+	cols := len(connsHeader)
+	cells := make([]string, 0, cols*len(cs))
 	for _, c := range cs {
 		svc := c.Service()
 		if svc == "" {
 			svc = "-"
 		}
-		id := fmt.Sprint(c.ID)
+		id := strconv.Itoa(c.ID)
 		if c.Kind == conn.KindSIDR {
 			id += " SIDR"
 		}
-		if err := t.Append([]string{
+		cells = append(cells,
 			id, c.Transport.String(), c.Client.String(), c.Server.String(), svc,
 			connQPText(c), connStateText(c), connFramesText(c),
 			PrivateDataSummary(c.ClientData), PrivateDataSummary(c.ServerData),
-			NegotiatedSummary(c), ConnFindingCounts(c),
-		}); err != nil {
-			return err
-		}
+			NegotiatedSummary(c), ConnFindingCounts(c))
 	}
-	return t.Render()
+	width := make([]int, cols)
+	for i, h := range connsHeader {
+		width[i] = cellWidth(h)
+	}
+	for i, v := range cells {
+		width[i%cols] = max(width[i%cols], cellWidth(v))
+	}
+	bw := bufio.NewWriter(w)
+	rule := func(left, mid, right string) {
+		bw.WriteString(left)
+		for i, n := range width {
+			if i > 0 {
+				bw.WriteString(mid)
+			}
+			for range n + 2 {
+				bw.WriteString("─")
+			}
+		}
+		bw.WriteString(right)
+		bw.WriteByte('\n')
+	}
+	row := func(vs []string) {
+		for i, v := range vs {
+			bw.WriteString("│ ")
+			bw.WriteString(v)
+			for range width[i] - cellWidth(v) + 1 {
+				bw.WriteByte(' ')
+			}
+		}
+		bw.WriteString("│\n")
+	}
+	rule("┌", "┬", "┐")
+	row(connsHeader)
+	if len(cells) > 0 {
+		rule("├", "┼", "┤")
+	}
+	for i := 0; i < len(cells); i += cols {
+		row(cells[i : i+cols])
+	}
+	rule("└", "┴", "┘")
+	return bw.Flush()
 }
+
+// cellWidth is the columns a cell takes on a terminal: one per character
+// (the cells hold ASCII and arrows).
+func cellWidth(s string) int { return utf8.RuneCountInString(s) }
 
 // WriteConnsLadder writes each connection's ladder: its messages with
 // frame, time since the connection's first message and direction, each
