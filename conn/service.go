@@ -40,11 +40,11 @@ func RDMACMPort(sid uint64) (portSpace, port uint16, ok bool) {
 	if sid>>32 != 0 {
 		return 0, 0, false
 	}
-	ps := uint16(sid >> 16)
-	if _, known := portSpaceNames[ps]; !known {
-		return 0, 0, false
+	switch ps := uint16(sid >> 16); ps {
+	case PortSpaceIPoIB, PortSpaceTCP, PortSpaceUDP, PortSpaceIB: // the keys of portSpaceNames
+		return ps, uint16(sid), true
 	}
-	return ps, uint16(sid), true
+	return 0, 0, false
 }
 
 // ServiceName says what a service ID means: "NFS/RDMA (rdma_cm TCP port

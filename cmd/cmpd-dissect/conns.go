@@ -138,7 +138,12 @@ thresholds and remote invalidation, and the findings of the checks of the traffi
 
 Default: a table with one row per connection. --json: one JSON object per connection per line.
 -V: the ladder of each connection (message, frame, time, direction) with the findings at the
-step where they arise.`,
+step where they arise.
+
+A connection lists the first few findings of each code and severity in full (conn's
+MaxFindingsPerCode, 5) and counts the rest: the table counts them all, -V adds "… and N more
+like this (frames A–B)" after the last one listed, --json has "finding_counts" (code, severity,
+count, listed, first and last frame) next to "findings".`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if asJSON && verbose {
