@@ -1,6 +1,9 @@
 package conn
 
-import "testing"
+import (
+	"fmt"
+	"testing"
+)
 
 // TestRDMACMPortSpaces: RDMACMPort's switch knows exactly the port spaces
 // portSpaceNames names.
@@ -14,5 +17,19 @@ func TestRDMACMPortSpaces(t *testing.T) {
 	}
 	if _, _, ok := RDMACMPort(1<<32 | uint64(PortSpaceTCP)<<16); ok {
 		t.Error("a service ID above 32 bits taken for rdma_cm")
+	}
+}
+
+// TestMsgBuilder: the per-Send messages built without fmt read as fmt
+// would write them.
+func TestMsgBuilder(t *testing.T) {
+	var m msgBuilder
+	for _, ev := range []SendEvent{{XID: 0xdeadbeef, RPCRDMA: true, InvalidateSTag: 0xcd1, Length: 5000},
+		{InvalidateSTag: 0xffffffff, Length: 0}, {XID: 7, RPCRDMA: true}} {
+		got := m.reset().s("a ").int(ev.Length).s(" b ").hex(ev.InvalidateSTag).xid(&ev).s(".").String()
+		want := fmt.Sprintf("a %d b 0x%08x%s.", ev.Length, ev.InvalidateSTag, xidNote(&ev))
+		if got != want {
+			t.Errorf("%q, want %q", got, want)
+		}
 	}
 }

@@ -152,6 +152,8 @@ type Tracker struct {
 	pendingPool []pendingXIDs
 	// stepped is the connection the last message was a step of.
 	stepped *Connection
+	// msg builds the per-Send findings' messages.
+	msg msgBuilder
 }
 
 // New returns a tracker with cfg (zero fields take the defaults).

@@ -2,6 +2,7 @@ package conn
 
 import (
 	"fmt"
+	"strconv"
 
 	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
 )
@@ -252,8 +253,9 @@ func (t *Tracker) send(ev *SendEvent, acc *sendAcc) {
 		if ev.Length > limit && t.listed(c, CodeSendExceedsInline, pvtdata.SeverityError, frame) {
 			c.Findings = append(c.Findings, pvtdata.Finding{Code: CodeSendExceedsInline, Severity: pvtdata.SeverityError,
 				Section: "RFC 8797 §4.2, RFC 8166 §3.3.2", Layer: "conn", Frame: frame, Offset: -1,
-				Message: fmt.Sprintf("%s Send of %d octets%s is larger than the %s's negotiated inline threshold of %d octets: the receiver's Receive buffer cannot hold it",
-					directionName(toServer), ev.Length, xidNote(ev), receiver, limit)})
+				Message: t.msg.reset().s(directionName(toServer)).s(" Send of ").int(ev.Length).s(" octets").xid(ev).
+					s(" is larger than the ").s(receiver).s("'s negotiated inline threshold of ").int(limit).
+					s(" octets: the receiver's Receive buffer cannot hold it").String()})
 		}
 	}
 	if ev.Invalidate {
@@ -270,16 +272,16 @@ func (t *Tracker) send(ev *SendEvent, acc *sendAcc) {
 			if t.listed(c, CodeSendInvNotNegotiated, sev, frame) {
 				c.Findings = append(c.Findings, pvtdata.Finding{Code: CodeSendInvNotNegotiated, Severity: sev,
 					Section: "RFC 8797 §4.1", Layer: "conn", Frame: frame, Offset: -1,
-					Message: fmt.Sprintf("%s Send with Invalidate of STag 0x%08x%s, but remote invalidation was not negotiated (%s)%s",
-						directionName(toServer), ev.InvalidateSTag, xidNote(ev), whoSetR(c), context)})
+					Message: t.msg.reset().s(directionName(toServer)).s(" Send with Invalidate of STag ").hex(ev.InvalidateSTag).xid(ev).
+						s(", but remote invalidation was not negotiated (").s(whoSetR(c)).s(")").s(context).String()})
 			}
 		}
 		if toServer {
 			if t.listed(c, CodeSendInvFromRequester, pvtdata.SeverityWarning, frame) {
 				c.Findings = append(c.Findings, pvtdata.Finding{Code: CodeSendInvFromRequester, Severity: pvtdata.SeverityWarning,
 					Section: "RFC 8797 §3.2", Layer: "conn", Frame: frame, Offset: -1,
-					Message: fmt.Sprintf("the client (requester) sent Send with Invalidate of STag 0x%08x%s: RFC 8797 provides remote invalidation for the responder's replies only",
-						ev.InvalidateSTag, xidNote(ev))})
+					Message: t.msg.reset().s("the client (requester) sent Send with Invalidate of STag ").hex(ev.InvalidateSTag).xid(ev).
+						s(": RFC 8797 provides remote invalidation for the responder's replies only").String()})
 			}
 		} else if ev.RPCRDMA {
 			offered, ok := c.pending.get(ev.XID)
@@ -317,6 +319,37 @@ func xidNote(ev *SendEvent) string {
 	}
 	return fmt.Sprintf(" (xid 0x%08x)", ev.XID)
 }
+
+// msgBuilder builds a per-Send finding's message (for the listed ones
+// only) in a reused buffer, one allocation for the string: fmt would box
+// every argument.
+type msgBuilder struct{ b []byte }
+
+func (m *msgBuilder) reset() *msgBuilder { m.b = m.b[:0]; return m }
+
+func (m *msgBuilder) s(x string) *msgBuilder { m.b = append(m.b, x...); return m }
+
+func (m *msgBuilder) int(v int) *msgBuilder { m.b = strconv.AppendInt(m.b, int64(v), 10); return m }
+
+// hex appends v as 0x%08x.
+func (m *msgBuilder) hex(v uint32) *msgBuilder {
+	const digits = "0123456789abcdef"
+	m.b = append(m.b, '0', 'x')
+	for shift := 28; shift >= 0; shift -= 4 {
+		m.b = append(m.b, digits[v>>shift&0xf])
+	}
+	return m
+}
+
+// xid appends xidNote(ev).
+func (m *msgBuilder) xid(ev *SendEvent) *msgBuilder {
+	if ev.RPCRDMA {
+		m.s(" (xid ").hex(ev.XID).s(")")
+	}
+	return m
+}
+
+func (m *msgBuilder) String() string { return string(m.b) }
 
 func directionName(toServer bool) string {
 	if toServer {
