@@ -193,8 +193,31 @@ func (ip *IPv4) VisitFields(v field.Visitor) {
 	}
 }
 
-func (ip *IPv4) AppendSrc(b []byte) []byte { return addrOf(ip.SrcIP).AppendTo(b) }
-func (ip *IPv4) AppendDst(b []byte) []byte { return addrOf(ip.DstIP).AppendTo(b) }
+func (ip *IPv4) AppendSrc(b []byte) []byte { return appendIPv4(b, ip.SrcIP) }
+func (ip *IPv4) AppendDst(b []byte) []byte { return appendIPv4(b, ip.DstIP) }
+
+// appendIPv4 appends a four-octet address in dotted decimal, as
+// netip.Addr.AppendTo does, without making the netip.Addr (the summary
+// view calls it twice a line); other lengths go through netip.
+func appendIPv4(b []byte, ip net.IP) []byte {
+	if len(ip) != 4 {
+		return addrOf(ip).AppendTo(b)
+	}
+	for i, c := range ip[:4] {
+		if i > 0 {
+			b = append(b, '.')
+		}
+		switch {
+		case c >= 100:
+			b = append(b, '0'+c/100, '0'+c/10%10, '0'+c%10)
+		case c >= 10:
+			b = append(b, '0'+c/10, '0'+c%10)
+		default:
+			b = append(b, '0'+c)
+		}
+	}
+	return b
+}
 
 // AppendInfo names the IP protocol for packets nothing else decoded.
 func (ip *IPv4) AppendInfo(b []byte) []byte { return appendIPProto(b, uint64(ip.Protocol)) }

@@ -3,6 +3,7 @@ package view
 import (
 	"bufio"
 	"io"
+	"unsafe"
 
 	"github.com/cmpd-dissect/cmpd-dissect/dissect"
 	"github.com/cmpd-dissect/cmpd-dissect/field"
@@ -49,11 +50,20 @@ type Summary struct {
 	buf  []byte
 	tmp  []byte
 	dst  []byte
+	// sums are the summarisers among layers, the previous record's
+	// layers (a Dissector reuses its layer values, so records of one
+	// shape hold the very same ones); proto is the protocol column's,
+	// protoW its width.
+	sums   []field.Summarizer
+	layers []field.Layer
+	proto  *field.Proto
+	protoW int
 }
 
 // NewSummary makes a summary printer writing to w.
 func NewSummary(w io.Writer, opts Options) *Summary {
-	return &Summary{w: bufio.NewWriterSize(w, 64<<10), opts: opts, buf: make([]byte, 0, 512), tmp: make([]byte, 0, 512)}
+	return &Summary{w: bufio.NewWriterSize(w, 64<<10), opts: opts, buf: make([]byte, 0, 512), tmp: make([]byte, 0, 512),
+		dst: make([]byte, 0, 64), sums: make([]field.Summarizer, 0, 16)}
 }
 
 // Wanted reports whether the summary view shows r at all (RDMA-relevant,
@@ -95,6 +105,134 @@ func runeCount(b []byte) int {
 	return n
 }
 
+// escapeTail escapes b[start:] in place, as appendEscaped would have
+// appended it, and returns b and the width of b[start:] in runes. Plain
+// text (the usual case) is only checked, not copied.
+func (s *Summary) escapeTail(b []byte, start int) ([]byte, int) {
+	tail := b[start:]
+	if plainPrefix(unsafe.String(unsafe.SliceData(tail), len(tail))) == len(tail) {
+		return b, len(tail)
+	}
+	s.tmp = append(s.tmp[:0], tail...)
+	b = appendEscapedBytes(b[:start], s.tmp)
+	return b, runeCount(b[start:])
+}
+
+// digitPairs holds "00" to "99" for writing two decimal digits at once.
+const digitPairs = "00010203040506070809101112131415161718192021222324252627282930313233343536373839" +
+	"40414243444546474849505152535455565758596061626364656667686970717273747576777879" +
+	"8081828384858687888990919293949596979899"
+
+// decimalLen is the number of decimal digits of v.
+func decimalLen(v uint64) int {
+	n := 1
+	for v >= 10000 {
+		v /= 10000
+		n += 4
+	}
+	switch {
+	case v >= 1000:
+		return n + 3
+	case v >= 100:
+		return n + 2
+	case v >= 10:
+		return n + 1
+	}
+	return n
+}
+
+// putDecimal writes v in decimal into d, whose length is v's decimalLen.
+func putDecimal(d []byte, v uint64) {
+	i := len(d)
+	for v >= 100 && i >= 2 {
+		q := v / 100
+		j := (v - q*100) * 2
+		d[i-2], d[i-1] = digitPairs[j], digitPairs[j+1]
+		i -= 2
+		v = q
+	}
+	if v >= 10 && i >= 2 {
+		d[i-2], d[i-1] = digitPairs[v*2], digitPairs[v*2+1]
+		return
+	}
+	if i >= 1 {
+		d[i-1] = byte('0' + v)
+	}
+}
+
+// appendDecimalRight appends v in decimal right-aligned in width columns.
+// The digits are written straight into b, after the padding.
+func appendDecimalRight(b []byte, v uint64, width int) []byte {
+	n := decimalLen(v)
+	if n < width {
+		b = append(b, spaces[:width-n]...)
+	}
+	b = append(b, spaces[:n]...)
+	putDecimal(b[len(b)-n:], v)
+	return b
+}
+
+// appendFrameColumn appends the frame number (or "end") right-aligned in
+// seven columns.
+func appendFrameColumn(b []byte, r *dissect.Record) []byte {
+	switch {
+	case r.EndOfInput():
+		return append(b, "    end"...)
+	case r.Frame < 0:
+		return padLeft(b, appendInt(nil, int64(r.Frame)), 7)
+	case r.Frame < 1e7:
+		// Seven columns exactly: the digits over spaces, from the right.
+		b = append(b, spaces[:7]...)
+		d := b[len(b)-7:]
+		for i, v := 6, uint(r.Frame); i >= 0; i-- {
+			d[i] = byte('0' + v%10)
+			if v /= 10; v == 0 {
+				break
+			}
+		}
+		return b
+	}
+	return appendDecimalRight(b, uint64(r.Frame), 7)
+}
+
+// appendTimeColumn appends the seconds since the first frame with six
+// decimals (appendSeconds6), right-aligned in eleven columns; blank
+// without a frame layer.
+func appendTimeColumn(b []byte, r *dissect.Record) []byte {
+	fr, ok := firstFrame(r)
+	if !ok {
+		return append(b, spaces[:11]...)
+	}
+	ns := int64(fr.Relative)
+	if ns < 0 || ns > 1<<62 {
+		// Out-of-order and absurd times: as appendSeconds6 has them.
+		return padLeft(b, appendSeconds6(nil, ns), 11)
+	}
+	us := uint64(ns+500) / 1000
+	sec, frac := us/1e6, us%1e6
+	if sec < 1e4 {
+		// Eleven columns exactly: up to four digits of seconds over
+		// spaces, the point and six digits.
+		b = append(b, "   0.000000"...)
+		d := b[len(b)-11:]
+		for i := 3; sec > 0; i-- {
+			d[i] = byte('0' + sec%10)
+			sec /= 10
+		}
+		for i := 10; i > 5; i -= 2 {
+			q := frac / 100
+			j := (frac - q*100) * 2
+			d[i-1], d[i] = digitPairs[j], digitPairs[j+1]
+			frac = q
+		}
+		return b
+	}
+	b = appendDecimalRight(b, sec, 11-7)
+	b = append(b, ".000000"...)
+	putDecimal(b[len(b)-6:], frac+1e6) // the leading 1 falls off
+	return b
+}
+
 // Print renders one line, if the record is wanted.
 func (s *Summary) Print(r *dissect.Record) error {
 	if !s.Wanted(r) {
@@ -111,48 +249,50 @@ func (s *Summary) Print(r *dissect.Record) error {
 			b = append(b, ansiYellow...)
 		}
 	}
-	t := s.tmp[:0]
-	if r.EndOfInput() {
-		t = append(t, "end"...)
-	} else {
-		t = appendInt(t, int64(r.Frame))
-	}
-	b = padLeft(b, t, 7)
+	b = appendFrameColumn(b, r)
 	b = append(b, ' ')
-	t = t[:0]
-	if fr, ok := firstFrame(r); ok {
-		t = appendSeconds6(t, int64(fr.Relative))
-	}
-	b = padLeft(b, t, 11)
+	b = appendTimeColumn(b, r)
 	b = append(b, ' ')
 
-	var proto *field.Proto
-	var info dissect.InfoSummarizer
-	var infoProto *field.Proto
-	for _, l := range r.Layers {
-		if _, ok := l.(field.Summarizer); ok {
-			proto = l.Proto()
+	// The summarisers in order (the protocol column is the last one's);
+	// the last info summariser is looked for only when no summariser has
+	// text (it is used only then).
+	if !sameLayers(r.Layers, s.layers) {
+		s.proto, s.protoW = nil, 0
+		s.sums = s.sums[:0]
+		for _, l := range r.Layers {
+			if sm, ok := l.(field.Summarizer); ok {
+				s.sums = append(s.sums, sm)
+				s.proto = l.Proto()
+			}
 		}
-		if is, ok := l.(dissect.InfoSummarizer); ok {
-			info, infoProto = is, l.Proto()
-		}
+		s.layers = append(s.layers[:0], r.Layers...)
 	}
+	sums, proto := s.sums, s.proto
+	// The source is appended in place, the destination escaped from dst.
 	start := len(b)
-	t, s.dst = dissect.AppendEndpoints(r, t[:0], s.dst[:0])
-	b = appendEscapedBytes(b, t)
-	b = padRight(b, start, 17)
+	var w int
+	b, s.dst = dissect.AppendEndpoints(r, b, s.dst[:0])
+	b, w = s.escapeTail(b, start)
+	if w < 17 {
+		b = append(b, spaces[:17-w]...)
+	}
 	b = append(b, " → "...)
 	start = len(b)
-	b = appendEscapedBytes(b, s.dst)
-	b = padRight(b, start, 17)
+	b = append(b, s.dst...)
+	b, w = s.escapeTail(b, start)
+	if w < 17 {
+		b = append(b, spaces[:17-w]...)
+	}
 	b = append(b, ' ')
-	start = len(b)
 	if proto == nil {
-		proto = infoProto
+		if i := lastInfo(r); i >= 0 {
+			proto = r.Layers[i].Proto()
+		} else if len(r.Layers) > 0 {
+			proto = r.Layers[len(r.Layers)-1].Proto()
+		}
 	}
-	if proto == nil && len(r.Layers) > 0 {
-		proto = r.Layers[len(r.Layers)-1].Proto()
-	}
+	w = 0
 	if proto != nil {
 		if color && sev == 0 {
 			b = append(b, ansiCyan...)
@@ -161,31 +301,46 @@ func (s *Summary) Print(r *dissect.Record) error {
 		if color && sev == 0 {
 			b = append(b, ansiReset...)
 		}
-	}
-	if color && sev == 0 {
-		b = padRight(b, start+len(ansiCyan)+len(ansiReset), 8)
-	} else {
-		b = padRight(b, start, 8)
-	}
-	b = append(b, ' ')
-	n := 0
-	for _, l := range r.Layers {
-		if sm, ok := l.(field.Summarizer); ok {
-			t = sm.AppendSummary(t[:0])
-			if len(t) == 0 {
-				continue
+		if proto == s.proto && s.protoW > 0 {
+			w = s.protoW
+		} else {
+			w = runeCount(unsafe.Slice(unsafe.StringData(proto.Name), len(proto.Name)))
+			if proto == s.proto {
+				s.protoW = w
 			}
-			if n > 0 {
-				b = append(b, ' ', ' ')
-			}
-			b = appendEscapedBytes(b, t)
-			n++
 		}
 	}
-	if n == 0 && info != nil {
-		t = info.AppendInfo(t[:0])
-		b = appendEscapedBytes(b, t)
+	if w < 8 {
+		b = append(b, spaces[:8-w]...)
+	}
+	b = append(b, ' ')
+	// The summaries are appended in place (the separator goes again when
+	// a layer has nothing to say), then escaped together: escaping works
+	// octet by octet or rune by rune, and no rune spans the plain two
+	// spaces between summaries, so this is escaping each one.
+	n := 0
+	start = len(b)
+	for _, sm := range sums {
+		mark := len(b)
+		if n > 0 {
+			b = append(b, ' ', ' ')
+		}
+		sumStart := len(b)
+		b = sm.AppendSummary(b)
+		if len(b) == sumStart {
+			b = b[:mark]
+			continue
+		}
 		n++
+	}
+	b, _ = s.escapeTail(b, start)
+	if n == 0 {
+		if i := lastInfo(r); i >= 0 {
+			start := len(b)
+			b = r.Layers[i].(dissect.InfoSummarizer).AppendInfo(b)
+			b, _ = s.escapeTail(b, start)
+			n++
+		}
 	}
 	for i := range r.Findings {
 		f := &r.Findings[i]
@@ -203,7 +358,7 @@ func (s *Summary) Print(r *dissect.Record) error {
 		b = append(b, ansiReset...)
 	}
 	b = append(b, '\n')
-	s.buf, s.tmp = b, t
+	s.buf = b
 	_, err := s.w.Write(b)
 	return err
 }
@@ -219,6 +374,31 @@ func maxSeverity(fs []pvtdata.Finding) pvtdata.Severity {
 		}
 	}
 	return m
+}
+
+// sameLayers reports whether a and b hold the same layer values (type and
+// pointer) in the same order.
+func sameLayers(a, b []field.Layer) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// lastInfo returns the index of the last layer of r that is a
+// dissect.InfoSummarizer, or -1.
+func lastInfo(r *dissect.Record) int {
+	for i := len(r.Layers) - 1; i >= 0; i-- {
+		if _, ok := r.Layers[i].(dissect.InfoSummarizer); ok {
+			return i
+		}
+	}
+	return -1
 }
 
 func firstFrame(r *dissect.Record) (*dissect.Frame, bool) {

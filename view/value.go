@@ -5,6 +5,7 @@
 package view
 
 import (
+	"encoding/binary"
 	"encoding/hex"
 	"net/netip"
 	"strconv"
@@ -111,35 +112,49 @@ var plainASCII = func() (t [256]bool) {
 
 // plainWord reports whether the eight octets of w are all plain (as
 // plainASCII): none has the high bit, none is below 0x20, none is DEL or
-// the backslash. The tests are the exact "has a zero / a smaller octet"
-// word tricks (valid for octets below 0x80, which the first test ensures).
+// the backslash. With no octet at or above 0x80 (w&highs), subtracting
+// 0x20 from every octet sets a high bit exactly when some octet is below
+// 0x20 (a borrow only starts at such an octet, so it can only add high
+// bits above one that is already set), and adding 1 sets one exactly when
+// some octet is 0x7f (no octet is 0xff, so nothing carries); the backslash
+// is the exact "has a zero octet" test of w^'\\'*ones.
 func plainWord(w uint64) bool {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	hasZero := func(v uint64) bool { return (v-ones)&^v&highs != 0 }
-	return w&highs == 0 &&
-		(w-0x20*ones)&^w&highs == 0 &&
-		!hasZero(w^0x7f*ones) &&
-		!hasZero(w^'\\'*ones)
+	x := w ^ '\\'*ones
+	return (w|(w-0x20*ones)|(w+ones))&highs == 0 && (x-ones)&^x&highs == 0
+}
+
+// plainPrefix returns how many leading octets of s are plain (as
+// plainASCII), checked eight at a time, the tail with the table.
+func plainPrefix(s string) int {
+	i := 0
+	for i+8 <= len(s) && plainWord(binary.LittleEndian.Uint64(unsafe.Slice(unsafe.StringData(s[i:]), 8))) {
+		i += 8
+	}
+	for i < len(s) && plainASCII[s[i]] {
+		i++
+	}
+	return i
 }
 
 // appendEscaped appends s made safe for a terminal: printable UTF-8 as is;
 // control characters (C0, DEL, C1), and invalid UTF-8 as \xNN; backslash
 // doubled. Bytes from packets never reach the terminal raw.
 func appendEscaped(b []byte, s string) []byte {
-	const hexd = "0123456789abcdef"
-	// Fast path: plain printable ASCII is appended as is, checked eight
-	// octets at a time (this runs over every summary line), the tail with
-	// a table.
-	i := 0
-	for i+8 <= len(s) && plainWord(uint64(s[i])|uint64(s[i+1])<<8|uint64(s[i+2])<<16|uint64(s[i+3])<<24|
-		uint64(s[i+4])<<32|uint64(s[i+5])<<40|uint64(s[i+6])<<48|uint64(s[i+7])<<56) {
-		i += 8
-	}
-	for i < len(s) && plainASCII[s[i]] {
-		i++
-	}
+	// Fast path: plain printable ASCII is appended as is (this runs over
+	// every summary line).
+	i := plainPrefix(s)
 	b = append(b, s[:i]...)
-	for i < len(s) {
+	if i == len(s) {
+		return b
+	}
+	return appendEscapedSlow(b, s[i:])
+}
+
+// appendEscapedSlow is appendEscaped past the plain prefix.
+func appendEscapedSlow(b []byte, s string) []byte {
+	const hexd = "0123456789abcdef"
+	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
 			switch {

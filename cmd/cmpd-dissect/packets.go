@@ -165,7 +165,6 @@ func runPackets(cmd *cobra.Command, args []string, pf *packetFlags) error {
 		opts.All = true
 	}
 	var p view.Printer
-	var summary *view.Summary
 	format := pf.format
 	if pf.verbose && format == "text" {
 		format = "tree"
@@ -175,8 +174,7 @@ func runPackets(cmd *cobra.Command, args []string, pf *packetFlags) error {
 	}
 	switch format {
 	case "text":
-		summary = view.NewSummary(out, opts)
-		p = summary
+		p = view.NewSummary(out, opts)
 	case "tree":
 		p = view.NewTree(out, opts)
 	case "json", "ek", "jsonraw":
@@ -216,9 +214,8 @@ func runPackets(cmd *cobra.Command, args []string, pf *packetFlags) error {
 		if filter != nil && !filter.Match(r) {
 			return false, nil
 		}
-		if summary != nil && !summary.Wanted(r) {
-			return true, nil
-		}
+		// The summary's Print leaves out the records it does not want
+		// itself (asking here as well cost a second dissect.Relevant).
 		return true, p.Print(r)
 	})
 	if err := p.Flush(); err != nil && runErr == nil {

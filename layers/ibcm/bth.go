@@ -304,17 +304,36 @@ func (b *BTH) String() string {
 }
 
 // AppendSummary appends "RC SEND_ONLY qp=0x000011 psn=123". It is on the
-// default view's per-packet path, so it appends without fmt.
+// default view's per-packet path: the opcode's text comes from a table,
+// the 24-bit QPN is six hex digits and the PSN goes through
+// strconv.AppendUint.
 func (b *BTH) AppendSummary(dst []byte) []byte {
-	dst = b.OpCode.appendName(dst)
-	dst = append(dst, " qp=0x"...)
-	dst = appendHexDigits(dst, uint64(b.DestQP), 6)
+	const hexd = "0123456789abcdef"
+	dst = append(dst, summaryNames[b.OpCode]...)
+	if b.DestQP <= 0xffffff {
+		q := b.DestQP
+		dst = append(dst, ' ', 'q', 'p', '=', '0', 'x',
+			hexd[q>>20&15], hexd[q>>16&15], hexd[q>>12&15], hexd[q>>8&15], hexd[q>>4&15], hexd[q&15])
+	} else {
+		dst = append(dst, " qp=0x"...)
+		dst = appendHexDigits(dst, uint64(b.DestQP), 6)
+	}
 	dst = append(dst, " psn="...)
 	dst = strconv.AppendUint(dst, uint64(b.PSN), 10)
 	if b.ICRCStatus == CRCBad {
 		dst = append(dst, " [BAD ICRC]"...)
 	}
 	return dst
+}
+
+// summaryNames[o] is what o.appendName appends ("RC SEND_ONLY", "0x3f"),
+// made once for every opcode after opcodeChain is filled (the init above).
+var summaryNames [256]string
+
+func init() {
+	for o := range summaryNames {
+		summaryNames[o] = string(Opcode(o).appendName(nil))
+	}
 }
 
 // NextLayerType is the first extension header of the opcode, or the

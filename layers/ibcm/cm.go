@@ -2,6 +2,7 @@ package ibcm
 
 import (
 	"fmt"
+	"strconv"
 
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
@@ -346,7 +347,7 @@ func sortedMessages() []message {
 }
 
 // AppendSummary appends e.g. "CM REQ svc=NFS/RDMA(20049) qpn=0x000012
-// pd=RFC8797 v1 R=1 send=4096 recv=4096".
+// pd=RFC8797 v1 R=1 send=4096 recv=4096", without fmt.
 func (c *CM) AppendSummary(b []byte) []byte {
 	b = append(b, "CM "...)
 	b = append(b, c.Name()...)
@@ -357,34 +358,60 @@ func (c *CM) AppendSummary(b []byte) []byte {
 			b = append(b, n...)
 		}
 	case AttrREQ:
-		b = fmt.Appendf(b, " svc=%s qpn=0x%06x", c.REQ.ServiceID, c.REQ.LocalQPN)
+		b = appendServiceID(append(b, " svc="...), c.REQ.ServiceID)
+		b = appendHexDigits(append(b, " qpn=0x"...), uint64(c.REQ.LocalQPN), 6)
 	case AttrREP:
-		b = fmt.Appendf(b, " qpn=0x%06x", c.REP.LocalQPN)
+		b = appendHexDigits(append(b, " qpn=0x"...), uint64(c.REP.LocalQPN), 6)
 	case AttrREJ:
-		b = fmt.Appendf(b, " reason=%d %s", c.REJ.Reason, RejectReasonName(c.REJ.Reason))
+		b = strconv.AppendUint(append(b, " reason="...), uint64(c.REJ.Reason), 10)
+		b = append(b, ' ')
+		if x, ok := rejReasons[c.REJ.Reason]; ok {
+			b = append(b, x.name...)
+		} else {
+			b = strconv.AppendUint(append(b, "reason "...), uint64(c.REJ.Reason), 10)
+		}
 	case AttrMRA:
-		b = fmt.Appendf(b, " of=%s timeout=%d", mraNames[uint64(c.MRA.MessageMRAed)], c.MRA.ServiceTimeout)
+		b = append(append(b, " of="...), mraNames[uint64(c.MRA.MessageMRAed)]...)
+		b = strconv.AppendUint(append(b, " timeout="...), uint64(c.MRA.ServiceTimeout), 10)
 	case AttrDREQ:
-		b = fmt.Appendf(b, " qpn=0x%06x", c.DREQ.RemoteQPN)
+		b = appendHexDigits(append(b, " qpn=0x"...), uint64(c.DREQ.RemoteQPN), 6)
 	case AttrSIDRReq:
-		b = fmt.Appendf(b, " svc=%s", c.SIDRReq.ServiceID)
+		b = appendServiceID(append(b, " svc="...), c.SIDRReq.ServiceID)
 	case AttrSIDRRep:
-		b = fmt.Appendf(b, " status=%s qpn=0x%06x", sidrStatusNames[uint64(c.SIDRRep.Status)], c.SIDRRep.QPN)
+		b = append(append(b, " status="...), sidrStatusNames[uint64(c.SIDRRep.Status)]...)
+		b = appendHexDigits(append(b, " qpn=0x"...), uint64(c.SIDRRep.QPN), 6)
 	case AttrAPR:
-		b = fmt.Appendf(b, " status=%s", aprStatusNames[uint64(c.APR.Status)])
+		b = append(append(b, " status="...), aprStatusNames[uint64(c.APR.Status)]...)
 	case AttrLAP:
-		b = fmt.Appendf(b, " qpn=0x%06x", c.LAP.RemoteQPN)
+		b = appendHexDigits(append(b, " qpn=0x"...), uint64(c.LAP.RemoteQPN), 6)
 	}
 	if c.AttributeID != AttrClassPortInfo {
 		if c.PD.Reading.Valid {
 			m := c.PD.Reading.Message
-			b = fmt.Appendf(b, " pd=RFC8797 v%d R=%d send=%d recv=%d", m.Version, b2u(m.RemoteInvalidation()), m.SendBytes(), m.ReceiveBytes())
+			b = strconv.AppendUint(append(b, " pd=RFC8797 v"...), uint64(m.Version), 10)
+			b = strconv.AppendInt(append(b, " R="...), int64(b2u(m.RemoteInvalidation())), 10)
+			b = strconv.AppendInt(append(b, " send="...), int64(m.SendBytes()), 10)
+			b = strconv.AppendInt(append(b, " recv="...), int64(m.ReceiveBytes()), 10)
 		} else if c.PD.ULP.Kind.Other() {
 			b = append(b, " pd="...)
 			b = append(b, c.PD.ULP.Kind.String()...)
 		}
 	}
 	return b
+}
+
+// appendServiceID appends what ServiceID.String returns, without fmt.
+func appendServiceID(b []byte, s ServiceID) []byte {
+	if !s.IsRDMACM() {
+		return appendHexDigits(append(b, "0x"...), uint64(s), 16)
+	}
+	if n := s.ULP(); n != "" {
+		b = append(b, n...)
+		b = strconv.AppendUint(append(b, '('), uint64(s.Port()), 10)
+		return append(b, ')')
+	}
+	b = append(b, portSpaceNames[uint64(s.PortSpace())]...)
+	return strconv.AppendUint(append(b, " port "...), uint64(s.Port()), 10)
 }
 
 func b2u(b bool) int {

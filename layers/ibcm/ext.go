@@ -213,25 +213,34 @@ func (a *AETH) String() string {
 	return fmt.Sprintf("AETH %s msn=%d", aethTypeNames[uint64(a.Type())], a.MSN)
 }
 
-// AppendSummary appends "ACK msn=5" or "NAK Invalid Request msn=5".
+// AppendSummary appends "ACK msn=5" or "NAK Invalid Request msn=5",
+// without fmt (it runs for every ACK line of the default view).
 func (a *AETH) AppendSummary(b []byte) []byte {
 	switch a.Type() {
 	case AETHNak:
-		return fmt.Appendf(b, "NAK %s msn=%d", nakName(a.Value()), a.MSN)
+		b = append(b, "NAK "...)
+		if s, ok := aethNakNames[uint64(a.Value())]; ok {
+			b = append(b, s...)
+		} else {
+			b = strconv.AppendUint(append(b, "code "...), uint64(a.Value()), 10)
+		}
 	case AETHRNRNak:
-		return fmt.Appendf(b, "RNR NAK timer=%d msn=%d", a.Value(), a.MSN)
+		b = append(b, "RNR NAK timer="...)
+		b = strconv.AppendUint(b, uint64(a.Value()), 10)
+	default:
+		b = append(b, aethSummaryTypes[a.Type()]...)
 	}
-	b = append(b, aethTypeNames[uint64(a.Type())]...)
 	b = append(b, " msn="...)
 	return strconv.AppendUint(b, uint64(a.MSN), 10)
 }
 
-func nakName(v uint8) string {
-	if s, ok := aethNakNames[uint64(v)]; ok {
-		return s
+// aethSummaryTypes is aethTypeNames as an array, for AppendSummary.
+var aethSummaryTypes = func() (t [4]string) {
+	for i := range t {
+		t[i] = aethTypeNames[uint64(i)]
 	}
-	return fmt.Sprintf("code %d", v)
-}
+	return t
+}()
 
 func (a *AETH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	if len(data) < aethLen {

@@ -331,8 +331,21 @@ func (f *FPDU) AppendSummary(b []byte) []byte {
 		return b
 	}
 	b = append(b, "FPDU crc="...)
+	if int(f.CRCStatus) < len(crcStatusSummary) && crcStatusSummary[f.CRCStatus] != "" {
+		return append(b, crcStatusSummary[f.CRCStatus]...)
+	}
 	return append(b, f.CRCStatus.String()...)
 }
+
+// crcStatusSummary is crcStatusNames as an array, for AppendSummary.
+var crcStatusSummary = func() (t [8]string) {
+	for v, s := range crcStatusNames {
+		if v < uint64(len(t)) {
+			t[v] = s
+		}
+	}
+	return t
+}()
 
 // SerializeTo wraps the bytes already in b (the ULPDU, e.g. a DDP layer
 // serialized before) into an FPDU: ULPDU_Length, zero pad and the CRC32c

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"strconv"
 
 	"github.com/cmpd-dissect/cmpd-dissect/field"
 	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
@@ -393,9 +394,12 @@ func (f *Frame) AppendSummary(b []byte) []byte {
 	default:
 		b = append(b, "Reject"...)
 	}
-	b = fmt.Appendf(b, " rev=%d M=%d C=%d", f.Revision, boolByte(f.Markers(), 1), boolByte(f.CRC(), 1))
+	b = strconv.AppendUint(append(b, " rev="...), uint64(f.Revision), 10)
+	b = strconv.AppendUint(append(b, " M="...), uint64(boolByte(f.Markers(), 1)), 10)
+	b = strconv.AppendUint(append(b, " C="...), uint64(boolByte(f.CRC(), 1)), 10)
 	if f.IRDORD != IRDORDNone {
-		b = fmt.Appendf(b, " ird=%d ord=%d", f.IRDValue(), f.ORDValue())
+		b = strconv.AppendUint(append(b, " ird="...), uint64(f.IRDValue()), 10)
+		b = strconv.AppendUint(append(b, " ord="...), uint64(f.ORDValue()), 10)
 		if f.PeerToPeer() {
 			b = append(b, " p2p"...)
 		}
@@ -403,7 +407,10 @@ func (f *Frame) AppendSummary(b []byte) []byte {
 	switch {
 	case f.PD.Reading.Found:
 		m := f.PD.Reading.Message
-		b = fmt.Appendf(b, " pd=RFC8797 v%d R=%d send=%d recv=%d", m.Version, boolByte(m.RemoteInvalidation(), 1), m.SendBytes(), m.ReceiveBytes())
+		b = strconv.AppendUint(append(b, " pd=RFC8797 v"...), uint64(m.Version), 10)
+		b = strconv.AppendUint(append(b, " R="...), uint64(boolByte(m.RemoteInvalidation(), 1)), 10)
+		b = strconv.AppendInt(append(b, " send="...), int64(m.SendBytes()), 10)
+		b = strconv.AppendInt(append(b, " recv="...), int64(m.ReceiveBytes()), 10)
 	case len(f.ULPData) > 0:
 		b = append(b, " pd="...)
 		b = append(b, f.PD.ULP.Kind.String()...)

@@ -3,6 +3,7 @@ package mpa
 import (
 	"encoding/binary"
 	"fmt"
+	"strconv"
 
 	"github.com/cmpd-dissect/cmpd-dissect/field"
 	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
@@ -399,29 +400,51 @@ func (r *RDMAP) VisitFields(v field.Visitor) {
 	}
 }
 
-// AppendSummary appends "RDMAP Send msn=1 len=86" and the like.
+// AppendSummary appends "RDMAP Send msn=1 len=86" and the like, without
+// fmt (it runs for every iWARP data line of the default view).
 func (r *RDMAP) AppendSummary(b []byte) []byte {
 	b = append(b, "RDMAP "...)
-	b = append(b, r.Opcode.String()...)
+	if int(r.Opcode) < len(opcodeSummaryNames) && opcodeSummaryNames[r.Opcode] != "" {
+		b = append(b, opcodeSummaryNames[r.Opcode]...)
+	} else {
+		b = append(b, r.Opcode.String()...)
+	}
 	switch {
 	case r.Tagged:
-		b = fmt.Appendf(b, " len=%d", len(r.Payload))
+		b = strconv.AppendInt(append(b, " len="...), int64(len(r.Payload)), 10)
 	case r.Opcode == OpReadRequest && len(r.Contents) > 0:
-		b = fmt.Appendf(b, " size=%d", r.ReadRequest.Size)
+		b = strconv.AppendUint(append(b, " size="...), uint64(r.ReadRequest.Size), 10)
 	case r.Opcode == OpTerminate && len(r.Contents) > 0:
 		b = append(b, ' ')
 		b = append(b, r.Terminate.Error()...)
 	default:
-		b = fmt.Appendf(b, " msn=%d mo=%d len=%d", r.MSN, r.MO, len(r.Payload))
+		b = strconv.AppendUint(append(b, " msn="...), uint64(r.MSN), 10)
+		b = strconv.AppendUint(append(b, " mo="...), uint64(r.MO), 10)
+		b = strconv.AppendInt(append(b, " len="...), int64(len(r.Payload)), 10)
 	}
 	if r.Opcode.Invalidates() {
-		b = fmt.Appendf(b, " inv=0x%08x", r.InvalidateSTag)
+		const hexd = "0123456789abcdef"
+		v := r.InvalidateSTag
+		b = append(b, " inv=0x"...)
+		for s := 28; s >= 0; s -= 4 {
+			b = append(b, hexd[v>>uint(s)&15])
+		}
 	}
 	if !r.Last {
 		b = append(b, " [more]"...)
 	}
 	return b
 }
+
+// opcodeSummaryNames is opcodeNames as an array, for AppendSummary.
+var opcodeSummaryNames = func() (t [16]string) {
+	for v, s := range opcodeNames {
+		if v < uint64(len(t)) {
+			t[v] = s
+		}
+	}
+	return t
+}()
 
 // AppendFindings reports version and reserved-bit violations, an opcode
 // used with the wrong buffer model or queue, and Terminate messages.

@@ -688,7 +688,11 @@ func (h *Header) AppendSummary(b []byte) []byte {
 		b = append(b, " xid=0x"...)
 		return appendHex32(b, h.XID)
 	}
-	b = append(b, h.Proc.String()...)
+	if h.Proc < Proc(len(procNameTable.low)) && procNameTable.known[h.Proc] {
+		b = append(b, procNameTable.low[h.Proc]...)
+	} else {
+		b = append(b, h.Proc.String()...)
+	}
 	if h.Version != 1 {
 		b = append(b, " v"...)
 		b = strconv.AppendUint(b, uint64(h.Version), 10)

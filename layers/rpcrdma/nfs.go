@@ -849,18 +849,18 @@ func (n *NFS) AppendSummary(b []byte) []byte {
 	if n.HasStatus {
 		b = append(b, ' ')
 		if n.Compound {
-			b = appendName(b, nfsStat4, n.Status)
+			b = nfsStat4Table.appendName(b, n.Status)
 		} else {
-			b = appendName(b, nfsStat3, n.Status)
+			b = nfsStat3Table.appendName(b, n.Status)
 		}
 	}
-	names := nfsV4Ops
+	names := nfsV4OpTable
 	if n.Callback {
-		names = nfsV4CBOps
+		names = nfsV4CBOpTable
 	}
 	for _, op := range n.Ops {
 		b = append(b, ' ')
-		b = appendName(b, names, op.Opcode)
+		b = names.appendName(b, op.Opcode)
 	}
 	if n.Undecoded > 0 {
 		b = append(b, " +"...)

@@ -617,7 +617,7 @@ func (r *RPC) AppendSummary(b []byte) []byte {
 	if r.MsgType == MsgReply {
 		if r.ReplyStat == ReplyAccepted {
 			b = append(b, ' ')
-			b = appendName(b, acceptNames, r.AcceptStat)
+			b = acceptNameTable.appendName(b, r.AcceptStat)
 		} else {
 			b = append(b, " denied "...)
 			b = appendName(b, rejectNames, r.RejectStat)
@@ -632,6 +632,46 @@ func appendName(b []byte, names map[uint64]string, v uint32) []byte {
 	}
 	return strconv.AppendUint(b, uint64(v), 10)
 }
+
+// nameTable is a map of value names with the values below 128 also in
+// an array, so that the summary lines name the common values (accept
+// states, NFSv4 operations, status 0) without a map lookup.
+type nameTable struct {
+	low   [128]string
+	known [128]bool
+	m     map[uint64]string
+}
+
+func newNameTable(m map[uint64]string) *nameTable {
+	t := &nameTable{m: m}
+	for v, s := range m {
+		if v < uint64(len(t.low)) {
+			t.low[v], t.known[v] = s, true
+		}
+	}
+	return t
+}
+
+// appendName is appendName(b, m, v) for the table's map m.
+func (t *nameTable) appendName(b []byte, v uint32) []byte {
+	if v < uint32(len(t.low)) {
+		if t.known[v] {
+			return append(b, t.low[v]...)
+		}
+		return strconv.AppendUint(b, uint64(v), 10)
+	}
+	return appendName(b, t.m, v)
+}
+
+// Name tables of the summary lines.
+var (
+	acceptNameTable = newNameTable(acceptNames)
+	procNameTable   = newNameTable(procNames)
+	nfsV4OpTable    = newNameTable(nfsV4Ops)
+	nfsV4CBOpTable  = newNameTable(nfsV4CBOps)
+	nfsStat3Table   = newNameTable(nfsStat3)
+	nfsStat4Table   = newNameTable(nfsStat4)
+)
 
 // AppendFindings appends the non-fatal conditions noticed while decoding.
 func (r *RPC) AppendFindings(dst []pvtdata.Finding) []pvtdata.Finding {
