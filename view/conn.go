@@ -5,10 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/pkg/twwidth"
+	"github.com/olekukonko/tablewriter/tw"
 
 	"github.com/cmpd-dissect/cmpd-dissect/conn"
 	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
@@ -287,7 +291,11 @@ var connsHeader = []string{"#", "Transport", "Client", "Server", "Service", "QPN
 	"Client PD", "Server PD", "Negotiated c→s/s→c", "Findings"}
 
 // WriteConnsTable writes one row per connection, in a box-drawn table
-// whose columns are as wide as their widest cell.
+// whose columns are as wide as their widest cell. The cells are made first
+// and measured; tablewriter then draws the table in streaming mode with
+// those widths, one row at a time (in its batch mode it kept several
+// contexts and maps per cell: ~35 MB of peak RSS for the 4000 rows of the
+// 2M-packet bench capture).
 func WriteConnsTable(w io.Writer, cs []*conn.Connection) error {
 	cols := len(connsHeader)
 	cells := make([]string, 0, cols*len(cs))
@@ -306,52 +314,39 @@ func WriteConnsTable(w io.Writer, cs []*conn.Connection) error {
 			PrivateDataSummary(c.ClientData), PrivateDataSummary(c.ServerData),
 			NegotiatedSummary(c), ConnFindingCounts(c))
 	}
-	width := make([]int, cols)
+	widths := tw.NewMapper[int, int]()
 	for i, h := range connsHeader {
-		width[i] = cellWidth(h)
+		widths.Set(i, twwidth.Width(h)+2)
 	}
 	for i, v := range cells {
-		width[i%cols] = max(width[i%cols], cellWidth(v))
-	}
-	bw := bufio.NewWriter(w)
-	rule := func(left, mid, right string) {
-		bw.WriteString(left)
-		for i, n := range width {
-			if i > 0 {
-				bw.WriteString(mid)
-			}
-			for range n + 2 {
-				bw.WriteString("─")
-			}
+		if n := twwidth.Width(v) + 2; n > widths.Get(i%cols) {
+			widths.Set(i%cols, n)
 		}
-		bw.WriteString(right)
-		bw.WriteByte('\n')
 	}
-	row := func(vs []string) {
-		for i, v := range vs {
-			bw.WriteString("│ ")
-			bw.WriteString(v)
-			for range width[i] - cellWidth(v) + 1 {
-				bw.WriteByte(' ')
-			}
-		}
-		bw.WriteString("│\n")
+	t := tablewriter.NewTable(w,
+		tablewriter.WithStreaming(tw.StreamConfig{Enable: true}),
+		tablewriter.WithColumnWidths(widths),
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithRowAutoWrap(tw.WrapNone),
+		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
+		tablewriter.WithRowAlignment(tw.AlignLeft),
+		tablewriter.WithHeaderAlignment(tw.AlignLeft),
+	)
+	// Drawing allocates a lot that is garbage at once: collect it more
+	// often than the default (heap growth of 100% over what is live) while
+	// the table is drawn, so it does not double the peak memory.
+	defer debug.SetGCPercent(debug.SetGCPercent(20))
+	if err := t.Start(); err != nil {
+		return err
 	}
-	rule("┌", "┬", "┐")
-	row(connsHeader)
-	if len(cells) > 0 {
-		rule("├", "┼", "┤")
-	}
+	t.Header(connsHeader)
 	for i := 0; i < len(cells); i += cols {
-		row(cells[i : i+cols])
+		if err := t.Append(cells[i : i+cols]); err != nil {
+			return err
+		}
 	}
-	rule("└", "┴", "┘")
-	return bw.Flush()
+	return t.Close()
 }
-
-// cellWidth is the columns a cell takes on a terminal: one per character
-// (the cells hold ASCII and arrows).
-func cellWidth(s string) int { return utf8.RuneCountInString(s) }
 
 // WriteConnsLadder writes each connection's ladder: its messages with
 // frame, time since the connection's first message and direction, each
