@@ -376,14 +376,15 @@ func maxSeverity(fs []pvtdata.Finding) pvtdata.Severity {
 	return m
 }
 
-// sameLayers reports whether a and b hold the same layer values (type and
-// pointer) in the same order.
+// sameLayers reports whether a and b hold the same layer values in the
+// same order: the same two words (type and pointer), compared as words
+// (== on interfaces calls runtime.ifaceeq for each).
 func sameLayers(a, b []field.Layer) bool {
 	if len(a) != len(b) {
 		return false
 	}
 	for i := range a {
-		if a[i] != b[i] {
+		if *(*[2]unsafe.Pointer)(unsafe.Pointer(&a[i])) != *(*[2]unsafe.Pointer)(unsafe.Pointer(&b[i])) {
 			return false
 		}
 	}
