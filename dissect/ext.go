@@ -168,8 +168,8 @@ var ibSendPiece func(rec *Record, bth *ibcm.BTH, payload []byte)
 // IB), or MAC addresses.
 func AppendEndpoints(r *Record, src, dst []byte) ([]byte, []byte) {
 	var pick field.Layer
-	for _, l := range r.Layers {
-		switch l.(type) {
+	for i := len(r.Layers) - 1; i >= 0 && pick == nil; i-- {
+		switch l := r.Layers[i]; l.(type) {
 		case Addresser, *ibcm.GRH, *ibcm.LRH:
 			pick = l
 		}
