@@ -494,12 +494,23 @@ func init() {
 
 // callTable remembers outstanding RPC calls by connection and xid, so a
 // reply's results can be named; bounded, oldest forgotten first.
+//
+// The calls are kept in a ring in the order they were first remembered
+// (growing up to max entries, then overwriting the oldest) and found
+// through an open-addressing index (linear probing, at most half full,
+// deletion by backward shift) of ring positions. A reply's lookup deletes
+// its call from the index but leaves its ring entry; when the ring comes
+// round to an entry, whatever call of that key the index holds is
+// forgotten (as deleting its key from a map would). It replaced a Go map
+// with a separate order ring: a map assign, lookup and delete per call and
+// reply were half the cost of naming replies.
 type callTable struct {
-	m     map[callKey]callInfo
-	order []callKey
-	head  int
-	max   int
-	conn  uint64
+	max  int
+	conn uint64
+	ring []callEntry
+	head int        // when the ring is full: its oldest entry, overwritten next
+	idx  []callSlot // len a power of two (or 0)
+	n    int        // used slots of idx
 }
 
 type callKey struct {
@@ -513,33 +524,119 @@ type callInfo struct {
 	gssProc, gssSvc  uint32
 }
 
+type callEntry struct {
+	key  callKey
+	info callInfo
+}
+
+// callSlot is an index slot: the low 32 bits of the key's hash (its home
+// slot, kept for probing and moving without reading the ring) and the
+// ring position + 1 (0: empty).
+type callSlot struct {
+	hash uint32
+	pos  uint32
+}
+
+func (k callKey) hash() uint32 {
+	return uint32((k.conn ^ uint64(k.xid)) * 0x9e3779b97f4a7c15 >> 32)
+}
+
+// find returns the index slot holding k, or -1.
+func (c *callTable) find(k callKey, h uint32) int {
+	if c.n == 0 {
+		return -1
+	}
+	mask := len(c.idx) - 1
+	for i := int(h) & mask; ; i = (i + 1) & mask {
+		s := c.idx[i]
+		if s.pos == 0 {
+			return -1
+		}
+		if s.hash == h && c.ring[s.pos-1].key == k {
+			return i
+		}
+	}
+}
+
+// remove empties index slot i, moving later slots of the probe run back.
+func (c *callTable) remove(i int) {
+	mask := len(c.idx) - 1
+	for j := (i + 1) & mask; c.idx[j].pos != 0; j = (j + 1) & mask {
+		// The entry at j may move to the hole at i when its home slot is
+		// not cyclically within (i, j].
+		if home := int(c.idx[j].hash) & mask; (j-home)&mask >= (j-i)&mask {
+			c.idx[i] = c.idx[j]
+			i = j
+		}
+	}
+	c.idx[i] = callSlot{}
+	c.n--
+}
+
+// insert adds a slot for ring position pos (its key not in the index).
+func (c *callTable) insert(h uint32, pos int) {
+	if 2*(c.n+1) > len(c.idx) {
+		c.grow()
+	}
+	mask := len(c.idx) - 1
+	i := int(h) & mask
+	for c.idx[i].pos != 0 {
+		i = (i + 1) & mask
+	}
+	c.idx[i] = callSlot{hash: h, pos: uint32(pos + 1)}
+	c.n++
+}
+
+func (c *callTable) grow() {
+	old := c.idx
+	c.idx = make([]callSlot, max(2*len(old), 64))
+	mask := len(c.idx) - 1
+	for _, s := range old {
+		if s.pos != 0 {
+			i := int(s.hash) & mask
+			for c.idx[i].pos != 0 {
+				i = (i + 1) & mask
+			}
+			c.idx[i] = s
+		}
+	}
+}
+
 // MatchCall implements rpcrdma.CallMatcher.
 func (c *callTable) MatchCall(r *rpcrdma.RPC) {
 	k := callKey{conn: c.conn, xid: r.XID}
+	h := k.hash()
+	i := c.find(k, h)
 	if r.MsgType == rpcrdma.MsgReply {
-		if ci, ok := c.m[k]; ok {
+		if i >= 0 {
+			ci := &c.ring[c.idx[i].pos-1].info
 			r.SetCall(ci.prog, ci.vers, ci.proc)
 			if ci.gss {
 				r.SetCallGSS(ci.gssProc, ci.gssSvc)
 			}
-			delete(c.m, k)
+			c.remove(i)
 		}
 		return
 	}
-	if c.m == nil {
-		c.m = map[callKey]callInfo{}
-	}
-	if _, dup := c.m[k]; !dup {
-		if len(c.order) < c.max {
-			c.order = append(c.order, k)
-		} else {
-			delete(c.m, c.order[c.head])
-			c.order[c.head] = k
-			c.head = (c.head + 1) % len(c.order)
-		}
-	}
-	c.m[k] = callInfo{prog: r.Program, vers: r.ProgVersion, proc: r.Procedure,
+	info := callInfo{prog: r.Program, vers: r.ProgVersion, proc: r.Procedure,
 		gss: r.HasGSS, gssProc: r.GSS.Proc, gssSvc: r.GSS.Service}
+	if i >= 0 {
+		c.ring[c.idx[i].pos-1].info = info
+		return
+	}
+	pos := len(c.ring)
+	if pos < max(c.max, 1) {
+		c.ring = append(c.ring, callEntry{key: k, info: info})
+	} else {
+		pos = c.head
+		old := c.ring[pos].key
+		if j := c.find(old, old.hash()); j >= 0 {
+			c.remove(j)
+		}
+		c.ring[pos] = callEntry{key: k, info: info}
+		c.head = (c.head + 1) % len(c.ring)
+	}
+	c.insert(h, pos)
 }
 
 // frameOffset is where payload starts in the frame's bytes, or -1 when it
@@ -631,11 +728,52 @@ func holds(rec *Record, m *rpcrdma.Message) bool {
 }
 
 // connHash identifies the connection of the frame in rec regardless of
-// direction (so a reply finds its call).
+// direction (so a reply finds its call): the FastHash of netFlowOf(rec),
+// 0 without addresses. It hashes the addresses where the layers hold them,
+// without building the gopacket.Flow (a copy of both addresses into
+// 16-octet arrays per Send).
 func connHash(rec *Record) uint64 {
-	f := netFlowOf(rec)
-	if f == (gopacket.Flow{}) {
+	// netFlowOf's pick: the last IPv4, IPv6 or GRH layer, else the first
+	// LRH.
+	var lrh *ibcm.LRH
+	for i := len(rec.Layers) - 1; i >= 0; i-- {
+		switch x := rec.Layers[i].(type) {
+		case *IPv4:
+			return flowHash(layers.EndpointIPv4, x.SrcIP, x.DstIP)
+		case *IPv6:
+			return flowHash(layers.EndpointIPv6, x.SrcIP, x.DstIP)
+		case *ibcm.GRH:
+			return flowHash(layers.EndpointIPv6, x.SGID[:], x.DGID[:])
+		case *ibcm.LRH:
+			lrh = x
+		}
+	}
+	if lrh == nil {
 		return 0
 	}
-	return f.FastHash()
+	s := [2]byte{byte(lrh.SLID >> 8), byte(lrh.SLID)}
+	d := [2]byte{byte(lrh.DLID >> 8), byte(lrh.DLID)}
+	return flowHash(lidEndpoint, s[:], d[:])
+}
+
+// fnvBasis and fnvPrime are gopacket's (64-bit FNV-1).
+const (
+	fnvBasis = 14695981039346656037
+	fnvPrime = 1099511628211
+)
+
+func fnvHash(b []byte) uint64 {
+	h := uint64(fnvBasis)
+	for _, c := range b {
+		h ^= uint64(c)
+		h *= fnvPrime
+	}
+	return h
+}
+
+// flowHash is gopacket.NewFlow(typ, src, dst).FastHash().
+func flowHash(typ gopacket.EndpointType, src, dst []byte) uint64 {
+	h := fnvHash(src) + fnvHash(dst)
+	h ^= uint64(typ)
+	return h * fnvPrime
 }

@@ -1,0 +1,220 @@
+package dissect
+
+import (
+	"math/rand/v2"
+	"net"
+	"os"
+	"testing"
+
+	"github.com/gopacket/gopacket"
+
+	"github.com/cmpd-dissect/cmpd-dissect/field"
+	"github.com/cmpd-dissect/cmpd-dissect/layers/ibcm"
+	"github.com/cmpd-dissect/cmpd-dissect/layers/rpcrdma"
+)
+
+// sendPacket is one RC Send packet as the Dissector hands it to sendOn,
+// with copies of the layers the Send path reads (the addressing layers
+// and the BTH).
+type sendPacket struct {
+	frame   int
+	data    []byte
+	layers  []field.Layer
+	bth     ibcm.BTH
+	inv     uint32
+	payload []byte
+}
+
+// sendPackets dissects the first max frames of file and keeps the RC Send
+// packets, as sendOn receives them.
+func sendPackets(t testing.TB, file string, max int) []sendPacket {
+	frames := readFrames(t, file)
+	if len(frames) > max {
+		frames = frames[:max]
+	}
+	var out []sendPacket
+	oldSend, oldPiece := decodeSend, ibSendPiece
+	defer func() { decodeSend, ibSendPiece = oldSend, oldPiece }()
+	keep := func(rec *Record, payload []byte) {
+		p := sendPacket{frame: rec.Frame, data: rec.Data}
+		for _, l := range rec.Layers {
+			switch x := l.(type) {
+			case *IPv4:
+				c := *x
+				p.layers = append(p.layers, &c)
+			case *IPv6:
+				c := *x
+				p.layers = append(p.layers, &c)
+			case *ibcm.GRH:
+				c := *x
+				p.layers = append(p.layers, &c)
+			case *ibcm.LRH:
+				c := *x
+				p.layers = append(p.layers, &c)
+			case *ibcm.BTH:
+				p.bth = *x
+				p.layers = append(p.layers, &p.bth)
+			case *ibcm.IETH:
+				p.inv = x.RKey
+			}
+		}
+		if off := frameOffset(rec.Data, payload); off >= 0 {
+			p.payload = rec.Data[off : off+len(payload)]
+		} else if len(payload) > 0 {
+			t.Fatalf("frame %d: Send payload outside the frame", rec.Frame)
+		}
+		out = append(out, p)
+	}
+	decodeSend = func(rec *Record, payload []byte, _ SendInfo) { keep(rec, payload) }
+	ibSendPiece = func(rec *Record, _ *ibcm.BTH, payload []byte) { keep(rec, payload) }
+	d := New(Options{})
+	for i := range frames {
+		d.Dissect(&frames[i])
+	}
+	return out
+}
+
+// BenchmarkSendPath times the RPC-over-RDMA path of RC Send packets alone
+// (sendOn: multi-packet reassembly, transport header, RPC and NFS
+// decoding, naming replies by their calls), on the Sends of the first
+// 8000 frames of $CMPD_BENCH_PCAP (the bench capture: make bench), or
+// of the real rxe capture.
+func BenchmarkSendPath(b *testing.B) {
+	file := os.Getenv("CMPD_BENCH_PCAP")
+	if file == "" {
+		file = realRXE
+	}
+	pkts := sendPackets(b, file, 8000)
+	if len(pkts) == 0 {
+		b.Skip("no Sends")
+	}
+	rec := &Record{}
+	run := func() {
+		for i := range pkts {
+			p := &pkts[i]
+			rec.Reset()
+			rec.Frame, rec.Data = p.frame, p.data
+			rec.Layers = append(rec.Layers, p.layers...)
+			for range p.layers {
+				rec.Offsets = append(rec.Offsets, 0)
+			}
+			sendOn(rec, &p.bth, p.inv, p.payload)
+		}
+	}
+	run()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		run()
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(pkts)), "ns/packet")
+}
+
+// mapCalls is the call table as it was, a map and an order ring: the
+// reference callTable must behave like, down to forgetting by key.
+type mapCalls struct {
+	m     map[callKey]callInfo
+	order []callKey
+	head  int
+	max   int
+	conn  uint64
+}
+
+func (c *mapCalls) MatchCall(r *rpcrdma.RPC) {
+	k := callKey{conn: c.conn, xid: r.XID}
+	if r.MsgType == rpcrdma.MsgReply {
+		if ci, ok := c.m[k]; ok {
+			r.SetCall(ci.prog, ci.vers, ci.proc)
+			if ci.gss {
+				r.SetCallGSS(ci.gssProc, ci.gssSvc)
+			}
+			delete(c.m, k)
+		}
+		return
+	}
+	if _, dup := c.m[k]; !dup {
+		if len(c.order) < c.max {
+			c.order = append(c.order, k)
+		} else {
+			delete(c.m, c.order[c.head])
+			c.order[c.head] = k
+			c.head = (c.head + 1) % len(c.order)
+		}
+	}
+	c.m[k] = callInfo{prog: r.Program, vers: r.ProgVersion, proc: r.Procedure,
+		gss: r.HasGSS, gssProc: r.GSS.Proc, gssSvc: r.GSS.Service}
+}
+
+// Random calls and replies over a few connections and xids (so calls are
+// repeated, replied to, re-sent after their reply and forgotten at the
+// bound) name every reply as the map did.
+func TestCallTableMatchesMap(t *testing.T) {
+	for _, bound := range []int{1, 2, 3, 8, 64} {
+		rng := rand.New(rand.NewPCG(uint64(bound), 7))
+		ref := &mapCalls{m: map[callKey]callInfo{}, max: bound}
+		var ct callTable
+		ct.max = bound
+		matched := 0
+		for i := 0; i < 20000; i++ {
+			conn := uint64(rng.IntN(3)) * 0x9e3779b97f4a7c15
+			xid := uint32(rng.IntN(3 * bound))
+			ref.conn, ct.conn = conn, conn
+			a := rpcrdma.RPC{XID: xid, MsgType: rpcrdma.MsgCall}
+			if rng.IntN(2) == 0 {
+				a.MsgType = rpcrdma.MsgReply
+			} else {
+				a.Program, a.ProgVersion, a.Procedure = rng.Uint32(), rng.Uint32(), rng.Uint32()
+				if rng.IntN(4) == 0 {
+					a.HasGSS, a.GSS.Proc, a.GSS.Service = true, rng.Uint32(), rng.Uint32()
+				}
+			}
+			b := a
+			ref.MatchCall(&a)
+			ct.MatchCall(&b)
+			if a.CallKnown {
+				matched++
+			}
+			if a.CallKnown != b.CallKnown || a.Program != b.Program || a.ProgVersion != b.ProgVersion ||
+				a.Procedure != b.Procedure || a.HasGSS != b.HasGSS || a.GSS.Proc != b.GSS.Proc || a.GSS.Service != b.GSS.Service {
+				t.Fatalf("bound %d, step %d (conn %x xid %d type %d): table %+v, map %+v", bound, i, conn, xid, a.MsgType, b, a)
+			}
+		}
+		if ct.n != len(ref.m) {
+			t.Errorf("bound %d: %d calls remembered, the map has %d", bound, ct.n, len(ref.m))
+		}
+		if matched == 0 {
+			t.Errorf("bound %d: no reply matched", bound)
+		}
+	}
+}
+
+// connHash is the FastHash of netFlowOf's flow, whatever the addressing
+// layers (and 0 without any).
+func TestConnHashIsFlowFastHash(t *testing.T) {
+	ip4 := &IPv4{}
+	ip4.SrcIP, ip4.DstIP = net.IP{192, 0, 2, 1}, net.IP{192, 0, 2, 2}
+	ip6 := &IPv6{}
+	ip6.SrcIP, ip6.DstIP = net.ParseIP("fe80::1"), net.ParseIP("fe80::2")
+	grh := &ibcm.GRH{SGID: [16]byte{0xfe, 0x80, 15: 3}, DGID: [16]byte{0xfe, 0x80, 15: 4}}
+	lrh := &ibcm.LRH{SLID: 0x1234, DLID: 7}
+	lrh2 := &ibcm.LRH{SLID: 9, DLID: 0x0506}
+	bth := &ibcm.BTH{}
+	for _, ls := range [][]field.Layer{
+		nil, {bth}, {ip4, bth}, {ip6, bth}, {lrh, grh, bth}, {lrh, bth}, {lrh, lrh2, bth},
+		{grh, lrh, bth}, {ip4, lrh, bth}, {ip6, ip4, bth},
+	} {
+		rec := &Record{Layers: ls}
+		want := uint64(0)
+		if f := netFlowOf(rec); f != (gopacket.Flow{}) {
+			want = f.FastHash()
+		}
+		if got := connHash(rec); got != want {
+			t.Errorf("%s: connHash %x, flow's FastHash %x", layerNames(rec), got, want)
+		}
+	}
+	a := connHash(&Record{Layers: []field.Layer{ip4}})
+	ip4.SrcIP, ip4.DstIP = ip4.DstIP, ip4.SrcIP
+	if b := connHash(&Record{Layers: []field.Layer{ip4}}); a != b || a == 0 {
+		t.Errorf("connHash by direction: %x, %x", a, b)
+	}
+}
