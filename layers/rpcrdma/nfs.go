@@ -87,10 +87,9 @@ func (n *NFS) DecodeBody(program, version, procedure uint32, reply bool, body []
 // DecodeFromBytes decodes the procedure body (RPC call arguments or reply
 // results) named by the last Set.
 func (n *NFS) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
+	n.reset()
 	max := n.MaxOps
-	*n = NFS{Program: n.Program, Version: n.Version, Procedure: n.Procedure, Reply: n.Reply,
-		Ops: n.Ops[:0], MaxOps: max}
-	n.Contents, n.Payload = data, nil
+	n.Contents = data
 	if max <= 0 {
 		max = DefaultMaxOps
 	}
@@ -178,6 +177,16 @@ func (n *NFS) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 		n.Undecoded = n.NumOps - uint32(len(n.Ops))
 	}
 	return nil
+}
+
+// reset empties n for the next decode, keeping what Set fixed, MaxOps
+// and the capacity of Ops, field by field (see Header.reset).
+func (n *NFS) reset() {
+	n.Contents, n.Payload = nil, nil
+	n.HasStatus, n.Status = false, 0
+	n.Compound, n.Tag, n.MinorVersion, n.NumOps = false, nil, 0, 0
+	n.Ops, n.Undecoded, n.Callback = n.Ops[:0], 0, false
+	n.notes.reset()
 }
 
 func (n *NFS) isCallback() bool { return isCallbackProgram(n.Program, n.Version) }

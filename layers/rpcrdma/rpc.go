@@ -249,8 +249,16 @@ func readAuth(data []byte, off int, what *authFields, a *Auth, df gopacket.Decod
 	return off + pad4(int(n)), nil
 }
 
+// reset zeroes r for the next decode, field by field (see Header.reset).
 func (r *RPC) reset() {
-	*r = RPC{}
+	r.Contents, r.Payload = nil, nil
+	r.XID, r.MsgType = 0, 0
+	r.RPCVersion, r.Program, r.ProgVersion, r.Procedure, r.CallKnown = 0, 0, 0, 0, false
+	r.Cred, r.Verf = Auth{}, Auth{}
+	r.AuthSys, r.HasSys = AuthSysParms{}, false
+	r.GSS, r.HasGSS = GSSCred{}, false
+	r.ReplyStat, r.AcceptStat, r.RejectStat, r.AuthStat, r.Low, r.High = 0, 0, 0, 0, 0, 0
+	r.notes.reset()
 }
 
 // DecodeFromBytes decodes an RPC call or reply header.
