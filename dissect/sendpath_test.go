@@ -149,7 +149,7 @@ func (c *mapCalls) MatchCall(r *rpcrdma.RPC) {
 // repeated, replied to, re-sent after their reply and forgotten at the
 // bound) name every reply as the map did.
 func TestCallTableMatchesMap(t *testing.T) {
-	for _, bound := range []int{1, 2, 3, 8, 64} {
+	for _, bound := range []int{1, 2, 3, 8, 64, callChunk + 500} {
 		rng := rand.New(rand.NewPCG(uint64(bound), 7))
 		ref := &mapCalls{m: map[callKey]callInfo{}, max: bound}
 		var ct callTable

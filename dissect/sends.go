@@ -507,10 +507,11 @@ func init() {
 type callTable struct {
 	max  int
 	conn uint64
-	ring []callEntry
-	head int        // when the ring is full: its oldest entry, overwritten next
-	idx  []callSlot // len a power of two (or 0)
-	n    int        // used slots of idx
+	ring [][]callEntry // in chunks of callChunk entries: growing copies nothing
+	size int           // entries in the ring
+	head int           // when the ring is full: its oldest entry, overwritten next
+	idx  []callSlot    // len a power of two (or 0)
+	n    int           // used slots of idx
 }
 
 type callKey struct {
@@ -537,6 +538,13 @@ type callSlot struct {
 	pos  uint32
 }
 
+// callChunk is the number of ring entries allocated at once.
+const callChunk = 1024
+
+func (c *callTable) entry(pos int) *callEntry {
+	return &c.ring[pos/callChunk][pos%callChunk]
+}
+
 func (k callKey) hash() uint32 {
 	return uint32((k.conn ^ uint64(k.xid)) * 0x9e3779b97f4a7c15 >> 32)
 }
@@ -552,7 +560,7 @@ func (c *callTable) find(k callKey, h uint32) int {
 		if s.pos == 0 {
 			return -1
 		}
-		if s.hash == h && c.ring[s.pos-1].key == k {
+		if s.hash == h && c.entry(int(s.pos-1)).key == k {
 			return i
 		}
 	}
@@ -609,7 +617,7 @@ func (c *callTable) MatchCall(r *rpcrdma.RPC) {
 	i := c.find(k, h)
 	if r.MsgType == rpcrdma.MsgReply {
 		if i >= 0 {
-			ci := &c.ring[c.idx[i].pos-1].info
+			ci := &c.entry(int(c.idx[i].pos - 1)).info
 			r.SetCall(ci.prog, ci.vers, ci.proc)
 			if ci.gss {
 				r.SetCallGSS(ci.gssProc, ci.gssSvc)
@@ -621,21 +629,24 @@ func (c *callTable) MatchCall(r *rpcrdma.RPC) {
 	info := callInfo{prog: r.Program, vers: r.ProgVersion, proc: r.Procedure,
 		gss: r.HasGSS, gssProc: r.GSS.Proc, gssSvc: r.GSS.Service}
 	if i >= 0 {
-		c.ring[c.idx[i].pos-1].info = info
+		c.entry(int(c.idx[i].pos - 1)).info = info
 		return
 	}
-	pos := len(c.ring)
+	pos := c.size
 	if pos < max(c.max, 1) {
-		c.ring = append(c.ring, callEntry{key: k, info: info})
+		if pos%callChunk == 0 {
+			c.ring = append(c.ring, make([]callEntry, callChunk))
+		}
+		c.size++
 	} else {
 		pos = c.head
-		old := c.ring[pos].key
+		old := c.entry(pos).key
 		if j := c.find(old, old.hash()); j >= 0 {
 			c.remove(j)
 		}
-		c.ring[pos] = callEntry{key: k, info: info}
-		c.head = (c.head + 1) % len(c.ring)
+		c.head = (c.head + 1) % c.size
 	}
+	*c.entry(pos) = callEntry{key: k, info: info}
 	c.insert(h, pos)
 }
 
