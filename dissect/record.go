@@ -49,7 +49,12 @@ type Record struct {
 // Reset empties r for reuse, keeping its capacity (and the Dissector's
 // Send state).
 func (r *Record) Reset() {
-	*r = Record{Layers: r.Layers[:0], Offsets: r.Offsets[:0], Findings: r.Findings[:0], sends: r.sends}
+	// Field by field: assigning a whole Record literal built it and copied
+	// it with write barriers (5% of the per-packet header decoding).
+	r.Source, r.Frame, r.Time = "", 0, time.Time{}
+	r.CaptureLength, r.Length, r.LinkType = 0, 0, 0
+	r.Data = nil
+	r.Layers, r.Offsets, r.Findings = r.Layers[:0], r.Offsets[:0], r.Findings[:0]
 }
 
 // Add appends a decoded layer found at frame offset off (-1 if reassembled).

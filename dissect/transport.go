@@ -1,6 +1,7 @@
 package dissect
 
 import (
+	"encoding/binary"
 	"net"
 	"net/netip"
 	"strconv"
@@ -147,6 +148,24 @@ func (e *Ethernet) VisitFields(v field.Visitor) {
 	v.Uint(fEthType, uint64(e.EthernetType))
 }
 
+// NextLayerType is gopacket's (the EtherType's layer type), with the
+// EtherTypes of RoCE traffic answered without the metadata table.
+func (e *Ethernet) NextLayerType() gopacket.LayerType { return etherNext(e.EthernetType) }
+
+// etherNext is layers.EthernetType.LayerType, the common types first
+// (TestEtherNext checks every value against gopacket's table).
+func etherNext(t layers.EthernetType) gopacket.LayerType {
+	switch t {
+	case layers.EthernetTypeIPv4:
+		return layers.LayerTypeIPv4
+	case layers.EthernetTypeIPv6:
+		return layers.LayerTypeIPv6
+	case layers.EthernetTypeDot1Q:
+		return layers.LayerTypeDot1Q
+	}
+	return t.LayerType()
+}
+
 func (e *Ethernet) AppendSrc(b []byte) []byte { return appendMAC(b, e.SrcMAC) }
 func (e *Ethernet) AppendDst(b []byte) []byte { return appendMAC(b, e.DstMAC) }
 
@@ -161,6 +180,15 @@ type VLAN struct{ layers.Dot1Q }
 
 func (q *VLAN) Proto() *field.Proto { return ProtoVLAN }
 
+// NextLayerType is gopacket's: LLC after an 802.3 length, the EtherType's
+// layer type otherwise.
+func (q *VLAN) NextLayerType() gopacket.LayerType {
+	if q.Type < 0x0600 {
+		return layers.LayerTypeLLC
+	}
+	return etherNext(q.Type)
+}
+
 func (q *VLAN) VisitFields(v field.Visitor) {
 	v.Uint(fVLANPrio, uint64(q.Priority))
 	v.Bool(fVLANDEI, q.DropEligible)
@@ -172,6 +200,47 @@ func (q *VLAN) VisitFields(v field.Visitor) {
 type IPv4 struct{ layers.IPv4 }
 
 func (ip *IPv4) Proto() *field.Proto { return ProtoIPv4 }
+
+// DecodeFromBytes is gopacket's IPv4.DecodeFromBytes. The common header —
+// no options (IHL 5), a total length that is at least 20 and within data —
+// is decoded here, storing what gopacket stores; any other (options, a zero
+// length, truncation, an error) goes to gopacket's own code
+// (TestIPv4Decode compares the two on real and mutated headers).
+func (ip *IPv4) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
+	if len(data) < 20 || data[0]&0x0f != 5 {
+		return ip.IPv4.DecodeFromBytes(data, df)
+	}
+	length := int(binary.BigEndian.Uint16(data[2:4]))
+	if length < 20 || length > len(data) {
+		return ip.IPv4.DecodeFromBytes(data, df)
+	}
+	data = data[:length]
+	flagsfrags := binary.BigEndian.Uint16(data[6:8])
+	ip.Version, ip.IHL, ip.TOS, ip.Length = data[0]>>4, 5, data[1], uint16(length)
+	ip.Id = binary.BigEndian.Uint16(data[4:6])
+	ip.Flags, ip.FragOffset = layers.IPv4Flag(flagsfrags>>13), flagsfrags&0x1fff
+	ip.TTL, ip.Protocol = data[8], layers.IPProtocol(data[9])
+	ip.Checksum = binary.BigEndian.Uint16(data[10:12])
+	ip.SrcIP, ip.DstIP = data[12:16], data[16:20]
+	ip.Options, ip.Padding = ip.Options[:0], nil
+	ip.Contents, ip.Payload = data[:20], data[20:]
+	return nil
+}
+
+// NextLayerType is gopacket's, with UDP and TCP of an unfragmented packet
+// answered without the protocol table and the IPv6 extension class
+// (TestIPNext checks every protocol and fragment state against gopacket).
+func (ip *IPv4) NextLayerType() gopacket.LayerType {
+	if ip.Flags&layers.IPv4MoreFragments == 0 && ip.FragOffset == 0 {
+		switch ip.Protocol {
+		case layers.IPProtocolUDP:
+			return layers.LayerTypeUDP
+		case layers.IPProtocolTCP:
+			return layers.LayerTypeTCP
+		}
+	}
+	return ip.IPv4.NextLayerType()
+}
 
 func (ip *IPv4) VisitFields(v field.Visitor) {
 	v.Uint(fIPv4Version, uint64(ip.Version))
@@ -234,6 +303,20 @@ func appendIPProto(b []byte, p uint64) []byte {
 type IPv6 struct{ layers.IPv6 }
 
 func (ip *IPv6) Proto() *field.Proto { return ProtoIPv6 }
+
+// NextLayerType is gopacket's, with UDP and TCP answered without the
+// protocol table.
+func (ip *IPv6) NextLayerType() gopacket.LayerType {
+	if ip.HopByHop == nil {
+		switch ip.NextHeader {
+		case layers.IPProtocolUDP:
+			return layers.LayerTypeUDP
+		case layers.IPProtocolTCP:
+			return layers.LayerTypeTCP
+		}
+	}
+	return ip.IPv6.NextLayerType()
+}
 
 func (ip *IPv6) VisitFields(v field.Visitor) {
 	v.Uint(fIPv6Version, uint64(ip.Version))

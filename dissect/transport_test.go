@@ -1,9 +1,19 @@
 package dissect
 
 import (
+	"encoding/binary"
+	"math/rand/v2"
 	"net"
 	"net/netip"
+	"path/filepath"
+	"reflect"
 	"testing"
+	"time"
+
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
+
+	"github.com/cmpd-dissect/cmpd-dissect/source"
 )
 
 // TestAppendIPv4: every octet value in every position is written as
@@ -23,5 +33,202 @@ func TestAppendIPv4(t *testing.T) {
 		if got, want := string(appendIPv4(nil, ip)), string(addrOf(ip).AppendTo(nil)); got != want {
 			t.Errorf("%v: %q, want %q", ip, got, want)
 		}
+	}
+}
+
+// TestEtherNext: the adapters' NextLayerType of Ethernet and VLAN is
+// gopacket's for every EtherType (and 802.3 length).
+func TestEtherNext(t *testing.T) {
+	var e Ethernet
+	var q VLAN
+	for v := 0; v < 1<<16; v++ {
+		et := layers.EthernetType(v)
+		e.EthernetType = et
+		if g, w := e.NextLayerType(), e.Ethernet.NextLayerType(); g != w {
+			t.Fatalf("Ethernet type 0x%04x: %v, want %v", v, g, w)
+		}
+		q.Type = et
+		if g, w := q.NextLayerType(), q.Dot1Q.NextLayerType(); g != w {
+			t.Fatalf("VLAN type 0x%04x: %v, want %v", v, g, w)
+		}
+	}
+}
+
+// TestIPNext: the adapters' NextLayerType of IPv4 and IPv6 is gopacket's
+// for every protocol, fragment state and HopByHop presence.
+func TestIPNext(t *testing.T) {
+	var ip4 IPv4
+	var ip6 IPv6
+	for p := 0; p < 256; p++ {
+		for _, flags := range []layers.IPv4Flag{0, layers.IPv4DontFragment, layers.IPv4MoreFragments, layers.IPv4EvilBit | layers.IPv4DontFragment} {
+			for _, off := range []uint16{0, 1, 0x1fff} {
+				ip4.Protocol, ip4.Flags, ip4.FragOffset = layers.IPProtocol(p), flags, off
+				if g, w := ip4.NextLayerType(), ip4.IPv4.NextLayerType(); g != w {
+					t.Fatalf("IPv4 protocol %d flags %v offset %d: %v, want %v", p, flags, off, g, w)
+				}
+			}
+		}
+		for _, hbh := range []*layers.IPv6HopByHop{nil, {}} {
+			ip6.NextHeader, ip6.HopByHop = layers.IPProtocol(p), hbh
+			if hbh != nil {
+				hbh.NextHeader = layers.IPProtocol(255 - p)
+			}
+			if g, w := ip6.NextLayerType(), ip6.IPv6.NextLayerType(); g != w {
+				t.Fatalf("IPv6 next header %d HopByHop %v: %v, want %v", p, hbh != nil, g, w)
+			}
+		}
+	}
+}
+
+type truncFlag bool
+
+func (t *truncFlag) SetTruncated() { *t = true }
+
+// sameBytes reports whether a and b are the same bytes of one array (same
+// start, length and capacity), or both nil.
+func sameBytes(a, b []byte) bool {
+	if len(a) != len(b) || cap(a) != cap(b) || (a == nil) != (b == nil) {
+		return false
+	}
+	return cap(a) == 0 || &a[:1][0] == &b[:1][0]
+}
+
+// captureIPv4Headers returns, from every capture in testdata, the bytes
+// from each IPv4 header on (found by gopacket's own decoding).
+func captureIPv4Headers(t *testing.T) [][]byte {
+	files, _ := filepath.Glob("../testdata/pcaps/real/*.pcap")
+	synth, _ := filepath.Glob("../testdata/pcaps/synthetic/*.pcap")
+	var out [][]byte
+	for _, file := range append(files, synth...) {
+		for _, f := range readFrames(t, file) {
+			if f.LinkType != source.LinkTypeEthernet {
+				continue
+			}
+			p := gopacket.NewPacket(f.Data, layers.LinkTypeEthernet, gopacket.NoCopy)
+			if ip, ok := p.Layer(layers.LayerTypeIPv4).(*layers.IPv4); ok {
+				at := len(f.Data) - len(ip.Contents) - len(ip.Payload)
+				for at > 0 && &f.Data[at] != &ip.Contents[0] {
+					at--
+				}
+				out = append(out, f.Data[at:])
+			}
+		}
+	}
+	return out
+}
+
+// checkIPv4 decodes data with the adapter and with gopacket's IPv4 (each
+// reused across calls, as the Dissector reuses its layers) and compares
+// every field, the error and the truncation feedback.
+func checkIPv4(t *testing.T, got *IPv4, want *layers.IPv4, data []byte) {
+	t.Helper()
+	var tg, tw truncFlag
+	eg, ew := got.DecodeFromBytes(data, &tg), want.DecodeFromBytes(data, &tw)
+	if (eg == nil) != (ew == nil) || (eg != nil && eg.Error() != ew.Error()) || tg != tw {
+		t.Fatalf("% x: error %v truncated %v, want %v %v", data, eg, tg, ew, tw)
+	}
+	if eg != nil {
+		return
+	}
+	g := &got.IPv4
+	for _, s := range [][2][]byte{{g.Contents, want.Contents}, {g.Payload, want.Payload}, {g.SrcIP, want.SrcIP},
+		{g.DstIP, want.DstIP}, {g.Padding, want.Padding}} {
+		if !sameBytes(s[0], s[1]) {
+			t.Fatalf("% x: slices differ:\n got %+v\nwant %+v", data, g, want)
+		}
+	}
+	if !reflect.DeepEqual(g, want) || cap(g.Options) != cap(want.Options) {
+		t.Fatalf("% x:\n got %+v\nwant %+v", data, g, want)
+	}
+	if g, w := got.NextLayerType(), want.NextLayerType(); g != w {
+		t.Fatalf("% x: NextLayerType %v, want %v", data, g, w)
+	}
+}
+
+// TestIPv4Decode: the adapter's IPv4 decoding is gopacket's on every IPv4
+// header of the test captures, on mutations of their IHL, total length
+// and captured length, and on random headers.
+func TestIPv4Decode(t *testing.T) {
+	hdrs := captureIPv4Headers(t)
+	if len(hdrs) < 1000 {
+		t.Fatalf("only %d IPv4 headers", len(hdrs))
+	}
+	got, want := &IPv4{}, &layers.IPv4{}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for i, h := range hdrs {
+		checkIPv4(t, got, want, h)
+		if i%10 != 0 {
+			continue
+		}
+		buf := make([]byte, len(h)+8)
+		for ihl := 0; ihl < 16; ihl++ {
+			for _, l := range []int{0, 19, 20, 4 * ihl, len(h) - 1, len(h), len(h) + 1, 0xffff} {
+				copy(buf, h)
+				buf[0] = buf[0]&0xf0 | byte(ihl)
+				binary.BigEndian.PutUint16(buf[2:], uint16(l))
+				if ihl > 5 && rng.IntN(2) == 0 {
+					buf[20] = byte(rng.IntN(3)) // end of options, no-op or a short option
+				}
+				for _, n := range []int{0, 19, 20, 21, 4 * ihl, len(h) - 1, len(h), len(h) + 8} {
+					if n <= len(buf) {
+						checkIPv4(t, got, want, buf[:n])
+					}
+				}
+			}
+		}
+	}
+	buf := make([]byte, 80)
+	for range 100000 {
+		n := rng.IntN(len(buf) + 1)
+		for i := range buf[:n] {
+			buf[i] = byte(rng.Uint32())
+		}
+		if rng.IntN(2) == 0 && n > 0 {
+			buf[0] = 0x45 // the common header, with a random length
+		}
+		checkIPv4(t, got, want, buf[:n])
+	}
+}
+
+// TestRecordReset: Reset clears every field but the reused slices'
+// capacity and the Send state (a field added to Record without clearing in
+// Reset fails here).
+func TestRecordReset(t *testing.T) {
+	var r Record
+	v := reflect.ValueOf(&r).Elem()
+	for i := 0; i < v.NumField(); i++ {
+		f := v.Field(i)
+		f = reflect.NewAt(f.Type(), f.Addr().UnsafePointer()).Elem()
+		switch f.Kind() {
+		case reflect.String:
+			f.SetString("x")
+		case reflect.Int:
+			f.SetInt(7)
+		case reflect.Slice:
+			f.Set(reflect.MakeSlice(f.Type(), 2, 5))
+		case reflect.Pointer:
+			f.Set(reflect.New(f.Type().Elem()))
+		case reflect.Struct:
+			if f.Type() != reflect.TypeOf(time.Time{}) {
+				t.Fatalf("field %s: %s not handled", v.Type().Field(i).Name, f.Type())
+			}
+			f.Set(reflect.ValueOf(time.Unix(5, 6)))
+		default:
+			t.Fatalf("field %s: %s not handled", v.Type().Field(i).Name, f.Kind())
+		}
+	}
+	sends := r.sends
+	layersAt, offsetsAt, findingsAt := &r.Layers[:1][0], &r.Offsets[:1][0], &r.Findings[:1][0]
+	r.Reset()
+	if r.sends != sends {
+		t.Error("Reset dropped the Send state")
+	}
+	if len(r.Layers) != 0 || len(r.Offsets) != 0 || len(r.Findings) != 0 ||
+		&r.Layers[:1][0] != layersAt || &r.Offsets[:1][0] != offsetsAt || &r.Findings[:1][0] != findingsAt {
+		t.Error("Reset did not keep the slices' arrays, emptied")
+	}
+	want := Record{Layers: r.Layers, Offsets: r.Offsets, Findings: r.Findings, sends: sends}
+	if !reflect.DeepEqual(r, want) {
+		t.Errorf("after Reset: %+v", r)
 	}
 }

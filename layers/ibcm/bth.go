@@ -341,9 +341,8 @@ func init() {
 // otherwise (an RC SEND FIRST/ONLY payload is handed by dissect to the
 // RPC-over-RDMA decoder).
 func (b *BTH) NextLayerType() gopacket.LayerType {
-	c := &opcodeChain[b.OpCode]
-	if c.n > 0 && !undecodedTransport(b.OpCode) {
-		return c.hdrs[0]
+	if t := firstExtHeader[b.OpCode]; t != gopacket.LayerTypeZero {
+		return t
 	}
 	if len(b.Payload) == 0 {
 		return gopacket.LayerTypeZero
@@ -351,14 +350,27 @@ func (b *BTH) NextLayerType() gopacket.LayerType {
 	return gopacket.LayerTypePayload
 }
 
+// firstExtHeader[o] is the first extension header of opcode o's chain,
+// gopacket.LayerTypeZero for none (or for RD and XRC, whose headers are not
+// decoded): NextLayerType's answer without walking the chain. Filled after
+// opcodeChain (init functions run in file order, after every package
+// variable is initialised).
+var firstExtHeader [256]gopacket.LayerType
+
+func init() {
+	for o := range firstExtHeader {
+		if c := &opcodeChain[o]; c.n > 0 && !undecodedTransport(Opcode(o)) {
+			firstExtHeader[o] = c.hdrs[0]
+		}
+	}
+}
+
 // nextAfter returns the layer type that follows extension header t in
 // this BTH's opcode chain.
 func (b *BTH) nextAfter(t gopacket.LayerType, srcQP uint32, payload []byte) gopacket.LayerType {
-	c := &opcodeChain[b.OpCode]
-	for i := 0; i < c.n-1; i++ {
-		if c.hdrs[i] == t {
-			return c.hdrs[i+1]
-		}
+	// Chains are at most two headers long: only the first has a successor.
+	if c := &opcodeChain[b.OpCode]; c.n == 2 && c.hdrs[0] == t {
+		return c.hdrs[1]
 	}
 	if len(payload) == 0 {
 		return gopacket.LayerTypeZero
@@ -370,47 +382,55 @@ func (b *BTH) nextAfter(t gopacket.LayerType, srcQP uint32, payload []byte) gopa
 }
 
 // DecodeFromBytes decodes the BTH from data, the packet from the BTH to the
-// end of its ICRC.
+// end of its ICRC. Every field is stored one by one (a composite literal
+// assigned to *b was built and copied whole: a tenth of the per-packet
+// header decoding), the header's three words read once.
 func (b *BTH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	if len(data) < bthLen {
 		df.SetTruncated()
 		return short("BTH", "header", data, 0, bthLen)
 	}
-	*b = BTH{
-		OpCode: Opcode(data[0]),
-		SE:     data[1]&0x80 != 0, M: data[1]&0x40 != 0, PadCnt: data[1] >> 4 & 0x03, TVer: data[1] & 0x0f,
-		PKey: binary.BigEndian.Uint16(data[2:4]),
-		FECN: data[4]&0x80 != 0, BECN: data[4]&0x40 != 0, Reserved6: data[4] & 0x3f,
-		DestQP: binary.BigEndian.Uint32(data[4:8]) & 0xffffff,
-		AckReq: data[8]&0x80 != 0, Reserved7: data[8] & 0x7f,
-		PSN: binary.BigEndian.Uint32(data[8:12]) & 0xffffff,
-	}
+	w0 := binary.BigEndian.Uint32(data[0:4])
+	w1 := binary.BigEndian.Uint32(data[4:8])
+	w2 := binary.BigEndian.Uint32(data[8:12])
+	op, f := Opcode(w0>>24), uint8(w0>>16)
+	b.OpCode = op
+	b.SE, b.M, b.PadCnt, b.TVer = f&0x80 != 0, f&0x40 != 0, f>>4&0x03, f&0x0f
+	b.PKey = uint16(w0)
+	b.FECN, b.BECN, b.Reserved6 = w1&0x80000000 != 0, w1&0x40000000 != 0, uint8(w1>>24)&0x3f
+	b.DestQP = w1 & 0xffffff
+	b.AckReq, b.Reserved7 = w2&0x80000000 != 0, uint8(w2>>24)&0x7f
+	b.PSN = w2 & 0xffffff
+	b.ICRCComputed, b.ICRCStatus = 0, CRCUnchecked
+	var probs problems
 	end := len(data)
 	if end < bthLen+icrcLen {
 		df.SetTruncated()
-		b.probs |= bthProbNoICRC
+		probs |= bthProbNoICRC
+		b.ICRC = 0
 	} else {
 		b.ICRC = binary.BigEndian.Uint32(data[end-icrcLen:])
 		end -= icrcLen
 	}
 	if pad := int(b.PadCnt); pad > end-bthLen {
-		b.probs |= bthProbPad
+		probs |= bthProbPad
 	} else {
 		end -= pad
 	}
 	if b.TVer != 0 {
-		b.probs |= bthProbTVer
+		probs |= bthProbTVer
 	}
-	if b.Reserved6 != 0 || b.Reserved7 != 0 {
-		b.probs |= bthProbReserved
+	if w1&0x3f000000 != 0 || w2&0x7f000000 != 0 {
+		probs |= bthProbReserved
 	}
-	if !b.OpCode.Known() {
-		b.probs |= bthProbOpcode
-	} else if undecodedTransport(b.OpCode) {
-		b.probs |= bthProbUndecoded
+	if !op.Known() {
+		probs |= bthProbOpcode
+	} else if undecodedTransport(op) {
+		probs |= bthProbUndecoded
 	}
+	b.probs = probs
 	b.Contents, b.Payload = data[:bthLen], data[bthLen:end]
-	b.PayloadLength = len(b.Payload)
+	b.PayloadLength = end - bthLen
 	return nil
 }
 
@@ -463,6 +483,9 @@ func (b *BTH) VisitFields(v field.Visitor) {
 
 // AppendFindings appends what the BTH noticed (offsets from its first octet).
 func (b *BTH) AppendFindings(dst []pvtdata.Finding) []pvtdata.Finding {
+	if b.probs == 0 && b.ICRCStatus != CRCBad {
+		return dst // the common case: nothing to report
+	}
 	icrcOff := bthLen + len(b.Payload) + int(b.PadCnt)
 	if b.ICRCStatus == CRCBad {
 		dst = append(dst, finding(CodeICRCBad, pvtdata.SeverityError, "bth", icrcOff, "IBTA vol. 1 §7.8.1",

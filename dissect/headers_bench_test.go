@@ -1,0 +1,96 @@
+package dissect
+
+import (
+	"net/netip"
+	"os"
+	"testing"
+
+	"github.com/gopacket/gopacket/layers"
+
+	"github.com/cmpd-dissect/cmpd-dissect/field"
+	"github.com/cmpd-dissect/cmpd-dissect/source"
+)
+
+// headerBenchFrames are the first frames of CMPD_BENCH_PCAP (the bench
+// capture of make bench), or of the real rxe capture.
+func headerBenchFrames(b *testing.B) []source.Frame {
+	name := realRXE
+	if p := os.Getenv("CMPD_BENCH_PCAP"); p != "" {
+		name = p
+	}
+	frames := readFrames(b, name)
+	if len(frames) > 20000 {
+		frames = frames[:20000]
+	}
+	return frames
+}
+
+// BenchmarkHeaders times the per-packet header decoding alone: the
+// record's reset, the layers from Ethernet to the BTH's extension headers
+// (decodeLayers) and the collection of their findings; not the ICRC, the
+// Send reassembly or the ULP decoding. ns/op is per packet.
+func BenchmarkHeaders(b *testing.B) {
+	frames := headerBenchFrames(b)
+	d := New(Options{})
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		f := &frames[i]
+		if i++; i == len(frames) {
+			i = 0
+		}
+		r := &d.rec
+		r.Reset()
+		r.Frame, r.Data = f.Number, f.Data
+		r.Add(&d.frame, 0)
+		icrc := icrcAt{ip: -1, grh: -1, lrh: -1}
+		d.ents = d.ents[:0]
+		if _, err := d.decodeLayers(layers.LayerTypeEthernet, f.Data, &icrc); err != nil {
+			b.Fatal(err)
+		}
+		d.collectFindings(1)
+	}
+}
+
+// countVisitor counts the fields it is given.
+type countVisitor struct{ n int }
+
+func (v *countVisitor) Uint(*field.Field, uint64)     { v.n++ }
+func (v *countVisitor) Int(*field.Field, int64)       { v.n++ }
+func (v *countVisitor) Bool(*field.Field, bool)       { v.n++ }
+func (v *countVisitor) String(*field.Field, string)   { v.n++ }
+func (v *countVisitor) Bytes(*field.Field, []byte)    { v.n++ }
+func (v *countVisitor) Addr(*field.Field, netip.Addr) { v.n++ }
+func (v *countVisitor) Begin(*field.Field)            {}
+func (v *countVisitor) End()                          {}
+
+// BenchmarkVisitHeaders times VisitFields of the header layers (Ethernet …
+// BTH and extension headers; not the frame and ULP layers) with a visitor
+// that does nothing. ns/op is per packet.
+func BenchmarkVisitHeaders(b *testing.B) {
+	frames := headerBenchFrames(b)
+	d := New(Options{})
+	var v countVisitor
+	var r *Record
+	i := 0
+	for n := 0; b.Loop(); n++ {
+		// Each frame is visited 16 times: Dissect is kept out of the
+		// timing, and stopping the timer for every packet would cost more
+		// than what is timed.
+		if n%16 == 0 {
+			b.StopTimer()
+			r = d.Dissect(&frames[i])
+			if i++; i == len(frames) {
+				i = 0
+			}
+			b.StartTimer()
+		}
+		for _, l := range r.Layers[1:] {
+			switch l.Proto().Name {
+			case "mad", "cm", "rpcrdma", "rpc", "nfs":
+				continue
+			}
+			l.VisitFields(&v)
+		}
+	}
+}
