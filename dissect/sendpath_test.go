@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
 
 	"github.com/cmpd-dissect/cmpd-dissect/field"
 	"github.com/cmpd-dissect/cmpd-dissect/layers/ibcm"
@@ -188,8 +189,30 @@ func TestCallTableMatchesMap(t *testing.T) {
 	}
 }
 
-// connHash is the FastHash of netFlowOf's flow, whatever the addressing
-// layers (and 0 without any).
+// refNetFlowOf is netFlowOf as it was: a walk over every layer, the last
+// IPv4/IPv6/GRH winning, an LRH only when nothing came before it.
+func refNetFlowOf(rec *Record) gopacket.Flow {
+	var f gopacket.Flow
+	for _, l := range rec.Layers {
+		switch x := l.(type) {
+		case *IPv4:
+			f = x.NetworkFlow()
+		case *IPv6:
+			f = x.NetworkFlow()
+		case *ibcm.GRH:
+			f = gopacket.NewFlow(layers.EndpointIPv6, x.SGID[:], x.DGID[:])
+		case *ibcm.LRH:
+			if f == (gopacket.Flow{}) {
+				f = gopacket.NewFlow(lidEndpoint, []byte{byte(x.SLID >> 8), byte(x.SLID)}, []byte{byte(x.DLID >> 8), byte(x.DLID)})
+			}
+		}
+	}
+	return f
+}
+
+// netFlowOf picks the layer the walk over every layer picked, and
+// connHash is the FastHash of that flow (0 without any), whatever the
+// addressing layers.
 func TestConnHashIsFlowFastHash(t *testing.T) {
 	ip4 := &IPv4{}
 	ip4.SrcIP, ip4.DstIP = net.IP{192, 0, 2, 1}, net.IP{192, 0, 2, 2}
@@ -204,8 +227,12 @@ func TestConnHashIsFlowFastHash(t *testing.T) {
 		{grh, lrh, bth}, {ip4, lrh, bth}, {ip6, ip4, bth},
 	} {
 		rec := &Record{Layers: ls}
+		f := refNetFlowOf(rec)
+		if got := netFlowOf(rec); got != f {
+			t.Errorf("%s: netFlowOf %v, want %v", layerNames(rec), got, f)
+		}
 		want := uint64(0)
-		if f := netFlowOf(rec); f != (gopacket.Flow{}) {
+		if f != (gopacket.Flow{}) {
 			want = f.FastHash()
 		}
 		if got := connHash(rec); got != want {

@@ -96,23 +96,28 @@ func QPKeyOf(rec *Record, destQP uint32) QPKey {
 var lidEndpoint = gopacket.RegisterEndpointType(1910, gopacket.EndpointTypeMetadata{Name: "IB LID",
 	Formatter: func(b []byte) string { return fmt.Sprintf("LID %d", uint16(b[0])<<8|uint16(b[1])) }})
 
+// netFlowOf is the flow of the last IPv4, IPv6 or GRH layer in rec, else
+// of its first LRH (LIDs), else the zero Flow. (Scanned from the end, it
+// stops at the addressing layer nearest the transport instead of walking
+// every layer.)
 func netFlowOf(rec *Record) gopacket.Flow {
-	var f gopacket.Flow
-	for _, l := range rec.Layers {
-		switch x := l.(type) {
+	var lrh *ibcm.LRH
+	for i := len(rec.Layers) - 1; i >= 0; i-- {
+		switch x := rec.Layers[i].(type) {
 		case *IPv4:
-			f = x.NetworkFlow()
+			return x.NetworkFlow()
 		case *IPv6:
-			f = x.NetworkFlow()
+			return x.NetworkFlow()
 		case *ibcm.GRH:
-			f = gopacket.NewFlow(layers.EndpointIPv6, x.SGID[:], x.DGID[:])
+			return gopacket.NewFlow(layers.EndpointIPv6, x.SGID[:], x.DGID[:])
 		case *ibcm.LRH:
-			if f == (gopacket.Flow{}) {
-				f = gopacket.NewFlow(lidEndpoint, []byte{byte(x.SLID >> 8), byte(x.SLID)}, []byte{byte(x.DLID >> 8), byte(x.DLID)})
-			}
+			lrh = x
 		}
 	}
-	return f
+	if lrh == nil {
+		return gopacket.Flow{}
+	}
+	return gopacket.NewFlow(lidEndpoint, []byte{byte(lrh.SLID >> 8), byte(lrh.SLID)}, []byte{byte(lrh.DLID >> 8), byte(lrh.DLID)})
 }
 
 // RCSendStats counts what the reassembly saw.
@@ -146,8 +151,12 @@ type rcQP struct {
 // the Send just completed) are ignored; a PSN gap drops the Send with a
 // finding. Memory is bounded by SendsConfig.
 type RCSends struct {
-	cfg      SendsConfig
-	qps      map[QPKey]*rcQP
+	cfg SendsConfig
+	qps map[QPKey]*rcQP
+	// recent holds the QPs used last, by the low bits of their number:
+	// a Send's packets mostly follow each other on a few QPs, and
+	// comparing a key is cheaper than hashing it for the map.
+	recent   [8]*rcQP
 	buffered int
 	clock    uint64
 	stats    RCSendStats
@@ -184,13 +193,18 @@ func finding(rec *Record, code string, sev pvtdata.Severity, msg string) {
 
 func (s *RCSends) qp(rec *Record, key QPKey) *rcQP {
 	s.clock++
-	q := s.qps[key]
-	if q == nil {
-		if len(s.qps) >= s.cfg.MaxQPs {
-			s.evictLRU(rec)
+	r := &s.recent[key.DestQP%uint32(len(s.recent))]
+	q := *r
+	if q == nil || q.key != key {
+		q = s.qps[key]
+		if q == nil {
+			if len(s.qps) >= s.cfg.MaxQPs {
+				s.evictLRU(rec)
+			}
+			q = &rcQP{key: key}
+			s.qps[key] = q
 		}
-		q = &rcQP{key: key}
-		s.qps[key] = q
+		*r = q
 	}
 	q.used = s.clock
 	return q
@@ -215,6 +229,9 @@ func (s *RCSends) evictLRU(rec *Record) {
 		s.abort(victim)
 	}
 	delete(s.qps, victim.key)
+	if r := &s.recent[victim.key.DestQP%uint32(len(s.recent))]; *r == victim {
+		*r = nil
+	}
 }
 
 func (s *RCSends) abort(q *rcQP) {
@@ -430,6 +447,7 @@ func (s *RCSends) Flush(rec *Record) {
 		s.abort(q)
 	}
 	clear(s.qps)
+	clear(s.recent[:])
 	s.buffered = 0
 }
 
