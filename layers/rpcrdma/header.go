@@ -334,7 +334,12 @@ func (h *Header) decodeOptional(data []byte, off int, df gopacket.DecodeFeedback
 // end of data, so no input makes it spin.
 func (h *Header) decodeLists(data []byte, off int) (int, error) {
 	h.listed = true
-	defer h.materialize()
+	off, err := h.readLists(data, off)
+	h.materialize()
+	return off, err
+}
+
+func (h *Header) readLists(data []byte, off int) (int, error) {
 	max := h.maxSegs()
 	// Read list: { 1, position, handle, length, offset } … 0.
 	for i := 0; ; i++ {
@@ -440,6 +445,9 @@ func (h *Header) decodeChunk(data []byte, off int, i int, total *int, max int, r
 // it has stopped growing.
 func (h *Header) materialize() {
 	h.Writes = h.Writes[:0]
+	if len(h.spans) == 0 && !h.HasReply {
+		return
+	}
 	for _, s := range h.spans {
 		h.Writes = append(h.Writes, WriteChunk{Segments: h.segs[s.start : s.start+s.n : s.start+s.n]})
 	}

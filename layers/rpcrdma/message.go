@@ -121,7 +121,9 @@ func (m *Message) Layers(dst []field.Layer) []field.Layer {
 // AppendFindings appends the findings of every decoded layer and the
 // xid check, Offsets relative to the start of the payload.
 func (m *Message) AppendFindings(dst []pvtdata.Finding) []pvtdata.Finding {
-	if m.HasHeader {
+	// The layers' notes are checked here: most Sends have none, and the
+	// calls cost more than the checks.
+	if m.HasHeader && m.Header.notes.n > 0 {
 		dst = m.Header.AppendFindings(dst)
 	}
 	if m.xidMismatch {
@@ -129,14 +131,14 @@ func (m *Message) AppendFindings(dst []pvtdata.Finding) []pvtdata.Finding {
 			Message: fmt.Sprintf("RPC xid 0x%08x differs from rdma_xid 0x%08x", m.RPC.XID, m.Header.XID),
 			Section: sectionFor(CodeXIDMismatch), Layer: "rpcrdma", Offset: m.RPCOffset})
 	}
-	if m.HasRPC {
+	if m.HasRPC && m.RPC.notes.n > 0 {
 		n := len(dst)
 		dst = m.RPC.AppendFindings(dst)
 		for i := n; i < len(dst); i++ {
 			dst[i].Offset += m.RPCOffset
 		}
 	}
-	if m.HasNFS {
+	if m.HasNFS && m.NFS.notes.n > 0 {
 		n := len(dst)
 		dst = m.NFS.AppendFindings(dst)
 		base := m.nfsOffset

@@ -215,12 +215,18 @@ func rerr(code, what string, off int, format string, args ...any) *Error {
 	return &Error{Code: code, Layer: "rpc", Field: what, Offset: off, Msg: fmt.Sprintf(format, args...)}
 }
 
+// need checks that n octets are left at off (small enough to be inlined:
+// the error is built out of line).
 func need(data []byte, off, n int, what string, df gopacket.DecodeFeedback) error {
-	if len(data)-off < n {
-		df.SetTruncated()
-		return rerr(CodeRPCTruncated, what, off, "need %d octets, have %d", n, max(len(data)-off, 0))
+	if len(data)-off >= n {
+		return nil
 	}
-	return nil
+	return short(data, off, n, what, df)
+}
+
+func short(data []byte, off, n int, what string, df gopacket.DecodeFeedback) error {
+	df.SetTruncated()
+	return rerr(CodeRPCTruncated, what, off, "need %d octets, have %d", n, max(len(data)-off, 0))
 }
 
 // authFields names the parts of an opaque_auth in errors, without
