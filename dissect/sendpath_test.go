@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/gopacket/gopacket"
@@ -243,5 +244,31 @@ func TestConnHashIsFlowFastHash(t *testing.T) {
 	ip4.SrcIP, ip4.DstIP = ip4.DstIP, ip4.SrcIP
 	if b := connHash(&Record{Layers: []field.Layer{ip4}}); a != b || a == 0 {
 		t.Errorf("connHash by direction: %x, %x", a, b)
+	}
+}
+
+// A QP evicted at the bound and seen again is tracked again, whatever
+// the cache of recent QPs held for it.
+func TestRCSendsEvictedQPTrackedAgain(t *testing.T) {
+	s := NewRCSends(SendsConfig{MaxQPs: 2})
+	rec := &Record{}
+	for _, qp := range []uint32{1, 2, 3, 1} {
+		rec.Reset()
+		s.Packet(rec, QPKey{DestQP: qp}, ibcm.OpRCSendFirst, 1, 0, make([]byte, 16))
+		q := s.qps[QPKey{DestQP: qp}]
+		if q == nil || !q.active || len(s.qps) > 2 {
+			t.Fatalf("after a SEND_FIRST on QP %d: tracked %v, %d QPs", qp, q != nil, len(s.qps))
+		}
+	}
+	for qp, q := range s.recent {
+		if q != nil && s.qps[q.key] != q {
+			t.Errorf("cache slot %d holds QP %d, which is not tracked", qp, q.key.DestQP)
+		}
+	}
+	s.Flush(rec)
+	rec.Reset()
+	s.Packet(rec, QPKey{DestQP: 1}, ibcm.OpRCSendMiddle, 2, 0, make([]byte, 16))
+	if q := s.qps[QPKey{DestQP: 1}]; q == nil || len(s.qps) != 1 || !strings.Contains(codes(rec), CodeSendOrphan) {
+		t.Errorf("after Flush, a SEND_MIDDLE on QP 1: tracked %v of %d, findings %s (want %s)", q != nil, len(s.qps), codes(rec), CodeSendOrphan)
 	}
 }
