@@ -232,3 +232,75 @@ func TestRecordReset(t *testing.T) {
 		t.Errorf("after Reset: %+v", r)
 	}
 }
+
+// checkEthernet decodes data with the adapter and with gopacket's Ethernet
+// (each reused across calls) and compares every field, the error and the
+// truncation feedback.
+func checkEthernet(t *testing.T, got *Ethernet, want *layers.Ethernet, data []byte) {
+	t.Helper()
+	var tg, tw truncFlag
+	eg, ew := got.DecodeFromBytes(data, &tg), want.DecodeFromBytes(data, &tw)
+	if (eg == nil) != (ew == nil) || (eg != nil && eg.Error() != ew.Error()) || tg != tw {
+		t.Fatalf("% x: error %v truncated %v, want %v %v", data, eg, tg, ew, tw)
+	}
+	if eg != nil {
+		return
+	}
+	g := &got.Ethernet
+	for _, s := range [][2][]byte{{g.Contents, want.Contents}, {g.Payload, want.Payload}, {g.SrcMAC, want.SrcMAC},
+		{g.DstMAC, want.DstMAC}} {
+		if !sameBytes(s[0], s[1]) {
+			t.Fatalf("% x: slices differ:\n got %+v\nwant %+v", data, g, want)
+		}
+	}
+	if !reflect.DeepEqual(g, want) {
+		t.Fatalf("% x:\n got %+v\nwant %+v", data, g, want)
+	}
+	if g, w := got.NextLayerType(), want.NextLayerType(); g != w {
+		t.Fatalf("% x: NextLayerType %v, want %v", data, g, w)
+	}
+}
+
+// TestEthernetDecode: the adapter's Ethernet decoding is gopacket's on
+// every Ethernet frame of the test captures, on 802.3 lengths around the
+// frame's, on short frames and on random frames.
+func TestEthernetDecode(t *testing.T) {
+	files, _ := filepath.Glob("../testdata/pcaps/real/*.pcap")
+	synth, _ := filepath.Glob("../testdata/pcaps/synthetic/*.pcap")
+	got, want := &Ethernet{}, &layers.Ethernet{}
+	rng := rand.New(rand.NewPCG(5, 6))
+	n := 0
+	for _, file := range append(files, synth...) {
+		for _, f := range readFrames(t, file) {
+			if f.LinkType != source.LinkTypeEthernet {
+				continue
+			}
+			n++
+			checkEthernet(t, got, want, f.Data)
+			if n%10 != 0 {
+				continue
+			}
+			buf := append([]byte(nil), f.Data...)
+			for _, l := range []int{0, 1, len(buf) - 15, len(buf) - 14, len(buf) - 13, 0x5ff, 0x600, 0x8100, 0xffff} {
+				binary.BigEndian.PutUint16(buf[12:], uint16(l))
+				for _, c := range []int{0, 13, 14, 15, len(buf) - 1, len(buf)} {
+					checkEthernet(t, got, want, buf[:c])
+				}
+			}
+		}
+	}
+	if n < 1000 {
+		t.Fatalf("only %d Ethernet frames", n)
+	}
+	buf := make([]byte, 64)
+	for range 100000 {
+		c := rng.IntN(len(buf) + 1)
+		for i := range buf[:c] {
+			buf[i] = byte(rng.Uint32())
+		}
+		if c >= 14 && rng.IntN(2) == 0 {
+			buf[12], buf[13] = 0, byte(rng.IntN(64)) // an 802.3 length near the frame's
+		}
+		checkEthernet(t, got, want, buf[:c])
+	}
+}

@@ -357,7 +357,19 @@ func (b *BTH) NextLayerType() gopacket.LayerType {
 // variable is initialised).
 var firstExtHeader [256]gopacket.LayerType
 
+// opcodeProbs[o] is what opcode o alone makes the BTH report: reserved
+// or vendor-specific, or RD/XRC whose headers stay undecoded (a 1 KB table
+// instead of opcodeChain's 12 KB, read for every packet).
+var opcodeProbs [256]problems
+
 func init() {
+	for o := range opcodeProbs {
+		if op := Opcode(o); !op.Known() {
+			opcodeProbs[o] = bthProbOpcode
+		} else if undecodedTransport(op) {
+			opcodeProbs[o] = bthProbUndecoded
+		}
+	}
 	for o := range firstExtHeader {
 		if c := &opcodeChain[o]; c.n > 0 && !undecodedTransport(Opcode(o)) {
 			firstExtHeader[o] = c.hdrs[0]
@@ -423,12 +435,7 @@ func (b *BTH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	if w1&0x3f000000 != 0 || w2&0x7f000000 != 0 {
 		probs |= bthProbReserved
 	}
-	if !op.Known() {
-		probs |= bthProbOpcode
-	} else if undecodedTransport(op) {
-		probs |= bthProbUndecoded
-	}
-	b.probs = probs
+	b.probs = probs | opcodeProbs[op]
 	b.Contents, b.Payload = data[:bthLen], data[bthLen:end]
 	b.PayloadLength = end - bthLen
 	return nil
