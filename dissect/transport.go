@@ -213,6 +213,30 @@ type VLAN struct{ layers.Dot1Q }
 
 func (q *VLAN) Proto() *field.Proto { return ProtoVLAN }
 
+// DecodeFromBytes is gopacket's Dot1Q.DecodeFromBytes, storing the fields
+// one by one (see Ethernet's); a short tag goes to gopacket's for its
+// error. TestVLANDecode compares the two.
+func (q *VLAN) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
+	if len(data) < 4 {
+		return q.Dot1Q.DecodeFromBytes(data, df)
+	}
+	q.Priority = data[0] >> 5
+	q.DropEligible = data[0]&0x10 != 0
+	q.VLANIdentifier = binary.BigEndian.Uint16(data[:2]) & 0x0fff
+	q.Type = layers.EthernetType(binary.BigEndian.Uint16(data[2:4]))
+	q.Contents = data[:4]
+	q.Payload = data[4:]
+	if q.Type < 0x0600 {
+		// An 802.3 length, as in Ethernet.
+		if len(q.Payload) < int(q.Type) {
+			df.SetTruncated()
+		} else {
+			q.Payload = q.Payload[:q.Type]
+		}
+	}
+	return nil
+}
+
 // NextLayerType is gopacket's: LLC after an 802.3 length, the EtherType's
 // layer type otherwise.
 func (q *VLAN) NextLayerType() gopacket.LayerType {
@@ -336,6 +360,35 @@ func appendIPProto(b []byte, p uint64) []byte {
 type IPv6 struct{ layers.IPv6 }
 
 func (ip *IPv6) Proto() *field.Proto { return ProtoIPv6 }
+
+// DecodeFromBytes is gopacket's IPv6.DecodeFromBytes, storing the fields
+// one by one (see Ethernet's) for the common header: no HopByHop header
+// and a payload length that is not 0 (a jumbogram's); those and a short
+// header go to gopacket's own code. TestIPv6Decode compares the two.
+func (ip *IPv6) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
+	if len(data) < 40 || layers.IPProtocol(data[6]) == layers.IPProtocolIPv6HopByHop || data[4]|data[5] == 0 {
+		return ip.IPv6.DecodeFromBytes(data, df)
+	}
+	w0 := binary.BigEndian.Uint32(data[0:4])
+	ip.Version = uint8(w0 >> 28)
+	ip.TrafficClass = uint8(w0 >> 20)
+	ip.FlowLabel = w0 & 0x000fffff
+	ip.Length = binary.BigEndian.Uint16(data[4:6])
+	ip.NextHeader = layers.IPProtocol(data[6])
+	ip.HopLimit = data[7]
+	ip.SrcIP = data[8:24]
+	ip.DstIP = data[24:40]
+	ip.HopByHop = nil
+	ip.Contents = data[:40]
+	end := len(data)
+	if n := 40 + int(ip.Length); n <= end {
+		end = n
+	} else {
+		df.SetTruncated()
+	}
+	ip.Payload = data[40:end]
+	return nil
+}
 
 // NextLayerType is gopacket's, with UDP and TCP answered without the
 // protocol table.

@@ -93,30 +93,6 @@ func sameBytes(a, b []byte) bool {
 	return cap(a) == 0 || &a[:1][0] == &b[:1][0]
 }
 
-// captureIPv4Headers returns, from every capture in testdata, the bytes
-// from each IPv4 header on (found by gopacket's own decoding).
-func captureIPv4Headers(t *testing.T) [][]byte {
-	files, _ := filepath.Glob("../testdata/pcaps/real/*.pcap")
-	synth, _ := filepath.Glob("../testdata/pcaps/synthetic/*.pcap")
-	var out [][]byte
-	for _, file := range append(files, synth...) {
-		for _, f := range readFrames(t, file) {
-			if f.LinkType != source.LinkTypeEthernet {
-				continue
-			}
-			p := gopacket.NewPacket(f.Data, layers.LinkTypeEthernet, gopacket.NoCopy)
-			if ip, ok := p.Layer(layers.LayerTypeIPv4).(*layers.IPv4); ok {
-				at := len(f.Data) - len(ip.Contents) - len(ip.Payload)
-				for at > 0 && &f.Data[at] != &ip.Contents[0] {
-					at--
-				}
-				out = append(out, f.Data[at:])
-			}
-		}
-	}
-	return out
-}
-
 // checkIPv4 decodes data with the adapter and with gopacket's IPv4 (each
 // reused across calls, as the Dissector reuses its layers) and compares
 // every field, the error and the truncation feedback.
@@ -149,7 +125,7 @@ func checkIPv4(t *testing.T, got *IPv4, want *layers.IPv4, data []byte) {
 // header of the test captures, on mutations of their IHL, total length
 // and captured length, and on random headers.
 func TestIPv4Decode(t *testing.T) {
-	hdrs := captureIPv4Headers(t)
+	hdrs := captureHeaders(t, layers.LayerTypeIPv4)
 	if len(hdrs) < 1000 {
 		t.Fatalf("only %d IPv4 headers", len(hdrs))
 	}
@@ -302,5 +278,167 @@ func TestEthernetDecode(t *testing.T) {
 			buf[12], buf[13] = 0, byte(rng.IntN(64)) // an 802.3 length near the frame's
 		}
 		checkEthernet(t, got, want, buf[:c])
+	}
+}
+
+// checkVLAN decodes data with the adapter and with gopacket's Dot1Q (each
+// reused across calls) and compares every field, the error and the
+// truncation feedback.
+func checkVLAN(t *testing.T, got *VLAN, want *layers.Dot1Q, data []byte) {
+	t.Helper()
+	var tg, tw truncFlag
+	eg, ew := got.DecodeFromBytes(data, &tg), want.DecodeFromBytes(data, &tw)
+	if (eg == nil) != (ew == nil) || (eg != nil && eg.Error() != ew.Error()) || tg != tw {
+		t.Fatalf("% x: error %v truncated %v, want %v %v", data, eg, tg, ew, tw)
+	}
+	if eg != nil {
+		return
+	}
+	g := &got.Dot1Q
+	if !sameBytes(g.Contents, want.Contents) || !sameBytes(g.Payload, want.Payload) || !reflect.DeepEqual(g, want) {
+		t.Fatalf("% x:\n got %+v\nwant %+v", data, g, want)
+	}
+	if g, w := got.NextLayerType(), want.NextLayerType(); g != w {
+		t.Fatalf("% x: NextLayerType %v, want %v", data, g, w)
+	}
+}
+
+// TestVLANDecode: the adapter's 802.1Q decoding is gopacket's on every
+// tag of the test captures, on every TCI with EtherTypes and 802.3 lengths
+// around the payload's, on short tags and on random tags.
+func TestVLANDecode(t *testing.T) {
+	got, want := &VLAN{}, &layers.Dot1Q{}
+	tags := captureHeaders(t, layers.LayerTypeDot1Q)
+	for _, h := range tags {
+		checkVLAN(t, got, want, h)
+	}
+	t.Logf("%d tags from the captures", len(tags))
+	buf := make([]byte, 40)
+	for tci := 0; tci < 1<<16; tci++ {
+		binary.BigEndian.PutUint16(buf, uint16(tci))
+		for _, et := range []int{0, 35, 36, 37, 0x5ff, 0x600, 0x0800, 0x86dd, 0x8100, 0x8915, 0xffff} {
+			binary.BigEndian.PutUint16(buf[2:], uint16(et))
+			for _, n := range []int{0, 3, 4, 5, 40} {
+				if tci%251 == 0 || n == 40 {
+					checkVLAN(t, got, want, buf[:n])
+				}
+			}
+		}
+	}
+	rng := rand.New(rand.NewPCG(7, 8))
+	for range 100000 {
+		n := rng.IntN(len(buf) + 1)
+		for i := range buf[:n] {
+			buf[i] = byte(rng.Uint32())
+		}
+		if n >= 4 && rng.IntN(2) == 0 {
+			buf[2], buf[3] = 0, byte(rng.IntN(48))
+		}
+		checkVLAN(t, got, want, buf[:n])
+	}
+}
+
+// captureHeaders returns, from every Ethernet frame of the test captures,
+// the bytes from each header of layer type lt on (found by gopacket's own
+// decoding).
+func captureHeaders(t *testing.T, lt gopacket.LayerType) [][]byte {
+	files, _ := filepath.Glob("../testdata/pcaps/real/*.pcap")
+	synth, _ := filepath.Glob("../testdata/pcaps/synthetic/*.pcap")
+	var out [][]byte
+	for _, file := range append(files, synth...) {
+		for _, f := range readFrames(t, file) {
+			if f.LinkType != source.LinkTypeEthernet {
+				continue
+			}
+			p := gopacket.NewPacket(f.Data, layers.LinkTypeEthernet, gopacket.NoCopy)
+			for _, l := range p.Layers() {
+				if l.LayerType() != lt || len(l.LayerContents()) == 0 {
+					continue
+				}
+				c := l.LayerContents()
+				for at := 0; at < len(f.Data); at++ {
+					if &f.Data[at] == &c[0] {
+						out = append(out, f.Data[at:])
+						break
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// checkIPv6 decodes data with the adapter and with gopacket's IPv6 (each
+// reused across calls) and compares every field, the error and the
+// truncation feedback.
+func checkIPv6(t *testing.T, got *IPv6, want *layers.IPv6, data []byte) {
+	t.Helper()
+	var tg, tw truncFlag
+	eg, ew := got.DecodeFromBytes(data, &tg), want.DecodeFromBytes(data, &tw)
+	if (eg == nil) != (ew == nil) || (eg != nil && eg.Error() != ew.Error()) || tg != tw {
+		t.Fatalf("% x: error %v truncated %v, want %v %v", data, eg, tg, ew, tw)
+	}
+	if eg != nil {
+		return
+	}
+	g := &got.IPv6
+	for _, s := range [][2][]byte{{g.Contents, want.Contents}, {g.Payload, want.Payload}, {g.SrcIP, want.SrcIP},
+		{g.DstIP, want.DstIP}} {
+		if !sameBytes(s[0], s[1]) {
+			t.Fatalf("% x: slices differ:\n got %+v\nwant %+v", data, g, want)
+		}
+	}
+	if (g.HopByHop == nil) != (want.HopByHop == nil) || !reflect.DeepEqual(g, want) {
+		t.Fatalf("% x:\n got %+v\nwant %+v", data, g, want)
+	}
+	if g, w := got.NextLayerType(), want.NextLayerType(); g != w {
+		t.Fatalf("% x: NextLayerType %v, want %v", data, g, w)
+	}
+}
+
+// TestIPv6Decode: the adapter's IPv6 decoding is gopacket's on every IPv6
+// header of the test captures, on mutations of their next header, payload
+// length and captured length (HopByHop headers, jumbograms, truncation),
+// and on random headers.
+func TestIPv6Decode(t *testing.T) {
+	hdrs := captureHeaders(t, layers.LayerTypeIPv6)
+	if len(hdrs) < 50 {
+		t.Fatalf("only %d IPv6 headers", len(hdrs))
+	}
+	got, want := &IPv6{}, &layers.IPv6{}
+	rng := rand.New(rand.NewPCG(9, 10))
+	for _, h := range hdrs {
+		checkIPv6(t, got, want, h)
+		buf := make([]byte, len(h)+8)
+		for _, nh := range []int{0, 6, 17, 43, 59} {
+			for _, l := range []int{0, 1, 8, len(h) - 41, len(h) - 40, len(h) - 39, 0xffff} {
+				copy(buf, h)
+				buf[6] = byte(nh)
+				binary.BigEndian.PutUint16(buf[4:], uint16(l))
+				if nh == 0 {
+					// A HopByHop header: next header, length, then a jumbo
+					// payload option or padding.
+					buf[40], buf[41] = byte(rng.IntN(64)), 0
+					buf[42], buf[43] = []byte{0xc2, 1, 0}[rng.IntN(3)], 4
+					binary.BigEndian.PutUint32(buf[44:], uint32(rng.IntN(len(h)+16)))
+				}
+				for _, n := range []int{0, 39, 40, 41, 48, len(h) - 1, len(h), len(h) + 8} {
+					if n <= len(buf) {
+						checkIPv6(t, got, want, buf[:n])
+					}
+				}
+			}
+		}
+	}
+	buf := make([]byte, 96)
+	for range 100000 {
+		n := rng.IntN(len(buf) + 1)
+		for i := range buf[:n] {
+			buf[i] = byte(rng.Uint32())
+		}
+		if n >= 40 && rng.IntN(2) == 0 {
+			buf[0], buf[4], buf[5] = 0x60, 0, byte(rng.IntN(64)) // a payload length near the packet's
+		}
+		checkIPv6(t, got, want, buf[:n])
 	}
 }
