@@ -111,8 +111,8 @@ func (d *Dissector) Dissect(f *source.Frame) *Record {
 	if !d.started {
 		d.first, d.prev, d.started = f.Time, f.Time, true
 	}
-	d.frame.Relative = f.Time.Sub(d.first)
-	d.frame.Delta = f.Time.Sub(d.prev)
+	d.frame.Relative = since(f.Time, d.first)
+	d.frame.Delta = since(f.Time, d.prev)
 	d.prev = f.Time
 	r.Add(&d.frame, 0)
 
@@ -126,6 +126,20 @@ func (d *Dissector) Dissect(f *source.Frame) *Record {
 		}
 	}
 	return r
+}
+
+// since is t.Sub(u) for capture timestamps (no monotonic reading): from
+// the seconds and nanoseconds when both lie within 2^32 s of the epoch
+// (the difference cannot overflow; every pcap timestamp does), by Sub
+// otherwise. Sub checks its result for overflow with an Add and an Equal:
+// two Subs per frame were ~8% of the whole per-packet cost.
+func since(t, u time.Time) time.Duration {
+	ts, us := t.Unix(), u.Unix()
+	const lim = 1 << 32
+	if ts > -lim && ts < lim && us > -lim && us < lim {
+		return time.Duration(ts-us)*time.Second + time.Duration(t.Nanosecond()-u.Nanosecond())
+	}
+	return t.Sub(u)
 }
 
 // Finish flushes reassembly state at the end of input: PDUs completed by

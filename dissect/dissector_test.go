@@ -5,6 +5,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gopacket/gopacket"
 
@@ -347,5 +348,25 @@ func TestRoCEv2ICRCAndExtraPort(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("bad ICRC: findings %+v (frame length %d)", r.Findings, len(f.Data))
+	}
+}
+
+// TestSince: since is time.Time.Sub on capture timestamps, at the edges of
+// its fast path and beyond them (where it falls back to Sub, which
+// saturates).
+func TestSince(t *testing.T) {
+	secs := []int64{0, 1, -1, 1700000000, 1<<32 - 1, -(1<<32 - 1), 1 << 32, -(1 << 32), 1 << 40, -(1 << 40), 1 << 62, -(1 << 62)}
+	nanos := []int64{0, 1, 999999999, 500000000}
+	for _, a := range secs {
+		for _, an := range nanos {
+			for _, b := range secs {
+				for _, bn := range nanos {
+					ta, tb := time.Unix(a, an).UTC(), time.Unix(b, bn).UTC()
+					if got, want := since(ta, tb), ta.Sub(tb); got != want {
+						t.Errorf("since(%v, %v) = %v, Sub %v", ta, tb, got, want)
+					}
+				}
+			}
+		}
 	}
 }
