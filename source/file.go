@@ -225,7 +225,11 @@ func (f *File) offset() int64 { return f.stream.n.Load() - int64(f.buf.Buffered(
 func (f *File) Next(fr *Frame, number int) error {
 	if m := f.mapped; m != nil {
 		data, ts, capLen, origLen, off, err := m.next()
-		f.raw.n.Store(int64(m.off))
+		if err != nil || f.frames%64 == 0 {
+			// For progress bars: an atomic store per frame was a
+			// visible cost; at the end of the file the count is exact.
+			f.raw.n.Store(int64(m.off))
+		}
 		if err != nil {
 			if err == io.EOF {
 				return io.EOF
