@@ -3,11 +3,14 @@ package ibcm
 import (
 	"encoding/binary"
 	"math/rand/v2"
+	"path/filepath"
 	"reflect"
 	"testing"
 
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
+
+	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
 )
 
 // refBTHDecode is BTH.DecodeFromBytes as it was before it stored the fields
@@ -86,6 +89,40 @@ func refNextAfter(b *BTH, t gopacket.LayerType, srcQP uint32, payload []byte) go
 	return gopacket.LayerTypePayload
 }
 
+// refBTHFindings is BTH.AppendFindings as it was before its early return.
+func refBTHFindings(b *BTH, dst []pvtdata.Finding) []pvtdata.Finding {
+	icrcOff := bthLen + len(b.Payload) + int(b.PadCnt)
+	if b.ICRCStatus == CRCBad {
+		dst = append(dst, finding(CodeICRCBad, pvtdata.SeverityError, "bth", icrcOff, "IBTA vol. 1 §7.8.1",
+			"ICRC is 0x%08x, computed 0x%08x: a receiver drops this packet", b.ICRC, b.ICRCComputed))
+	}
+	if b.probs&bthProbNoICRC != 0 {
+		dst = append(dst, finding(CodeICRCMissing, pvtdata.SeverityError, "bth", bthLen, "IBTA vol. 1 §7.8.1",
+			"the packet ends %d octets after the BTH, before its 4-octet ICRC", len(b.Payload)))
+	}
+	if b.probs&bthProbPad != 0 {
+		dst = append(dst, finding(CodeLengthMismatch, pvtdata.SeverityError, "bth", 1, "IBTA vol. 1 §9.2.3",
+			"PadCnt %d is more than the %d payload octets", b.PadCnt, len(b.Payload)))
+	}
+	if b.probs&bthProbTVer != 0 {
+		dst = append(dst, finding(CodeBadTVer, pvtdata.SeverityError, "bth", 1, "IBTA vol. 1 §9.2.5",
+			"transport header version %d: only 0 is defined, receivers drop the packet", b.TVer))
+	}
+	if b.probs&bthProbReserved != 0 {
+		dst = append(dst, finding(CodeReservedBits, pvtdata.SeverityWarning, "bth", 4, "IBTA vol. 1 §9.2",
+			"reserved BTH bits are set (6-bit field 0x%02x, 7-bit field 0x%02x)", b.Reserved6, b.Reserved7))
+	}
+	if b.probs&bthProbOpcode != 0 {
+		dst = append(dst, finding(CodeUnknownOpcode, pvtdata.SeverityWarning, "bth", 0, "IBTA vol. 1 §9.2.1",
+			"opcode 0x%02x is reserved or vendor-specific", uint8(b.OpCode)))
+	}
+	if b.probs&bthProbUndecoded != 0 {
+		dst = append(dst, finding(CodeNotDecoded, pvtdata.SeverityInfo, "bth", bthLen, "IBTA vol. 1 §9.2",
+			"%s extension headers (RDETH/XRCETH) are not decoded; they stay in the payload", b.OpCode.Transport()))
+	}
+	return dst
+}
+
 type truncFlag bool
 
 func (t *truncFlag) SetTruncated() { *t = true }
@@ -134,13 +171,13 @@ func checkBTH(t *testing.T, got, want *BTH, data []byte) {
 			}
 		}
 	}
-	if g, w := got.AppendFindings(nil), want.AppendFindings(nil); !reflect.DeepEqual(g, w) {
+	if g, w := got.AppendFindings(nil), refBTHFindings(want, nil); !reflect.DeepEqual(g, w) {
 		t.Fatalf("% x: findings\n got %v\nwant %v", data, g, w)
 	}
 	for _, c := range []uint32{0, want.ICRC} {
 		got.SetICRCComputed(c)
 		want.SetICRCComputed(c)
-		if g, w := got.AppendFindings(nil), want.AppendFindings(nil); !reflect.DeepEqual(g, w) {
+		if g, w := got.AppendFindings(nil), refBTHFindings(want, nil); !reflect.DeepEqual(g, w) {
 			t.Fatalf("% x: findings with ICRC 0x%08x computed\n got %v\nwant %v", data, c, g, w)
 		}
 	}
@@ -182,5 +219,138 @@ func TestBTHDecodeReference(t *testing.T) {
 	}
 	if n < 100 {
 		t.Fatalf("only %d BTHs in %s", n, rxeCapture)
+	}
+}
+
+// refLRHDecode is LRH.DecodeFromBytes as it was before it stored the fields
+// one by one.
+func refLRHDecode(l *LRH, data []byte, df gopacket.DecodeFeedback) error {
+	if len(data) < lrhLen {
+		df.SetTruncated()
+		return short("LRH", "header", data, 0, lrhLen)
+	}
+	*l = LRH{
+		VL: data[0] >> 4, LVer: data[0] & 0x0f,
+		SL: data[1] >> 4, Reserved2: data[1] >> 2 & 0x03, LNH: data[1] & 0x03,
+		DLID:      binary.BigEndian.Uint16(data[2:4]),
+		Reserved5: data[4] >> 3,
+		PktLen:    binary.BigEndian.Uint16(data[4:6]) & 0x07ff,
+		SLID:      binary.BigEndian.Uint16(data[6:8]),
+	}
+	if l.Reserved2 != 0 || l.Reserved5 != 0 {
+		l.probs |= lrhProbReserved
+	}
+	end := int(l.PktLen) * 4
+	switch {
+	case end < lrhLen:
+		l.probs |= lrhProbLength
+		end = len(data)
+	case end > len(data):
+		df.SetTruncated()
+		l.probs |= lrhProbLength
+		end = len(data)
+	}
+	if stored, computed, ok := CheckIBVCRC(data); ok {
+		l.VCRC, l.VCRCComputed, l.VCRCStatus = stored, computed, verdict(uint32(stored), uint32(computed))
+	} else {
+		l.probs |= lrhProbNoVCRC
+	}
+	l.Contents, l.Payload = data[:lrhLen], data[lrhLen:end]
+	return nil
+}
+
+// checkLRH compares the current LRH decoder with the reference as checkBTH
+// does the BTH's.
+func checkLRH(t *testing.T, got, want *LRH, data []byte) {
+	t.Helper()
+	var tg, tw truncFlag
+	eg, ew := got.DecodeFromBytes(data, &tg), refLRHDecode(want, data, &tw)
+	if (eg == nil) != (ew == nil) || (eg != nil && eg.Error() != ew.Error()) || tg != tw {
+		t.Fatalf("% x: error %v truncated %v, want %v %v", data, eg, tg, ew, tw)
+	}
+	if eg != nil {
+		return
+	}
+	if !sameSlice(got.Contents, want.Contents) || !sameSlice(got.Payload, want.Payload) {
+		t.Fatalf("% x: contents/payload differ", data)
+	}
+	g, w := *got, *want
+	g.BaseLayer, w.BaseLayer = layers.BaseLayer{}, layers.BaseLayer{}
+	if !reflect.DeepEqual(g, w) {
+		t.Fatalf("% x:\n got %+v\nwant %+v", data, g, w)
+	}
+	if g, w := got.AppendFindings(nil), refLRHFindings(want, nil); !reflect.DeepEqual(g, w) {
+		t.Fatalf("% x: findings\n got %v\nwant %v", data, g, w)
+	}
+}
+
+// refLRHFindings is LRH.AppendFindings as it was before its early return.
+func refLRHFindings(l *LRH, dst []pvtdata.Finding) []pvtdata.Finding {
+	if l.VCRCStatus == CRCBad {
+		dst = append(dst, finding(CodeVCRCBad, pvtdata.SeverityError, "lrh", int(l.PktLen)*4, "IBTA vol. 1 §7.8.2",
+			"VCRC is 0x%04x, computed 0x%04x: the packet was damaged on the link (or the capture altered it)", l.VCRC, l.VCRCComputed))
+	}
+	if l.probs&lrhProbNoVCRC != 0 {
+		dst = append(dst, finding(CodeLengthMismatch, pvtdata.SeverityWarning, "lrh", 4, "IBTA vol. 1 §7.7.8",
+			"PktLen %d (%d octets) leaves no room for the 2-octet VCRC in the %d captured octets: VCRC not checked", l.PktLen, int(l.PktLen)*4, len(l.Contents)+len(l.Payload)))
+	} else if l.probs&lrhProbLength != 0 {
+		dst = append(dst, finding(CodeLengthMismatch, pvtdata.SeverityWarning, "lrh", 4, "IBTA vol. 1 §7.7.8",
+			"PktLen %d (%d octets) does not fit the captured packet", l.PktLen, int(l.PktLen)*4))
+	}
+	if l.probs&lrhProbReserved != 0 {
+		dst = append(dst, finding(CodeReservedBits, pvtdata.SeverityWarning, "lrh", 1, "IBTA vol. 1 §7.7",
+			"reserved LRH bits are set (2-bit field 0x%x, 5-bit field 0x%02x)", l.Reserved2, l.Reserved5))
+	}
+	return dst
+}
+
+// TestLRHDecodeReference: the native IB captures' packets, with every
+// first and second octet, PktLen values around the packet's and shorter
+// captures, and random packets decode as the reference decoder does.
+func TestLRHDecodeReference(t *testing.T) {
+	files, _ := filepath.Glob("../../testdata/pcaps/synthetic/synth-ibcm-*.pcap")
+	got, want := &LRH{}, &LRH{}
+	n := 0
+	for _, file := range files {
+		frames, lt := readFrames(t, file)
+		if lt != LinkTypeInfiniBand {
+			continue
+		}
+		for _, fr := range frames {
+			n++
+			checkLRH(t, got, want, fr)
+			buf := append([]byte(nil), fr...)
+			for b := 0; b < 256; b++ {
+				buf[0], buf[1] = byte(b), byte(255-b)
+				for _, words := range []int{0, 1, 2, len(fr)/4 - 1, len(fr) / 4, len(fr)/4 + 1, 0x7ff} {
+					binary.BigEndian.PutUint16(buf[4:], uint16(b&0xf8)<<8|uint16(words))
+					for _, c := range []int{0, 7, 8, 9, len(fr) - 2, len(fr)} {
+						checkLRH(t, got, want, buf[:c])
+					}
+					// The same with a valid VCRC: findings from the
+					// header's fields alone.
+					if _, vcrc, ok := CheckIBVCRC(buf); ok {
+						binary.BigEndian.PutUint16(buf[words*4:], vcrc)
+						checkLRH(t, got, want, buf)
+						copy(buf[words*4:words*4+2], fr[words*4:])
+					}
+				}
+			}
+		}
+	}
+	if n < 10 {
+		t.Fatalf("only %d native IB packets", n)
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	buf := make([]byte, 80)
+	for range 50000 {
+		c := rng.IntN(len(buf) + 1)
+		for i := range buf[:c] {
+			buf[i] = byte(rng.Uint32())
+		}
+		if c >= 8 && rng.IntN(2) == 0 {
+			binary.BigEndian.PutUint16(buf[4:], uint16(c/4+rng.IntN(3)-1))
+		}
+		checkLRH(t, got, want, buf[:c])
 	}
 }

@@ -105,14 +105,16 @@ func (l *LRH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 		df.SetTruncated()
 		return short("LRH", "header", data, 0, lrhLen)
 	}
-	*l = LRH{
-		VL: data[0] >> 4, LVer: data[0] & 0x0f,
-		SL: data[1] >> 4, Reserved2: data[1] >> 2 & 0x03, LNH: data[1] & 0x03,
-		DLID:      binary.BigEndian.Uint16(data[2:4]),
-		Reserved5: data[4] >> 3,
-		PktLen:    binary.BigEndian.Uint16(data[4:6]) & 0x07ff,
-		SLID:      binary.BigEndian.Uint16(data[6:8]),
-	}
+	// Field by field, as the BTH (a literal assigned to *l is built and
+	// copied whole).
+	l.VL, l.LVer = data[0]>>4, data[0]&0x0f
+	l.SL, l.Reserved2, l.LNH = data[1]>>4, data[1]>>2&0x03, data[1]&0x03
+	l.DLID = binary.BigEndian.Uint16(data[2:4])
+	l.Reserved5 = data[4] >> 3
+	l.PktLen = binary.BigEndian.Uint16(data[4:6]) & 0x07ff
+	l.SLID = binary.BigEndian.Uint16(data[6:8])
+	l.VCRC, l.VCRCComputed, l.VCRCStatus = 0, 0, CRCUnchecked
+	l.probs = 0
 	if l.Reserved2 != 0 || l.Reserved5 != 0 {
 		l.probs |= lrhProbReserved
 	}
@@ -155,6 +157,9 @@ func (l *LRH) VisitFields(v field.Visitor) {
 
 // AppendFindings appends what the LRH noticed (offsets from its first octet).
 func (l *LRH) AppendFindings(dst []pvtdata.Finding) []pvtdata.Finding {
+	if l.probs == 0 && l.VCRCStatus != CRCBad {
+		return dst // the common case: nothing to report
+	}
 	if l.VCRCStatus == CRCBad {
 		dst = append(dst, finding(CodeVCRCBad, pvtdata.SeverityError, "lrh", int(l.PktLen)*4, "IBTA vol. 1 §7.8.2",
 			"VCRC is 0x%04x, computed 0x%04x: the packet was damaged on the link (or the capture altered it)", l.VCRC, l.VCRCComputed))
