@@ -167,14 +167,26 @@ var ibSendPiece func(rec *Record, bth *ibcm.BTH, payload []byte)
 // IP addresses, GIDs (RoCEv1, native IB with GRH), LIDs ("LID 5", native
 // IB), or MAC addresses.
 func AppendEndpoints(r *Record, src, dst []byte) ([]byte, []byte) {
-	var pick field.Layer
-	for i := len(r.Layers) - 1; i >= 0 && pick == nil; i-- {
+	return AppendEndpointsOf(EndpointsLayer(r), src, dst)
+}
+
+// EndpointsLayer returns the innermost layer of r that has addresses (the
+// one AppendEndpoints uses), nil if none. Records whose layers are the
+// same values (a Dissector reuses them) have the same one.
+func EndpointsLayer(r *Record) field.Layer {
+	for i := len(r.Layers) - 1; i >= 0; i-- {
 		switch l := r.Layers[i]; l.(type) {
 		case Addresser, *ibcm.GRH, *ibcm.LRH:
-			pick = l
+			return l
 		}
 	}
-	switch l := pick.(type) {
+	return nil
+}
+
+// AppendEndpointsOf appends the source and destination of l, a layer
+// EndpointsLayer returned (nothing for nil).
+func AppendEndpointsOf(l field.Layer, src, dst []byte) ([]byte, []byte) {
+	switch l := l.(type) {
 	case Addresser:
 		return l.AppendSrc(src), l.AppendDst(dst)
 	case *ibcm.GRH:

@@ -58,6 +58,9 @@ type Summary struct {
 	layers []field.Layer
 	proto  *field.Proto
 	protoW int
+	// addr is the layer the endpoints come from (dissect.EndpointsLayer)
+	// for records of the previous record's shape.
+	addr field.Layer
 }
 
 // NewSummary makes a summary printer writing to w.
@@ -267,12 +270,13 @@ func (s *Summary) Print(r *dissect.Record) error {
 			}
 		}
 		s.layers = append(s.layers[:0], r.Layers...)
+		s.addr = dissect.EndpointsLayer(r)
 	}
 	sums, proto := s.sums, s.proto
 	// The source is appended in place, the destination escaped from dst.
 	start := len(b)
 	var w int
-	b, s.dst = dissect.AppendEndpoints(r, b, s.dst[:0])
+	b, s.dst = dissect.AppendEndpointsOf(s.addr, b, s.dst[:0])
 	b, w = s.escapeTail(b, start)
 	if w < 17 {
 		b = append(b, spaces[:17-w]...)
