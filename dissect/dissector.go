@@ -72,6 +72,10 @@ type Dissector struct {
 	// (entry); ents are the entries of the layers the current chain added.
 	layerTab []layerEntry
 	ents     []*layerEntry
+
+	// The entries of the layers decodeLayers' fastPrefix decodes by
+	// direct calls.
+	fastEth, fastIP4, fastIP6, fastUDP, fastBTH *layerEntry
 }
 
 // New makes a Dissector.
@@ -85,6 +89,7 @@ func New(opts Options) *Dissector {
 	d.ents = make([]*layerEntry, 0, 24)
 	d.ext.init(d)
 	d.setRoCEPort(RoCEv2Port)
+	d.fastEth, d.fastIP4, d.fastIP6, d.fastUDP, d.fastBTH = d.entry(layers.LayerTypeEthernet), d.entry(layers.LayerTypeIPv4), d.entry(layers.LayerTypeIPv6), d.entry(layers.LayerTypeUDP), d.entry(ibcm.LayerTypeBTH)
 	for _, p := range opts.RoCEPorts {
 		d.setRoCEPort(p)
 	}
@@ -343,7 +348,15 @@ func (d *Dissector) decodeLayers(first gopacket.LayerType, data []byte, icrc *ic
 	}()
 	r := &d.rec
 	frameData := r.Data
-	for t := first; ; {
+	t := first
+	if t == layers.LayerTypeEthernet && d.fastEth != nil {
+		var done bool
+		t, data, last, done, err = d.fastPrefix(data, icrc)
+		if done || err != nil {
+			return last, err
+		}
+	}
+	for {
 		e := d.entry(t)
 		if e == nil {
 			return last, nil
@@ -558,4 +571,78 @@ func Relevant(r *Record) bool {
 		}
 	}
 	return false
+}
+
+// fastPrefix decodes the headers nearly every RoCEv2 frame starts with —
+// Ethernet, IPv4 or IPv6, UDP, BTH — by direct calls rather than through
+// the layer table and the decodingLayer interface (four interface calls
+// and a table lookup per layer were most of the decode loop's cost). It
+// adds the layers as the loop does and returns where the loop goes on: the
+// next layer type and its bytes, the last layer decoded, done when the
+// frame ends there, or the error of the layer that failed (the loop's own
+// semantics; TestPrefetchSameRecords-style comparisons in
+// TestFastPrefixSameRecords check them).
+func (d *Dissector) fastPrefix(data []byte, icrc *icrcAt) (t gopacket.LayerType, rest []byte, last *layerEntry, done bool, err error) {
+	r := &d.rec
+	frameData := r.Data
+	add := func(e *layerEntry, contents, payload []byte, next gopacket.LayerType) bool {
+		off := offsetIn(frameData, contents)
+		r.Add(e.l, off)
+		d.ents = append(d.ents, e)
+		last = e
+		t = next
+		rest = payload
+		return len(payload) == 0
+	}
+	if err = d.eth.DecodeFromBytes(data, d); err != nil {
+		return
+	}
+	if add(d.fastEth, d.eth.Contents, d.eth.Payload, d.eth.NextLayerType()) {
+		done = true
+		return
+	}
+	switch t {
+	case layers.LayerTypeIPv4:
+		if err = d.ip4.DecodeFromBytes(rest, d); err != nil {
+			return
+		}
+		if add(d.fastIP4, d.ip4.Contents, d.ip4.Payload, d.ip4.NextLayerType()) {
+			done = true
+			return
+		}
+		icrc.ip, icrc.v6 = r.Offsets[len(r.Offsets)-1], false
+	case layers.LayerTypeIPv6:
+		if err = d.ip6.DecodeFromBytes(rest, d); err != nil {
+			return
+		}
+		if add(d.fastIP6, d.ip6.Contents, d.ip6.Payload, d.ip6.NextLayerType()) {
+			done = true
+			return
+		}
+		icrc.ip, icrc.v6 = r.Offsets[len(r.Offsets)-1], true
+	default:
+		return
+	}
+	if t != layers.LayerTypeUDP {
+		return
+	}
+	if err = d.udp.DecodeFromBytes(rest, d); err != nil {
+		return
+	}
+	if add(d.fastUDP, d.udp.Contents, d.udp.Payload, d.udp.NextLayerType()) {
+		done = true
+		return
+	}
+	if t != ibcm.LayerTypeBTH {
+		return
+	}
+	b := &d.ext.ib.BTH
+	if err = b.DecodeFromBytes(rest, d); err != nil {
+		return
+	}
+	icrc.bth = b
+	if add(d.fastBTH, b.Contents, b.Payload, b.NextLayerType()) {
+		done = true
+	}
+	return
 }

@@ -1,0 +1,99 @@
+package dissect
+
+import (
+	"fmt"
+	"math/rand"
+	"net/netip"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cmpd-dissect/cmpd-dissect/field"
+	"github.com/cmpd-dissect/cmpd-dissect/source"
+)
+
+// dumpVisitor renders every field of a record, for comparing records.
+type dumpVisitor struct{ b *strings.Builder }
+
+func (v dumpVisitor) Uint(f *field.Field, x uint64)     { fmt.Fprintf(v.b, " %s=%d", f.Name, x) }
+func (v dumpVisitor) Int(f *field.Field, x int64)       { fmt.Fprintf(v.b, " %s=%d", f.Name, x) }
+func (v dumpVisitor) Bool(f *field.Field, x bool)       { fmt.Fprintf(v.b, " %s=%t", f.Name, x) }
+func (v dumpVisitor) String(f *field.Field, x string)   { fmt.Fprintf(v.b, " %s=%q", f.Name, x) }
+func (v dumpVisitor) Bytes(f *field.Field, x []byte)    { fmt.Fprintf(v.b, " %s=%x", f.Name, x) }
+func (v dumpVisitor) Addr(f *field.Field, x netip.Addr) { fmt.Fprintf(v.b, " %s=%s", f.Name, x) }
+func (v dumpVisitor) Begin(f *field.Field)              { fmt.Fprintf(v.b, " %s{", f.Name) }
+func (v dumpVisitor) End()                              { v.b.WriteString(" }") }
+
+// dumpRecord renders everything a consumer can see of r.
+func dumpRecord(r *Record) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "frame %d src=%s len=%d/%d lt=%d end=%t\n", r.Frame, r.Source, r.CaptureLength, r.Length, r.LinkType, r.EndOfInput())
+	for i, l := range r.Layers {
+		fmt.Fprintf(&b, "  %s@%d:", l.Proto().Name, r.Offsets[i])
+		l.VisitFields(dumpVisitor{&b})
+		if s, ok := l.(field.Summarizer); ok {
+			fmt.Fprintf(&b, " | %s", s.AppendSummary(nil))
+		}
+		b.WriteByte('\n')
+	}
+	for _, f := range r.Findings {
+		fmt.Fprintf(&b, "  finding %+v\n", f)
+	}
+	return b.String()
+}
+
+// TestFastPrefixSameRecords: decodeLayers' fastPrefix (direct calls for
+// Ethernet, IP, UDP, BTH) gives the records the general loop gives, field
+// for field, on every real and synthetic capture and on damaged copies of
+// their frames (flipped bytes, cut frames: the error paths).
+func TestFastPrefixSameRecords(t *testing.T) {
+	var files []string
+	for _, g := range []string{"../testdata/pcaps/real/*.pcap*", "../testdata/pcaps/synthetic/*.pcap*"} {
+		m, _ := filepath.Glob(g)
+		files = append(files, m...)
+	}
+	if len(files) < 40 {
+		t.Fatalf("found only %d captures", len(files))
+	}
+	fast, slow := New(Options{}), New(Options{})
+	slow.fastEth = nil // the general loop only
+	if fast.fastEth == nil {
+		t.Fatal("no fast path")
+	}
+	rng := rand.New(rand.NewSource(1))
+	compare := func(name string, f *source.Frame) {
+		a, b := dumpRecord(fast.Dissect(f)), dumpRecord(slow.Dissect(f))
+		if a != b {
+			t.Fatalf("%s frame %d: fast prefix:\n%s\ngeneral loop:\n%s", name, f.Number, a, b)
+		}
+	}
+	frames, damaged := 0, 0
+	for _, name := range files {
+		src, err := source.OpenFiles([]string{name}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var f source.Frame
+		for src.Next(&f) == nil {
+			compare(name, &f)
+			frames++
+			orig := append([]byte(nil), f.Data...)
+			for k := 0; k < 8; k++ {
+				d := append([]byte(nil), orig...)
+				if k%2 == 0 && len(d) > 0 {
+					d = d[:rng.Intn(len(d))]
+				} else if len(d) > 0 {
+					for n := 0; n < 1+rng.Intn(3); n++ {
+						d[rng.Intn(min(len(d), 80))] ^= byte(1 + rng.Intn(255))
+					}
+				}
+				g := f
+				g.Data, g.CaptureLength = d, len(d)
+				compare(name+" (damaged)", &g)
+				damaged++
+			}
+		}
+		src.Close()
+	}
+	t.Logf("%d captures: %d frames and %d damaged copies compared", len(files), frames, damaged)
+}
