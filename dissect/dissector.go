@@ -387,8 +387,8 @@ func (d *Dissector) decodeLayers(first gopacket.LayerType, data []byte, icrc *ic
 	}
 }
 
-// decodeChain runs a DecodingLayerParser over data (which starts at frame
-// offset base), adds what it decoded to the record, checks the ICRC of an
+// decodeChain decodes data (which starts at frame offset base) from layer
+// type first on (decodeLayers), adds what it decoded to the record, checks the ICRC of an
 // IB packet, collects the layers' findings and turns a failure into one,
 // then dispatches the payload of the last layer (extra RoCE port, iWARP
 // reassembly, RC Sends).

@@ -1,8 +1,9 @@
 // Package dissect turns captured frames into records: the frame's decoded
 // layers (typed structs from layers/… and gopacket's own, each a
-// field.Layer) and the findings raised while decoding. It owns the gopacket
-// DecodingLayerParsers per link type and the two kinds of reassembly (TCP
-// streams for iWARP; multi-packet Sends for RPC-over-RDMA).
+// field.Layer) and the findings raised while decoding. It owns the decode
+// loop over the layers' DecodeFromBytes (gopacket's DecodingLayer
+// contract) and the two kinds of reassembly (TCP streams for iWARP;
+// multi-packet Sends for RPC-over-RDMA).
 package dissect
 
 import (
