@@ -96,28 +96,41 @@ func QPKeyOf(rec *Record, destQP uint32) QPKey {
 var lidEndpoint = gopacket.RegisterEndpointType(1910, gopacket.EndpointTypeMetadata{Name: "IB LID",
 	Formatter: func(b []byte) string { return fmt.Sprintf("LID %d", uint16(b[0])<<8|uint16(b[1])) }})
 
-// netFlowOf is the flow of the last IPv4, IPv6 or GRH layer in rec, else
-// of its first LRH (LIDs), else the zero Flow. (Scanned from the end, it
-// stops at the addressing layer nearest the transport instead of walking
-// every layer.)
+// netFlowOf is the flow of rec's addresses (flowAddrs), the zero Flow
+// without any.
 func netFlowOf(rec *Record) gopacket.Flow {
+	var lids [4]byte
+	typ, src, dst, ok := flowAddrs(rec, &lids)
+	if !ok {
+		return gopacket.Flow{}
+	}
+	return gopacket.NewFlow(typ, src, dst)
+}
+
+// flowAddrs picks the addresses that identify rec's connection: those of
+// its last IPv4, IPv6 or GRH layer, else of its first LRH (the LIDs, written
+// into lids). Scanned from the end, it stops at the addressing layer nearest
+// the transport instead of walking every layer. netFlowOf (the Send
+// reassembly's QP keys) and connHash (the RPC call table's) use it.
+func flowAddrs(rec *Record, lids *[4]byte) (typ gopacket.EndpointType, src, dst []byte, ok bool) {
 	var lrh *ibcm.LRH
 	for i := len(rec.Layers) - 1; i >= 0; i-- {
 		switch x := rec.Layers[i].(type) {
 		case *IPv4:
-			return x.NetworkFlow()
+			return layers.EndpointIPv4, x.SrcIP, x.DstIP, true
 		case *IPv6:
-			return x.NetworkFlow()
+			return layers.EndpointIPv6, x.SrcIP, x.DstIP, true
 		case *ibcm.GRH:
-			return gopacket.NewFlow(layers.EndpointIPv6, x.SGID[:], x.DGID[:])
+			return layers.EndpointIPv6, x.SGID[:], x.DGID[:], true
 		case *ibcm.LRH:
 			lrh = x
 		}
 	}
 	if lrh == nil {
-		return gopacket.Flow{}
+		return 0, nil, nil, false
 	}
-	return gopacket.NewFlow(lidEndpoint, []byte{byte(lrh.SLID >> 8), byte(lrh.SLID)}, []byte{byte(lrh.DLID >> 8), byte(lrh.DLID)})
+	*lids = [4]byte{byte(lrh.SLID >> 8), byte(lrh.SLID), byte(lrh.DLID >> 8), byte(lrh.DLID)}
+	return lidEndpoint, lids[:2], lids[2:], true
 }
 
 // RCSendStats counts what the reassembly saw.
@@ -758,31 +771,16 @@ func holds(rec *Record, m *rpcrdma.Message) bool {
 
 // connHash identifies the connection of the frame in rec regardless of
 // direction (so a reply finds its call): the FastHash of netFlowOf(rec),
-// 0 without addresses. It hashes the addresses where the layers hold them,
-// without building the gopacket.Flow (a copy of both addresses into
-// 16-octet arrays per Send).
+// 0 without addresses, computed from the addresses where the layers hold
+// them (building the gopacket.Flow copies both into 16-octet arrays per
+// Send).
 func connHash(rec *Record) uint64 {
-	// netFlowOf's pick: the last IPv4, IPv6 or GRH layer, else the first
-	// LRH.
-	var lrh *ibcm.LRH
-	for i := len(rec.Layers) - 1; i >= 0; i-- {
-		switch x := rec.Layers[i].(type) {
-		case *IPv4:
-			return flowHash(layers.EndpointIPv4, x.SrcIP, x.DstIP)
-		case *IPv6:
-			return flowHash(layers.EndpointIPv6, x.SrcIP, x.DstIP)
-		case *ibcm.GRH:
-			return flowHash(layers.EndpointIPv6, x.SGID[:], x.DGID[:])
-		case *ibcm.LRH:
-			lrh = x
-		}
-	}
-	if lrh == nil {
+	var lids [4]byte
+	typ, src, dst, ok := flowAddrs(rec, &lids)
+	if !ok {
 		return 0
 	}
-	s := [2]byte{byte(lrh.SLID >> 8), byte(lrh.SLID)}
-	d := [2]byte{byte(lrh.DLID >> 8), byte(lrh.DLID)}
-	return flowHash(lidEndpoint, s[:], d[:])
+	return flowHash(typ, src, dst)
 }
 
 // fnvBasis and fnvPrime are gopacket's (64-bit FNV-1).
