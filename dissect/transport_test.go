@@ -93,10 +93,14 @@ func sameBytes(a, b []byte) bool {
 	return cap(a) == 0 || &a[:1][0] == &b[:1][0]
 }
 
-// checkIPv4 decodes data with the adapter and with gopacket's IPv4 (each
-// reused across calls, as the Dissector reuses its layers) and compares
-// every field, the error and the truncation feedback.
-func checkIPv4(t *testing.T, got *IPv4, want *layers.IPv4, data []byte) {
+// compareDecode decodes data with the adapter (got) and with gopacket's
+// own layer (want), each reused across calls as the Dissector reuses its
+// layers, and compares the error and the truncation feedback; when both
+// decoded, the slices fields returns (same bytes of one array), then every
+// field (g and w, and ok for what DeepEqual does not see), then the next
+// layer type.
+func compareDecode(t *testing.T, data []byte, got, want gopacket.DecodingLayer,
+	fields func() (g, w any, slices [][2][]byte, ok bool)) {
 	t.Helper()
 	var tg, tw truncFlag
 	eg, ew := got.DecodeFromBytes(data, &tg), want.DecodeFromBytes(data, &tw)
@@ -106,19 +110,30 @@ func checkIPv4(t *testing.T, got *IPv4, want *layers.IPv4, data []byte) {
 	if eg != nil {
 		return
 	}
-	g := &got.IPv4
-	for _, s := range [][2][]byte{{g.Contents, want.Contents}, {g.Payload, want.Payload}, {g.SrcIP, want.SrcIP},
-		{g.DstIP, want.DstIP}, {g.Padding, want.Padding}} {
+	g, w, slices, ok := fields()
+	for _, s := range slices {
 		if !sameBytes(s[0], s[1]) {
-			t.Fatalf("% x: slices differ:\n got %+v\nwant %+v", data, g, want)
+			t.Fatalf("% x: slices differ:\n got %+v\nwant %+v", data, g, w)
 		}
 	}
-	if !reflect.DeepEqual(g, want) || cap(g.Options) != cap(want.Options) {
-		t.Fatalf("% x:\n got %+v\nwant %+v", data, g, want)
+	if !ok || !reflect.DeepEqual(g, w) {
+		t.Fatalf("% x:\n got %+v\nwant %+v", data, g, w)
 	}
 	if g, w := got.NextLayerType(), want.NextLayerType(); g != w {
 		t.Fatalf("% x: NextLayerType %v, want %v", data, g, w)
 	}
+}
+
+// checkIPv4 decodes data with the adapter and with gopacket's IPv4 (each
+// reused across calls, as the Dissector reuses its layers) and compares
+// every field, the error and the truncation feedback.
+func checkIPv4(t *testing.T, got *IPv4, want *layers.IPv4, data []byte) {
+	t.Helper()
+	compareDecode(t, data, got, want, func() (any, any, [][2][]byte, bool) {
+		g := &got.IPv4
+		return g, want, [][2][]byte{{g.Contents, want.Contents}, {g.Payload, want.Payload}, {g.SrcIP, want.SrcIP},
+			{g.DstIP, want.DstIP}, {g.Padding, want.Padding}}, cap(g.Options) == cap(want.Options)
+	})
 }
 
 // TestIPv4Decode: the adapter's IPv4 decoding is gopacket's on every IPv4
@@ -214,27 +229,11 @@ func TestRecordReset(t *testing.T) {
 // truncation feedback.
 func checkEthernet(t *testing.T, got *Ethernet, want *layers.Ethernet, data []byte) {
 	t.Helper()
-	var tg, tw truncFlag
-	eg, ew := got.DecodeFromBytes(data, &tg), want.DecodeFromBytes(data, &tw)
-	if (eg == nil) != (ew == nil) || (eg != nil && eg.Error() != ew.Error()) || tg != tw {
-		t.Fatalf("% x: error %v truncated %v, want %v %v", data, eg, tg, ew, tw)
-	}
-	if eg != nil {
-		return
-	}
-	g := &got.Ethernet
-	for _, s := range [][2][]byte{{g.Contents, want.Contents}, {g.Payload, want.Payload}, {g.SrcMAC, want.SrcMAC},
-		{g.DstMAC, want.DstMAC}} {
-		if !sameBytes(s[0], s[1]) {
-			t.Fatalf("% x: slices differ:\n got %+v\nwant %+v", data, g, want)
-		}
-	}
-	if !reflect.DeepEqual(g, want) {
-		t.Fatalf("% x:\n got %+v\nwant %+v", data, g, want)
-	}
-	if g, w := got.NextLayerType(), want.NextLayerType(); g != w {
-		t.Fatalf("% x: NextLayerType %v, want %v", data, g, w)
-	}
+	compareDecode(t, data, got, want, func() (any, any, [][2][]byte, bool) {
+		g := &got.Ethernet
+		return g, want, [][2][]byte{{g.Contents, want.Contents}, {g.Payload, want.Payload}, {g.SrcMAC, want.SrcMAC},
+			{g.DstMAC, want.DstMAC}}, true
+	})
 }
 
 // TestEthernetDecode: the adapter's Ethernet decoding is gopacket's on
@@ -286,21 +285,10 @@ func TestEthernetDecode(t *testing.T) {
 // truncation feedback.
 func checkVLAN(t *testing.T, got *VLAN, want *layers.Dot1Q, data []byte) {
 	t.Helper()
-	var tg, tw truncFlag
-	eg, ew := got.DecodeFromBytes(data, &tg), want.DecodeFromBytes(data, &tw)
-	if (eg == nil) != (ew == nil) || (eg != nil && eg.Error() != ew.Error()) || tg != tw {
-		t.Fatalf("% x: error %v truncated %v, want %v %v", data, eg, tg, ew, tw)
-	}
-	if eg != nil {
-		return
-	}
-	g := &got.Dot1Q
-	if !sameBytes(g.Contents, want.Contents) || !sameBytes(g.Payload, want.Payload) || !reflect.DeepEqual(g, want) {
-		t.Fatalf("% x:\n got %+v\nwant %+v", data, g, want)
-	}
-	if g, w := got.NextLayerType(), want.NextLayerType(); g != w {
-		t.Fatalf("% x: NextLayerType %v, want %v", data, g, w)
-	}
+	compareDecode(t, data, got, want, func() (any, any, [][2][]byte, bool) {
+		g := &got.Dot1Q
+		return g, want, [][2][]byte{{g.Contents, want.Contents}, {g.Payload, want.Payload}}, true
+	})
 }
 
 // TestVLANDecode: the adapter's 802.1Q decoding is gopacket's on every
@@ -373,27 +361,11 @@ func captureHeaders(t *testing.T, lt gopacket.LayerType) [][]byte {
 // truncation feedback.
 func checkIPv6(t *testing.T, got *IPv6, want *layers.IPv6, data []byte) {
 	t.Helper()
-	var tg, tw truncFlag
-	eg, ew := got.DecodeFromBytes(data, &tg), want.DecodeFromBytes(data, &tw)
-	if (eg == nil) != (ew == nil) || (eg != nil && eg.Error() != ew.Error()) || tg != tw {
-		t.Fatalf("% x: error %v truncated %v, want %v %v", data, eg, tg, ew, tw)
-	}
-	if eg != nil {
-		return
-	}
-	g := &got.IPv6
-	for _, s := range [][2][]byte{{g.Contents, want.Contents}, {g.Payload, want.Payload}, {g.SrcIP, want.SrcIP},
-		{g.DstIP, want.DstIP}} {
-		if !sameBytes(s[0], s[1]) {
-			t.Fatalf("% x: slices differ:\n got %+v\nwant %+v", data, g, want)
-		}
-	}
-	if (g.HopByHop == nil) != (want.HopByHop == nil) || !reflect.DeepEqual(g, want) {
-		t.Fatalf("% x:\n got %+v\nwant %+v", data, g, want)
-	}
-	if g, w := got.NextLayerType(), want.NextLayerType(); g != w {
-		t.Fatalf("% x: NextLayerType %v, want %v", data, g, w)
-	}
+	compareDecode(t, data, got, want, func() (any, any, [][2][]byte, bool) {
+		g := &got.IPv6
+		return g, want, [][2][]byte{{g.Contents, want.Contents}, {g.Payload, want.Payload}, {g.SrcIP, want.SrcIP},
+			{g.DstIP, want.DstIP}}, (g.HopByHop == nil) == (want.HopByHop == nil)
+	})
 }
 
 // TestIPv6Decode: the adapter's IPv6 decoding is gopacket's on every IPv6
@@ -441,4 +413,29 @@ func TestIPv6Decode(t *testing.T) {
 		}
 		checkIPv6(t, got, want, buf[:n])
 	}
+}
+
+// FuzzTransportDecode: on any bytes, the adapters' own Ethernet, 802.1Q,
+// IPv4 and IPv6 decoding is gopacket's (fields, slices, errors, truncation,
+// next layer), also when a layer is reused after decoding other bytes.
+func FuzzTransportDecode(f *testing.F) {
+	for _, fr := range readFrames(f, realRXE)[:8] {
+		f.Add(fr.Data)
+		f.Add(fr.Data[14:])
+	}
+	for _, fr := range readFrames(f, "../testdata/pcaps/real/live-rxe6-rfc8797.pcap")[:4] {
+		f.Add(fr.Data[14:])
+	}
+	ge, we := &Ethernet{}, &layers.Ethernet{}
+	gq, wq := &VLAN{}, &layers.Dot1Q{}
+	g4, w4 := &IPv4{}, &layers.IPv4{}
+	g6, w6 := &IPv6{}, &layers.IPv6{}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, d := range [][]byte{data, data[min(len(data), 3):]} {
+			checkEthernet(t, ge, we, d)
+			checkVLAN(t, gq, wq, d)
+			checkIPv4(t, g4, w4, d)
+			checkIPv6(t, g6, w6, d)
+		}
+	})
 }
