@@ -21,8 +21,7 @@ const (
 	dethLen         = 8
 	rethLen         = 16
 	aethLen         = 4
-	iethLen         = 4
-	immDtLen        = 4
+	wordLen         = 4 // IETH, ImmDt
 	atomicETHLen    = 28
 	atomicAckETHLen = 8
 )
@@ -306,24 +305,39 @@ func (i *IETH) AppendSummary(b []byte) []byte {
 }
 
 func (i *IETH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
-	if len(data) < iethLen {
-		df.SetTruncated()
-		return short("IETH", "R_Key", data, 0, iethLen)
+	v, err := decodeWord(&i.BaseLayer, i.bth, data, df, "IETH", "R_Key")
+	if err == nil {
+		i.RKey = v
 	}
-	i.RKey = binary.BigEndian.Uint32(data)
-	i.Contents, i.Payload = data[:iethLen], data[iethLen:]
-	setPayloadLength(i.bth, i.Payload)
-	return nil
+	return err
 }
 
 func (i *IETH) VisitFields(v field.Visitor) { v.Uint(fIETHRKey, uint64(i.RKey)) }
 
 func (i *IETH) SerializeTo(b gopacket.SerializeBuffer, _ gopacket.SerializeOptions) error {
-	h, err := b.PrependBytes(iethLen)
+	return serializeWord(b, i.RKey)
+}
+
+// decodeWord decodes a 4-octet extension header (the IETH's R_Key, the
+// ImmDt): its word, and base's contents and payload; an error naming layer
+// and what when data is shorter.
+func decodeWord(base *layers.BaseLayer, bth *BTH, data []byte, df gopacket.DecodeFeedback, layer, what string) (uint32, error) {
+	if len(data) < wordLen {
+		df.SetTruncated()
+		return 0, short(layer, what, data, 0, wordLen)
+	}
+	base.Contents, base.Payload = data[:wordLen], data[wordLen:]
+	setPayloadLength(bth, base.Payload)
+	return binary.BigEndian.Uint32(data), nil
+}
+
+// serializeWord prepends a 4-octet extension header holding v.
+func serializeWord(b gopacket.SerializeBuffer, v uint32) error {
+	h, err := b.PrependBytes(wordLen)
 	if err != nil {
 		return err
 	}
-	binary.BigEndian.PutUint32(h, i.RKey)
+	binary.BigEndian.PutUint32(h, v)
 	return nil
 }
 
@@ -349,25 +363,17 @@ func (i *ImmDt) NextLayerType() gopacket.LayerType {
 func (i *ImmDt) String() string { return fmt.Sprintf("ImmDt 0x%08x", i.Data) }
 
 func (i *ImmDt) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
-	if len(data) < immDtLen {
-		df.SetTruncated()
-		return short("ImmDt", "immediate data", data, 0, immDtLen)
+	v, err := decodeWord(&i.BaseLayer, i.bth, data, df, "ImmDt", "immediate data")
+	if err == nil {
+		i.Data = v
 	}
-	i.Data = binary.BigEndian.Uint32(data)
-	i.Contents, i.Payload = data[:immDtLen], data[immDtLen:]
-	setPayloadLength(i.bth, i.Payload)
-	return nil
+	return err
 }
 
 func (i *ImmDt) VisitFields(v field.Visitor) { v.Uint(fImmDt, uint64(i.Data)) }
 
 func (i *ImmDt) SerializeTo(b gopacket.SerializeBuffer, _ gopacket.SerializeOptions) error {
-	h, err := b.PrependBytes(immDtLen)
-	if err != nil {
-		return err
-	}
-	binary.BigEndian.PutUint32(h, i.Data)
-	return nil
+	return serializeWord(b, i.Data)
 }
 
 // ProtoAtomicETH and its fields (tshark: infiniband.atomiceth.*).
