@@ -60,8 +60,8 @@ func TestPendingXIDs(t *testing.T) {
 				p.reset()
 				ref = refPending{handles: map[uint32][]uint32{}}
 			}
-			if p.live != len(ref.handles) || p.idx.n != p.live {
-				t.Fatalf("limit %d step %d: %d live (%d indexed), model %d", limit, i, p.live, p.idx.n, len(ref.handles))
+			if p.live != len(ref.handles) || p.idx.Len() != p.live {
+				t.Fatalf("limit %d step %d: %d live (%d indexed), model %d", limit, i, p.live, p.idx.Len(), len(ref.handles))
 			}
 			probe := uint32(rng.Intn(3 * limit))
 			got, ok := p.get(probe)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/cmpd-dissect/cmpd-dissect/internal/posindex"
 	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
 )
 
@@ -17,7 +18,7 @@ type pendingXIDs struct {
 	calls []pendingCall
 	first int // the calls before it are all answered or forgotten
 	live  int
-	idx   xidIndex
+	idx   posindex.Index[xidKey]
 }
 
 type pendingCall struct {
@@ -27,7 +28,7 @@ type pendingCall struct {
 }
 
 func (p *pendingXIDs) put(xid uint32, handles []uint32, limit int) {
-	if i, ok := p.idx.get(xid); ok {
+	if i, ok := p.idx.Get(xidKey(xid)); ok {
 		// The same xid again (a retransmitted call): its latest handles.
 		c := &p.calls[i]
 		c.hs = append(c.hs[:0], handles...)
@@ -48,18 +49,18 @@ func (p *pendingXIDs) put(xid uint32, handles []uint32, limit int) {
 	c := &p.calls[n]
 	c.xid, c.live, c.hs = xid, true, append(c.hs[:0], handles...)
 	p.live++
-	p.idx.set(xid, n)
+	p.idx.Set(xidKey(xid), n)
 }
 
 func (p *pendingXIDs) get(xid uint32) ([]uint32, bool) {
-	if i, ok := p.idx.get(xid); ok {
+	if i, ok := p.idx.Get(xidKey(xid)); ok {
 		return p.calls[i].hs, true
 	}
 	return nil, false
 }
 
 func (p *pendingXIDs) done(xid uint32) {
-	if i, ok := p.idx.get(xid); ok {
+	if i, ok := p.idx.Get(xidKey(xid)); ok {
 		p.forget(i)
 	}
 }
@@ -67,7 +68,7 @@ func (p *pendingXIDs) done(xid uint32) {
 // forget drops the live call at i.
 func (p *pendingXIDs) forget(i int) {
 	p.calls[i].live = false
-	p.idx.del(p.calls[i].xid)
+	p.idx.Delete(xidKey(p.calls[i].xid))
 	p.live--
 	if p.live == 0 {
 		p.calls, p.first = p.calls[:0], 0
@@ -89,16 +90,16 @@ func (p *pendingXIDs) compact() {
 		}
 	}
 	p.calls, p.first = p.calls[:w], 0
-	p.idx.reset()
+	p.idx.Reset()
 	for i := range p.calls {
-		p.idx.set(p.calls[i].xid, i)
+		p.idx.Set(xidKey(p.calls[i].xid), i)
 	}
 }
 
 // reset forgets every call and keeps the storage.
 func (p *pendingXIDs) reset() {
 	p.calls, p.first, p.live = p.calls[:0], 0, 0
-	p.idx.reset()
+	p.idx.Reset()
 }
 
 // maxPendingPool is how many closed connections' call tables the tracker
@@ -117,98 +118,12 @@ func (t *Tracker) releasePending(c *Connection) {
 	t.pendingPool = append(t.pendingPool, p)
 }
 
-// xidIndex maps an xid to a position in pendingXIDs.calls: open addressing
-// with linear probing (deletion shifts the following entries back, so no
-// tombstones), pos+1 stored so that 0 is an empty slot.
-type xidIndex struct {
-	slots []xidSlot // len a power of two, or 0
-	n     int
-}
+// xidKey is an RPC xid as a posindex key.
+type xidKey uint32
 
-type xidSlot struct {
-	xid uint32
-	pos int32 // position + 1; 0: empty
-}
-
-func (x *xidIndex) home(xid uint32) int {
-	h := xid * 0x9e3779b1
-	return int(h^h>>16) & (len(x.slots) - 1)
-}
-
-func (x *xidIndex) get(xid uint32) (int, bool) {
-	if x.n == 0 {
-		return 0, false
-	}
-	mask := len(x.slots) - 1
-	for i := x.home(xid); ; i = (i + 1) & mask {
-		s := &x.slots[i]
-		if s.pos == 0 {
-			return 0, false
-		}
-		if s.xid == xid {
-			return int(s.pos - 1), true
-		}
-	}
-}
-
-func (x *xidIndex) set(xid uint32, pos int) {
-	if 2*(x.n+1) > len(x.slots) {
-		x.grow()
-	}
-	mask := len(x.slots) - 1
-	for i := x.home(xid); ; i = (i + 1) & mask {
-		s := &x.slots[i]
-		if s.pos == 0 {
-			s.xid, s.pos = xid, int32(pos+1)
-			x.n++
-			return
-		}
-		if s.xid == xid {
-			s.pos = int32(pos + 1)
-			return
-		}
-	}
-}
-
-func (x *xidIndex) grow() {
-	old := x.slots
-	x.slots = make([]xidSlot, max(16, 2*len(old)))
-	x.n = 0
-	for _, s := range old {
-		if s.pos != 0 {
-			x.set(s.xid, int(s.pos-1))
-		}
-	}
-}
-
-func (x *xidIndex) del(xid uint32) {
-	if x.n == 0 {
-		return
-	}
-	mask := len(x.slots) - 1
-	i := x.home(xid)
-	for ; x.slots[i].xid != xid || x.slots[i].pos == 0; i = (i + 1) & mask {
-		if x.slots[i].pos == 0 {
-			return
-		}
-	}
-	// Shift back the entries after i that may sit at i.
-	for j := (i + 1) & mask; x.slots[j].pos != 0; j = (j + 1) & mask {
-		h := x.home(x.slots[j].xid)
-		// The entry at j may move to i unless its home lies cyclically in
-		// (i, j].
-		if (i < j && (h <= i || h > j)) || (i > j && h <= i && h > j) {
-			x.slots[i] = x.slots[j]
-			i = j
-		}
-	}
-	x.slots[i] = xidSlot{}
-	x.n--
-}
-
-func (x *xidIndex) reset() {
-	clear(x.slots)
-	x.n = 0
+func (x xidKey) Hash() uint32 {
+	h := uint32(x) * 0x9e3779b1
+	return h ^ h>>16
 }
 
 // Send checks one complete RDMA Send against its connection's negotiation.

@@ -181,8 +181,8 @@ func TestCallTableMatchesMap(t *testing.T) {
 				t.Fatalf("bound %d, step %d (conn %x xid %d type %d): table %+v, map %+v", bound, i, conn, xid, a.MsgType, b, a)
 			}
 		}
-		if ct.n != len(ref.m) {
-			t.Errorf("bound %d: %d calls remembered, the map has %d", bound, ct.n, len(ref.m))
+		if ct.idx.Len() != len(ref.m) {
+			t.Errorf("bound %d: %d calls remembered, the map has %d", bound, ct.idx.Len(), len(ref.m))
 		}
 		if matched == 0 {
 			t.Errorf("bound %d: no reply matched", bound)

@@ -9,6 +9,7 @@ import (
 	"github.com/gopacket/gopacket/layers"
 
 	"github.com/cmpd-dissect/cmpd-dissect/field"
+	"github.com/cmpd-dissect/cmpd-dissect/internal/posindex"
 	"github.com/cmpd-dissect/cmpd-dissect/layers/ibcm"
 	"github.com/cmpd-dissect/cmpd-dissect/layers/rpcrdma"
 	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
@@ -528,21 +529,19 @@ func init() {
 //
 // The calls are kept in a ring in the order they were first remembered
 // (growing up to max entries, then overwriting the oldest) and found
-// through an open-addressing index (linear probing, at most half full,
-// deletion by backward shift) of ring positions. A reply's lookup deletes
-// its call from the index but leaves its ring entry; when the ring comes
-// round to an entry, whatever call of that key the index holds is
-// forgotten (as deleting its key from a map would). It replaced a Go map
-// with a separate order ring: a map assign, lookup and delete per call and
-// reply were half the cost of naming replies.
+// through a posindex of ring positions. A reply's lookup deletes its call
+// from the index but leaves its ring entry; when the ring comes round to an
+// entry, whatever call of that key the index holds is forgotten (as
+// deleting its key from a map would). It replaced a Go map with a separate
+// order ring: a map assign, lookup and delete per call and reply were half
+// the cost of naming replies.
 type callTable struct {
 	max  int
 	conn uint64
 	ring [][]callEntry // in chunks of callChunk entries: growing copies nothing
 	size int           // entries in the ring
 	head int           // when the ring is full: its oldest entry, overwritten next
-	idx  []callSlot    // len a power of two (or 0)
-	n    int           // used slots of idx
+	idx  posindex.Index[callIndexKey]
 }
 
 type callKey struct {
@@ -561,12 +560,16 @@ type callEntry struct {
 	info callInfo
 }
 
-// callSlot is an index slot: the low 32 bits of the key's hash (its home
-// slot, kept for probing and moving without reading the ring) and the
-// ring position + 1 (0: empty).
-type callSlot struct {
-	hash uint32
-	pos  uint32
+// callIndexKey is a callKey packed into 12 octets for the index (a
+// callKey's padding would make each slot 24).
+type callIndexKey struct{ connHi, connLo, xid uint32 }
+
+func (k callKey) indexKey() callIndexKey {
+	return callIndexKey{uint32(k.conn >> 32), uint32(k.conn), k.xid}
+}
+
+func (k callIndexKey) Hash() uint32 {
+	return uint32((uint64(k.connHi)<<32 | uint64(k.connLo) ^ uint64(k.xid)) * 0x9e3779b97f4a7c15 >> 32)
 }
 
 // callChunk is the number of ring entries allocated at once.
@@ -576,94 +579,29 @@ func (c *callTable) entry(pos int) *callEntry {
 	return &c.ring[pos/callChunk][pos%callChunk]
 }
 
-func (k callKey) hash() uint32 {
-	return uint32((k.conn ^ uint64(k.xid)) * 0x9e3779b97f4a7c15 >> 32)
-}
-
-// find returns the index slot holding k, or -1.
-func (c *callTable) find(k callKey, h uint32) int {
-	if c.n == 0 {
-		return -1
-	}
-	mask := len(c.idx) - 1
-	for i := int(h) & mask; ; i = (i + 1) & mask {
-		s := c.idx[i]
-		if s.pos == 0 {
-			return -1
-		}
-		if s.hash == h && c.entry(int(s.pos-1)).key == k {
-			return i
-		}
-	}
-}
-
-// remove empties index slot i, moving later slots of the probe run back.
-func (c *callTable) remove(i int) {
-	mask := len(c.idx) - 1
-	for j := (i + 1) & mask; c.idx[j].pos != 0; j = (j + 1) & mask {
-		// The entry at j may move to the hole at i when its home slot is
-		// not cyclically within (i, j].
-		if home := int(c.idx[j].hash) & mask; (j-home)&mask >= (j-i)&mask {
-			c.idx[i] = c.idx[j]
-			i = j
-		}
-	}
-	c.idx[i] = callSlot{}
-	c.n--
-}
-
-// insert adds a slot for ring position pos (its key not in the index).
-func (c *callTable) insert(h uint32, pos int) {
-	if 2*(c.n+1) > len(c.idx) {
-		c.grow()
-	}
-	mask := len(c.idx) - 1
-	i := int(h) & mask
-	for c.idx[i].pos != 0 {
-		i = (i + 1) & mask
-	}
-	c.idx[i] = callSlot{hash: h, pos: uint32(pos + 1)}
-	c.n++
-}
-
-func (c *callTable) grow() {
-	old := c.idx
-	c.idx = make([]callSlot, max(2*len(old), 64))
-	mask := len(c.idx) - 1
-	for _, s := range old {
-		if s.pos != 0 {
-			i := int(s.hash) & mask
-			for c.idx[i].pos != 0 {
-				i = (i + 1) & mask
-			}
-			c.idx[i] = s
-		}
-	}
-}
-
 // MatchCall implements rpcrdma.CallMatcher.
 func (c *callTable) MatchCall(r *rpcrdma.RPC) {
 	k := callKey{conn: c.conn, xid: r.XID}
-	h := k.hash()
-	i := c.find(k, h)
+	ik := k.indexKey()
+	pos, found := c.idx.Get(ik)
 	if r.MsgType == rpcrdma.MsgReply {
-		if i >= 0 {
-			ci := &c.entry(int(c.idx[i].pos - 1)).info
+		if found {
+			ci := &c.entry(pos).info
 			r.SetCall(ci.prog, ci.vers, ci.proc)
 			if ci.gss {
 				r.SetCallGSS(ci.gssProc, ci.gssSvc)
 			}
-			c.remove(i)
+			c.idx.Delete(ik)
 		}
 		return
 	}
 	info := callInfo{prog: r.Program, vers: r.ProgVersion, proc: r.Procedure,
 		gss: r.HasGSS, gssProc: r.GSS.Proc, gssSvc: r.GSS.Service}
-	if i >= 0 {
-		c.entry(int(c.idx[i].pos - 1)).info = info
+	if found {
+		c.entry(pos).info = info
 		return
 	}
-	pos := c.size
+	pos = c.size
 	if pos < max(c.max, 1) {
 		if pos%callChunk == 0 {
 			c.ring = append(c.ring, make([]callEntry, callChunk))
@@ -671,14 +609,11 @@ func (c *callTable) MatchCall(r *rpcrdma.RPC) {
 		c.size++
 	} else {
 		pos = c.head
-		old := c.entry(pos).key
-		if j := c.find(old, old.hash()); j >= 0 {
-			c.remove(j)
-		}
+		c.idx.Delete(c.entry(pos).key.indexKey())
 		c.head = (c.head + 1) % c.size
 	}
 	*c.entry(pos) = callEntry{key: k, info: info}
-	c.insert(h, pos)
+	c.idx.Set(ik, pos)
 }
 
 // frameOffset is where payload starts in the frame's bytes, or -1 when it
