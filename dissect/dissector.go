@@ -113,6 +113,7 @@ func (d *Dissector) Dissect(f *source.Frame) *Record {
 	r.Length = f.Length
 	r.LinkType = f.LinkType
 	r.Data = f.Data
+	d.ext.aheadICRC = f.Ahead
 	if !d.started {
 		d.first, d.prev, d.started = f.Time, f.Time, true
 	}
@@ -130,6 +131,7 @@ func (d *Dissector) Dissect(f *source.Frame) *Record {
 				fmt.Sprintf("link type %d is not dissected (Ethernet 1, ERF 197 and InfiniBand 247 are)", f.LinkType))
 		}
 	}
+	d.ext.aheadICRC = source.Ahead{}
 	return r
 }
 

@@ -19,6 +19,8 @@ type extensions struct {
 
 	iwarp *IWARP
 	icrc  ibcm.ICRCChecker
+	// aheadICRC is the frame's source.Ahead while Dissect runs (AheadICRC).
+	aheadICRC source.Ahead
 }
 
 func (x *extensions) init(d *Dissector) {
@@ -110,13 +112,24 @@ func (x *extensions) checkICRC(at *icrcAt) *ibcm.BTH {
 	data := r.Data
 	var computed uint32
 	ok := false
+	found := false
 	switch {
 	case lrhOff >= 0:
-		_, computed, ok = ibcm.CheckIBICRC(data[lrhOff:])
+		if computed, ok, found = x.ahead(aheadIB, lrhOff); !found {
+			_, computed, ok = ibcm.CheckIBICRC(data[lrhOff:])
+		}
 	case grhOff >= 0 && ipOff < 0:
-		_, computed, ok = ibcm.CheckRoCEv1ICRC(data[grhOff:])
+		if computed, ok, found = x.ahead(aheadRoCEv1, grhOff); !found {
+			_, computed, ok = ibcm.CheckRoCEv1ICRC(data[grhOff:])
+		}
 	case ipOff >= 0:
-		_, computed, ok = x.icrc.CheckRoCEv2(data[ipOff:], v6)
+		kind := aheadRoCEv2IPv4
+		if v6 {
+			kind = aheadRoCEv2IPv6
+		}
+		if computed, ok, found = x.ahead(kind, ipOff); !found {
+			_, computed, ok = x.icrc.CheckRoCEv2(data[ipOff:], v6)
+		}
 	}
 	if ok {
 		bth.SetICRCComputed(computed)

@@ -266,6 +266,7 @@ func (f *File) Next(fr *Frame, number int) error {
 	fr.Data = data
 	fr.Offset = off
 	fr.LinkType = f.linkType
+	fr.Ahead = Ahead{}
 	if f.ng != nil && len(ci.AncillaryData) > 0 {
 		if lt, ok := ci.AncillaryData[0].(layers.LinkType); ok {
 			fr.LinkType = int(lt)

@@ -151,6 +151,7 @@ func (l *Live) Next(f *Frame) error {
 		f.LinkType = LinkTypeEthernet
 		f.Data = data
 		f.Offset = -1
+		f.Ahead = Ahead{}
 		if snap := l.opts.Snaplen; snap > 0 && len(f.Data) > snap {
 			f.Data = f.Data[:snap]
 			f.CaptureLength = snap

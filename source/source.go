@@ -38,6 +38,9 @@ type Frame struct {
 	// Offset is where the frame's record starts in its file (in the
 	// decompressed stream for gzip files); -1 for live capture.
 	Offset int64
+	// Ahead is what a Prefetch hook computed from Data ahead of decoding;
+	// zero (Kind 0) from every other source.
+	Ahead Ahead
 }
 
 // Source hands captured frames in order.

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -135,6 +136,9 @@ func (in *inputFlags) open(cmd *cobra.Command, args []string) (*input, error) {
 			return nil, inputErr(err)
 		}
 		it.src, it.files = fs, fs
+		if prefetchable(names) {
+			it.src = source.NewPrefetch(fs, in.dissectorAhead())
+		}
 		if total := source.TotalSize(names); total > 0 && in.wantProgress(cmd.ErrOrStderr(), total) {
 			it.progress = view.StartProgress(cmd.ErrOrStderr(), total, fs.BytesRead)
 		}
@@ -169,9 +173,42 @@ func inputErr(err error) error {
 	return err
 }
 
+// prefetchable reports whether frames of these files are read ahead on a
+// second goroutine (source.Prefetch): only regular files, where reading
+// ahead never waits for data still to come (a pipe from tcpdump -w - must
+// hand each packet on as it arrives), and only with a second core to run
+// it on.
+func prefetchable(names []string) bool {
+	if runtime.GOMAXPROCS(0) < 2 {
+		return false
+	}
+	for _, n := range names {
+		if n == "-" {
+			return false
+		}
+		st, err := os.Stat(n)
+		if err != nil || !st.Mode().IsRegular() {
+			return false
+		}
+	}
+	return true
+}
+
+// dissectorAhead is the prefetch hook of these flags' Dissector: the
+// ICRC computed on the reading goroutine (dissect.AheadICRC).
+func (in *inputFlags) dissectorAhead() func(*source.Frame) {
+	return dissect.AheadICRC(in.dissectorOptions())
+}
+
 // dissector makes the Dissector for these flags.
 func (in *inputFlags) dissector() *dissect.Dissector {
-	return in.limits.newDissector(dissect.Options{RoCEPorts: in.rocePorts})
+	return in.limits.newDissector(in.dissectorOptions())
+}
+
+// dissectorOptions are the Dissector's options from these flags (before
+// the limits are applied).
+func (in *inputFlags) dissectorOptions() dissect.Options {
+	return dissect.Options{RoCEPorts: in.rocePorts}
 }
 
 // each reads every frame, dissects it and calls fn; keep reports whether
