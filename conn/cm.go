@@ -33,17 +33,17 @@ func (t *Tracker) CM(ev *CMEvent) {
 		t.cmSIDRREP(ev)
 	case CMLAP, CMAPR:
 		if c := t.cmPeerConn(ev); c != nil {
-			t.step(c, ev, t.fromClient(c, ev), false, "")
+			t.cmStep(c, ev, t.fromClient(c, ev), false)
 		}
 	}
 }
 
-func commKey(host Peer, id uint32) connKey {
-	return connKey{kind: keyComm, host: hostKey(host), id: id}
+func commKey(host Peer, id uint32) wireKey {
+	return wireKey{kind: keyComm, host: hostKey(host), id: id}
 }
 
-func qpKey(host Peer, qpn uint32) connKey {
-	return connKey{kind: keyQP, host: hostKey(host), id: qpn}
+func qpKey(host Peer, qpn uint32) wireKey {
+	return wireKey{kind: keyQP, host: hostKey(host), id: qpn}
 }
 
 // cmPeerConn finds the connection of a message sent by one side to the
@@ -75,10 +75,12 @@ func (t *Tracker) fromClient(c *Connection, ev *CMEvent) bool {
 	return hostKey(ev.Src) == hostKey(c.Client)
 }
 
-func (t *Tracker) step(c *Connection, ev *CMEvent, fromClient, retrans bool, note string) {
-	t.addStep(c, Step{Message: ev.Type.String(), Frame: ev.Frame, Time: ev.Time,
-		FromClient: fromClient, Retransmission: retrans, Note: note})
+// cmStep adds ev to c's ladder and returns the step, for the caller to add
+// its note (nil: the ladder is full).
+func (t *Tracker) cmStep(c *Connection, ev *CMEvent, fromClient, retrans bool) *step {
+	s := t.addStep(c, stepMsg(ev.Type), ev.Frame, ev.Time, fromClient, retrans)
 	t.touch(c, ev.Time)
+	return s
 }
 
 func peersOf(c *Connection) peersKey {
@@ -118,7 +120,7 @@ func (t *Tracker) cmREQ(ev *CMEvent) {
 		if c.reqTID == ev.TID || c.State == StateRequested {
 			// The same REQ again: a MAD retransmission (same TID) or a
 			// retry of a request not yet answered.
-			t.step(c, ev, true, true, "")
+			t.cmStep(c, ev, true, true)
 			return
 		}
 	}
@@ -127,7 +129,7 @@ func (t *Tracker) cmREQ(ev *CMEvent) {
 	c.reqTID = ev.TID
 	t.bind(c, commKey(ev.Src, ev.LocalCommID))
 	t.bind(c, qpKey(ev.Src, ev.QPN))
-	t.step(c, ev, true, false, "")
+	t.cmStep(c, ev, true, false)
 	c.ClientData = t.readPrivateData(c, "client", "REQ", pvtdata.MsgRequest, ev.Frame, ev.PrivateDataAt, ev.PrivateData, ev.ULPOffset)
 	t.rememberPeers(c)
 }
@@ -138,7 +140,7 @@ func (t *Tracker) cmREP(ev *CMEvent) {
 		c = t.lookup(commKey(ev.Src, ev.LocalCommID))
 	}
 	if c != nil && c.ServerCommID == ev.LocalCommID && c.ReplyFrame != 0 {
-		t.step(c, ev, false, c.repTID == ev.TID, "")
+		t.cmStep(c, ev, false, c.repTID == ev.TID)
 		return
 	}
 	if c == nil {
@@ -164,7 +166,7 @@ func (t *Tracker) cmREP(ev *CMEvent) {
 	c.ReplyFrame = ev.Frame
 	t.bind(c, commKey(ev.Src, ev.LocalCommID))
 	t.bind(c, qpKey(ev.Src, ev.QPN))
-	t.step(c, ev, false, false, "")
+	t.cmStep(c, ev, false, false)
 	c.ServerData = t.readPrivateData(c, "server", "REP", pvtdata.MsgReply, ev.Frame, ev.PrivateDataAt, ev.PrivateData, ev.ULPOffset)
 	t.negotiate(c, ev.Frame)
 }
@@ -183,10 +185,10 @@ func (t *Tracker) cmREJ(ev *CMEvent) {
 	}
 	from := t.fromClient(c, ev)
 	if c.State == StateRejected {
-		t.step(c, ev, from, true, note)
+		c.noteText(t.cmStep(c, ev, from, true), note)
 		return
 	}
-	t.step(c, ev, from, false, note)
+	c.noteText(t.cmStep(c, ev, from, false), note)
 	c.State = StateRejected
 	c.RejectReason, c.RejectReasonName = ev.RejectReason, ev.RejectReasonName
 	c.RejectFrame = ev.Frame
@@ -222,7 +224,7 @@ func (t *Tracker) cmMRA(ev *CMEvent) {
 		c.ServerCommID = ev.LocalCommID
 		t.bind(c, commKey(ev.Src, ev.LocalCommID))
 	}
-	t.step(c, ev, from, false, "")
+	t.cmStep(c, ev, from, false)
 }
 
 func (t *Tracker) cmRTU(ev *CMEvent) {
@@ -243,7 +245,7 @@ func (t *Tracker) cmRTU(ev *CMEvent) {
 			Message: fmt.Sprintf("RTU for the REQ of frame %d, but no REP was seen", c.RequestFrame)})
 	}
 	if c.EstablishedFrame != 0 {
-		t.step(c, ev, true, true, "")
+		t.cmStep(c, ev, true, true)
 		return
 	}
 	c.EstablishedFrame = ev.Frame
@@ -251,7 +253,7 @@ func (t *Tracker) cmRTU(ev *CMEvent) {
 	case 0, StateRequested, StateReplied, StateTimedOut:
 		c.State = StateEstablished
 	}
-	t.step(c, ev, true, false, "")
+	t.cmStep(c, ev, true, false)
 }
 
 func (t *Tracker) cmDREQ(ev *CMEvent) {
@@ -271,14 +273,16 @@ func (t *Tracker) cmDREQ(ev *CMEvent) {
 	}
 	from := t.fromClient(c, ev)
 	if c.DisconnectRequestFrame != 0 {
-		t.step(c, ev, from, true, "")
+		t.cmStep(c, ev, from, true)
 		return
 	}
 	c.DisconnectRequestFrame = ev.Frame
 	if c.State != StateRejected && c.State != StateDisconnected {
 		c.State = StateDisconnecting
 	}
-	t.step(c, ev, from, false, "by "+sideName(from))
+	if s := t.cmStep(c, ev, from, false); s != nil {
+		s.note = noteBy
+	}
 }
 
 func (t *Tracker) cmDREP(ev *CMEvent) {
@@ -291,7 +295,7 @@ func (t *Tracker) cmDREP(ev *CMEvent) {
 	}
 	from := t.fromClient(c, ev)
 	if c.DisconnectReplyFrame != 0 {
-		t.step(c, ev, from, true, "")
+		t.cmStep(c, ev, from, true)
 		return
 	}
 	c.DisconnectReplyFrame = ev.Frame
@@ -302,21 +306,21 @@ func (t *Tracker) cmDREP(ev *CMEvent) {
 	// handles and its Send accumulators are let go (a capture of many
 	// short connections keeps only their results).
 	t.closed(c)
-	t.step(c, ev, from, false, "")
+	t.cmStep(c, ev, from, false)
 }
 
-func sidrKey(host Peer, reqID uint32) connKey {
-	return connKey{kind: keySIDR, host: hostKey(host), id: reqID}
+func sidrKey(host Peer, reqID uint32) wireKey {
+	return wireKey{kind: keySIDR, host: hostKey(host), id: reqID}
 }
 
 func (t *Tracker) cmSIDRREQ(ev *CMEvent) {
 	if c := t.lookup(sidrKey(ev.Src, ev.LocalCommID)); c != nil && c.State == StateRequested {
-		t.step(c, ev, true, true, "")
+		t.cmStep(c, ev, true, true)
 		return
 	}
 	c := t.openRequest(KindSIDR, ev)
 	t.bind(c, sidrKey(ev.Src, ev.LocalCommID))
-	t.step(c, ev, true, false, "")
+	t.cmStep(c, ev, true, false)
 	c.ClientData = t.readPrivateData(c, "client", "SIDR_REQ", pvtdata.MsgRequest, ev.Frame, ev.PrivateDataAt, ev.PrivateData, ev.ULPOffset)
 }
 
@@ -330,7 +334,7 @@ func (t *Tracker) cmSIDRREP(ev *CMEvent) {
 		return
 	}
 	if c.ReplyFrame != 0 {
-		t.step(c, ev, false, true, note)
+		sidrNote(t.cmStep(c, ev, false, true), ev)
 		return
 	}
 	c.ReplyFrame = ev.Frame
@@ -342,9 +346,16 @@ func (t *Tracker) cmSIDRREP(ev *CMEvent) {
 		c.RejectReason = uint16(ev.SIDRStatus)
 		c.RejectReasonName = sidrStatusName(ev.SIDRStatus)
 	}
-	t.step(c, ev, false, false, note)
+	sidrNote(t.cmStep(c, ev, false, false), ev)
 	c.ServerData = t.readPrivateData(c, "server", "SIDR_REP", pvtdata.MsgReply, ev.Frame, ev.PrivateDataAt, ev.PrivateData, ev.ULPOffset)
 	c.Negotiated = pvtdata.Negotiate(c.ClientData.Effective(), c.ServerData.Effective())
+}
+
+// sidrNote gives a SIDR_REP's step its note: "status %d qpn 0x%06x".
+func sidrNote(s *step, ev *CMEvent) {
+	if s != nil {
+		s.note, s.a, s.arg = noteSIDR, ev.SIDRStatus, ev.QPN
+	}
 }
 
 // SIDR_REP status values (IBTA vol 1 Table 123).

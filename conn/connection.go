@@ -74,14 +74,56 @@ type PrivateData struct {
 	// Frame carried it; Message names the message ("REQ", "MPA Reply" …).
 	Frame   int
 	Message string
-	// Bytes is the whole private data field (a copy); ULPOffset is where
-	// the ULP's part starts (after the 36-byte rdma_cm header on an IB/RoCE
-	// REQ, after IRD/ORD on MPA v2).
+	// Bytes is the whole private data field (a copy, shared with other
+	// connections whose private data is the same: not to be modified);
+	// ULPOffset is where the ULP's part starts (after the 36-byte rdma_cm
+	// header on an IB/RoCE REQ, after IRD/ORD on MPA v2).
 	Bytes     []byte
 	ULPOffset int
-	// Decode is pvtdata's decode of the ULP part in the tracker's mode: the
-	// ULP it was recognised as, the RFC 8797 reading, the three readers.
-	Decode pvtdata.PrivateData
+	// Read is the RFC 8797 reading of the ULP part in the tracker's mode,
+	// in short; Kind is the ULP it was recognised as and Divergent reports
+	// readers of different modes acting differently: what the checks and
+	// the summaries need. Decode recomputes the whole decode from the
+	// bytes (a connection keeps only this much of it).
+	Read      Reading
+	Kind      pvtdata.ULPKind
+	Divergent bool
+	// hint and mode are what Decode decodes with.
+	hint pvtdata.Hint
+	mode pvtdata.Mode
+}
+
+// Reading is the part of a pvtdata.Reading a connection keeps.
+type Reading struct {
+	// Found reports a Format Identifier located, Offset where (-1: none),
+	// Valid a message a receiver in the mode acts on, Message its octets.
+	Found   bool
+	Valid   bool
+	Offset  int
+	Message pvtdata.Message
+}
+
+// newPrivateData keeps data (a copy: bytes) and decodes its ULP part
+// (from ulpOffset; the whole field's end when ulpOffset is out of range)
+// into d.
+func newPrivateData(frame int, msg string, bytes []byte, ulpOffset int, hint pvtdata.Hint, mode pvtdata.Mode, d *pvtdata.PrivateData) *PrivateData {
+	pd := &PrivateData{Frame: frame, Message: msg, Bytes: bytes, ULPOffset: ulpOffset,
+		hint: hint, mode: mode}
+	if ulpOffset < 0 || ulpOffset > len(pd.Bytes) {
+		pd.ULPOffset = len(pd.Bytes)
+	}
+	*d = pd.Decode()
+	r := &d.Reading
+	pd.Read = Reading{Found: r.Found, Valid: r.Valid, Offset: r.Offset, Message: r.Message}
+	pd.Kind, pd.Divergent = d.ULP.Kind, d.Divergent
+	return pd
+}
+
+// Decode is pvtdata's decode of the ULP part in the tracker's mode: the
+// ULP it was recognised as, the RFC 8797 reading, the three readers. It is
+// computed on each call (it does not allocate; the result aliases Bytes).
+func (pd *PrivateData) Decode() pvtdata.PrivateData {
+	return pvtdata.Dissect(pd.ULP(), pd.hint, pd.mode)
 }
 
 // ULP returns the ULP's part of the private data.
@@ -94,24 +136,27 @@ func (pd *PrivateData) ULP() []byte {
 
 // Format names what the ULP part holds, as pvtdata labels it: "rpcrdma-v1",
 // "zero", "empty", "nvmeof", "unknown" …
-func (pd *PrivateData) Format() string { return pd.Decode.ULP.Kind.String() }
+func (pd *PrivateData) Format() string { return pd.Kind.String() }
 
 // Valid reports an RFC 8797 message a receiver in the tracker's mode acts on.
-func (pd *PrivateData) Valid() bool { return pd != nil && pd.Decode.Reading.Valid }
+func (pd *PrivateData) Valid() bool { return pd != nil && pd.Read.Valid }
 
 // Effective is what a receiver in the tracker's mode acts on (the RFC 8166
-// defaults for a nil PrivateData: the message was not seen).
+// defaults for a nil PrivateData: the message was not seen), as
+// pvtdata.Reading.Effective says.
 func (pd *PrivateData) Effective() pvtdata.Effective {
-	if pd == nil {
+	if pd == nil || !pd.Read.Valid {
 		return pvtdata.Defaults
 	}
-	return pd.Decode.Reading.Effective()
+	m := pd.Read.Message
+	return pvtdata.Effective{SendSize: m.SendBytes(), ReceiveSize: m.ReceiveBytes(), RemoteInvalidation: m.RemoteInvalidation()}
 }
 
 // Report is the object "cmpd-dissect pvtdata --json" prints, for the ULP
 // part, with its offset in the private data field.
 func (pd *PrivateData) Report() pvtdata.Report {
-	r := pd.Decode.Report()
+	d := pd.Decode()
+	r := d.Report()
 	r.ULPOffset = pd.ULPOffset
 	return r
 }
@@ -136,6 +181,98 @@ func (s Step) Direction() string {
 		return "client → server"
 	}
 	return "server → client"
+}
+
+// step is a Step as a connection keeps it: the message and its note as
+// codes and numbers, the time as seconds and nanoseconds; Step renders it.
+type step struct {
+	frame int
+	sec   int64
+	nsec  int32
+	// arg is the SIDR_REP's QPN, or (noteText) the note's index in
+	// connRare.notes.
+	arg   uint32
+	msg   stepMsg
+	note  noteKind
+	flags uint8
+	// a and b are the MPA revision and flags, or the SIDR_REP status (a).
+	a, b uint8
+}
+
+// step flags.
+const (
+	stepFromClient = 1 << iota
+	stepRetrans
+)
+
+// stepMsg is a step's message: a CMType, or one of the codes after them.
+type stepMsg uint16
+
+const (
+	stepMPA    stepMsg = 0x100 // + MPAType
+	stepTCPFIN stepMsg = 0x200
+	stepTCPRST stepMsg = 0x201
+)
+
+func (m stepMsg) String() string {
+	switch {
+	case m == stepTCPFIN:
+		return "TCP FIN"
+	case m == stepTCPRST:
+		return "TCP RST"
+	case m > stepMPA && m < stepTCPFIN:
+		return MPAType(m - stepMPA).String()
+	}
+	return CMType(m).String()
+}
+
+// noteKind says how a step's note is made.
+type noteKind uint8
+
+const (
+	noteNone noteKind = iota
+	noteBy            // "by client", "by server": the sender (DREQ)
+	noteSIDR          // "status %d qpn 0x%06x"
+	noteMPA           // "rev %d flags 0x%02x"
+	noteText          // notes[arg]
+)
+
+// NumSteps is the number of steps of the ladder (Steps).
+func (c *Connection) NumSteps() int { return len(c.steps) }
+
+// StepFrame is the frame of the i-th step of the ladder.
+func (c *Connection) StepFrame(i int) int { return c.steps[i].frame }
+
+// Step returns the i-th step of the ladder.
+func (c *Connection) Step(i int) Step {
+	s := &c.steps[i]
+	out := Step{Message: s.msg.String(), Frame: s.frame,
+		Time:       time.Unix(s.sec, int64(s.nsec)).In(c.FirstTime.Location()),
+		FromClient: s.flags&stepFromClient != 0, Retransmission: s.flags&stepRetrans != 0}
+	switch s.note {
+	case noteBy:
+		out.Note = "by " + sideName(out.FromClient)
+	case noteSIDR:
+		out.Note = fmt.Sprintf("status %d qpn 0x%06x", s.a, s.arg)
+	case noteMPA:
+		out.Note = fmt.Sprintf("rev %d flags 0x%02x", s.a, s.b)
+	case noteText:
+		out.Note = c.rare.notes[s.arg]
+	}
+	return out
+}
+
+// Steps returns the ladder: the connection's messages in the order seen,
+// up to Config.MaxSteps (StepsDropped counts the rest). The slice is new.
+func (c *Connection) Steps() []Step {
+	if len(c.steps) == 0 {
+		return nil
+	}
+	out := make([]Step, len(c.steps))
+	for i := range out {
+		out[i] = c.Step(i)
+	}
+	return out
 }
 
 // SendCounts summarises the traffic checked in one direction.
@@ -190,14 +327,14 @@ type Connection struct {
 	// Negotiated is the RFC 8797 result from both sides' data (defaults
 	// for a side that sent none); meaningful once Replied.
 	Negotiated pvtdata.Negotiated
-	Steps      []Step
-	// StepsDropped counts the messages beyond Config.MaxSteps, not listed.
+	// StepsDropped counts the messages beyond Config.MaxSteps, not listed
+	// (Steps lists the others).
 	StepsDropped int
-	// Findings lists, in the order raised, the first Config.MaxFindingsPerCode
-	// findings of each code and severity; FindingCounts counts all of them
-	// (a busy connection raises the same warning on every Send: its memory
-	// stays bounded, the count and the frames say how often and where).
-	Findings      []pvtdata.Finding
+	// FindingCounts counts every finding raised on the connection per code
+	// and severity; Findings lists, in the order raised, the first
+	// Config.MaxFindingsPerCode of each (a busy connection raises the same
+	// warning on every Send: its memory stays bounded, the count and the
+	// frames say how often and where).
 	FindingCounts []FindingCount
 	// ToServer and ToClient count the Sends checked in each direction.
 	ToServer, ToClient SendCounts
@@ -205,15 +342,27 @@ type Connection struct {
 	// table was full.
 	Evicted bool
 
-	// tracker bookkeeping
-	reqTID, repTID uint64
-	lastActive     int64 // capture time of the last message or Send, in ns (capNanos)
-	active         bool
-	prev           *Connection // the earlier connection between the same peers
-	pending        pendingXIDs
-	keys           []connKey
+	// tracker bookkeeping (the small fields first, in Evicted's padding)
+	active bool
 	// iWARP: which sides closed their TCP half.
 	finClient, finServer bool
+	reqTID, repTID       uint64
+	lastActive           int64        // capture time of the last message or Send, in ns (capNanos)
+	prev                 *Connection  // the earlier connection between the same peers
+	pending              *pendingXIDs // the calls awaiting their reply (nil: none yet)
+
+	// steps is the ladder (Steps renders it), listed the listed findings
+	// (Findings renders them); rare holds what few connections have.
+	steps  []step
+	listed []listedFinding
+	rare   *connRare
+}
+
+// connRare is the part of a connection few have: the text notes of steps
+// (noteText) and the listed findings kept whole (checkFull).
+type connRare struct {
+	notes []string
+	full  []pvtdata.Finding
 }
 
 // Service names the service: "NFS/RDMA (rdma_cm TCP port 20049)".
@@ -230,15 +379,12 @@ func (c *Connection) Service() string {
 // recognised as another ULP's (NVMe-oF, iSER … use Send with Invalidate
 // by their own rules).
 func (c *Connection) RPCRDMA() bool {
-	for _, pd := range []*PrivateData{c.ClientData, c.ServerData} {
-		if pd != nil && pd.Decode.ULP.Kind.Other() {
-			return false
-		}
+	cd, sd := c.ClientData, c.ServerData
+	if (cd != nil && cd.Kind.Other()) || (sd != nil && sd.Kind.Other()) {
+		return false
 	}
-	for _, pd := range []*PrivateData{c.ClientData, c.ServerData} {
-		if pd != nil && pd.Decode.Reading.Found {
-			return true
-		}
+	if (cd != nil && cd.Read.Found) || (sd != nil && sd.Read.Found) {
+		return true
 	}
 	if _, port, ok := RDMACMPort(c.ServiceID); ok && c.HasServiceID {
 		return port == NFSRDMAPort || port == 2049
@@ -326,10 +472,115 @@ func (c *Connection) hasFindingAt(code string, frame int) bool {
 			return true
 		}
 	}
-	for i := range c.Findings {
-		if c.Findings[i].Code == code && c.Findings[i].Frame == frame {
+	for i := range c.listed {
+		if f := &c.listed[i]; f.frame == frame && c.listedCode(f) == code {
 			return true
 		}
 	}
 	return false
+}
+
+// listedFinding is a listed finding as a connection keeps it: a per-Send
+// check's as the values its message names (Findings builds the message),
+// any other whole in connRare.full.
+type listedFinding struct {
+	frame int
+	// n is the Send's length (checkExceedsInline), the STag it invalidates
+	// (checkInvNotNegotiated, checkInvFromRequester), or the finding's
+	// index in connRare.full (checkFull).
+	n int
+	// limit is the receiver's inline threshold (checkExceedsInline); xid
+	// the Send's RPC xid (flagRPC).
+	limit int
+	xid   uint32
+	check checkKind
+	sev   pvtdata.Severity
+	flags uint8
+}
+
+// checkKind says which per-Send check raised a listed finding.
+type checkKind uint8
+
+const (
+	checkFull             checkKind = iota // kept whole in connRare.full
+	checkExceedsInline                     // CodeSendExceedsInline
+	checkInvNotNegotiated                  // CodeSendInvNotNegotiated
+	checkInvFromRequester                  // CodeSendInvFromRequester
+)
+
+// listedFinding flags: the Send's direction, whether it carried an
+// RPC-over-RDMA header (its xid is named), whether the receiver copes (the
+// Linux server's Send with Invalidate); whoSetR's case in the bits of
+// flagRMask.
+const (
+	flagToServer = 1 << iota
+	flagRPC
+	flagCopes
+	flagRShift = iota
+	flagRMask  = 3 << flagRShift
+)
+
+func (c *Connection) listedCode(f *listedFinding) string {
+	switch f.check {
+	case checkExceedsInline:
+		return CodeSendExceedsInline
+	case checkInvNotNegotiated:
+		return CodeSendInvNotNegotiated
+	case checkInvFromRequester:
+		return CodeSendInvFromRequester
+	}
+	return c.rare.full[f.n].Code
+}
+
+// NumFindings is the number of findings Findings lists.
+func (c *Connection) NumFindings() int { return len(c.listed) }
+
+// Findings lists, in the order raised, the first Config.MaxFindingsPerCode
+// findings of each code and severity (FindingCounts counts all of them).
+// The slice and the messages of the per-Send checks' findings are made on
+// each call; nil when there is none.
+func (c *Connection) Findings() []pvtdata.Finding {
+	if len(c.listed) == 0 {
+		return nil
+	}
+	out := make([]pvtdata.Finding, len(c.listed))
+	var m msgBuilder
+	for i := range c.listed {
+		out[i] = c.finding(&c.listed[i], &m)
+	}
+	return out
+}
+
+// finding renders f, building its message with m.
+func (c *Connection) finding(f *listedFinding, m *msgBuilder) pvtdata.Finding {
+	if f.check == checkFull {
+		return c.rare.full[f.n]
+	}
+	toServer := f.flags&flagToServer != 0
+	out := pvtdata.Finding{Code: c.listedCode(f), Severity: f.sev, Layer: "conn", Frame: f.frame, Offset: -1}
+	m.reset()
+	switch f.check {
+	case checkExceedsInline:
+		receiver := "server"
+		if !toServer {
+			receiver = "client"
+		}
+		out.Section = "RFC 8797 §4.2, RFC 8166 §3.3.2"
+		m.s(directionName(toServer)).s(" Send of ").int(f.n).s(" octets").xid(f).
+			s(" is larger than the ").s(receiver).s("'s negotiated inline threshold of ").int(f.limit).
+			s(" octets: the receiver's Receive buffer cannot hold it")
+	case checkInvNotNegotiated:
+		out.Section = "RFC 8797 §4.1"
+		m.s(directionName(toServer)).s(" Send with Invalidate of STag ").hex(uint32(f.n)).xid(f).
+			s(", but remote invalidation was not negotiated (").s(whoSetRText[f.flags&flagRMask>>flagRShift]).s(")")
+		if f.flags&flagCopes != 0 {
+			m.s(copesNote)
+		}
+	case checkInvFromRequester:
+		out.Section = "RFC 8797 §3.2"
+		m.s("the client (requester) sent Send with Invalidate of STag ").hex(uint32(f.n)).xid(f).
+			s(": RFC 8797 provides remote invalidation for the responder's replies only")
+	}
+	out.Message = m.String()
+	return out
 }

@@ -72,7 +72,7 @@ func FuzzTracker(f *testing.F) {
 				sev  pvtdata.Severity
 			}
 			n := map[key]int{}
-			for _, f := range c.Findings {
+			for _, f := range c.Findings() {
 				k := key{f.Code, f.Severity}
 				n[k]++
 				if n[k] > 2 {

@@ -27,8 +27,8 @@ func (t *Tracker) MPA(ev *MPAEvent) {
 		c.State = StateRequested
 		c.RequestFrame = ev.Frame
 		// A new MPA Request on a stream replaces whatever it carried before.
-		t.index[k] = c
-		c.keys = append(c.keys, k)
+		ck, _ := t.key(k, true)
+		t.index[ck] = c
 		t.epoch++
 		t.mpaStep(c, ev, true, false)
 		c.ClientData = t.readPrivateData(c, "client", "MPA Request", pvtdata.MsgRequest, ev.Frame, ev.PrivateDataAt, ev.PrivateData, ev.ULPOffset)
@@ -63,9 +63,10 @@ func (t *Tracker) MPA(ev *MPAEvent) {
 }
 
 func (t *Tracker) mpaStep(c *Connection, ev *MPAEvent, fromClient, retrans bool) {
-	note := fmt.Sprintf("rev %d flags 0x%02x", ev.Revision, ev.Flags)
-	t.addStep(c, Step{Message: ev.Type.String(), Frame: ev.Frame, Time: ev.Time,
-		FromClient: fromClient, Retransmission: retrans, Note: note})
+	// The note: "rev %d flags 0x%02x".
+	if s := t.addStep(c, stepMPA+stepMsg(ev.Type), ev.Frame, ev.Time, fromClient, retrans); s != nil {
+		s.note, s.a, s.b = noteMPA, ev.Revision, ev.Flags
+	}
 	t.touch(c, ev.Time)
 }
 
@@ -89,16 +90,16 @@ func (t *Tracker) TCPClose(frame int, at time.Time, src, dst Peer, rst bool) {
 		return
 	}
 	fromClient := src == c.Client
-	msg := "TCP FIN"
+	msg := stepTCPFIN
 	if rst {
-		msg = "TCP RST"
+		msg = stepTCPRST
 	}
 	done := &c.finServer
 	if fromClient {
 		done = &c.finClient
 	}
 	retrans := *done && !rst
-	t.addStep(c, Step{Message: msg, Frame: frame, Time: at, FromClient: fromClient, Retransmission: retrans})
+	t.addStep(c, msg, frame, at, fromClient, retrans)
 	t.touch(c, at)
 	if retrans {
 		return

@@ -69,23 +69,20 @@ var Codes = map[string]pvtdata.Severity{
 // is where data[0] sits in its frame, 0 when unknown; kind is the message
 // kind for pvtdata's ULP recognition.
 func (t *Tracker) readPrivateData(c *Connection, side, msg string, kind pvtdata.MsgKind, frame, frameOffset int, data []byte, ulpOffset int) *PrivateData {
-	pd := &PrivateData{Frame: frame, Message: msg, Bytes: append([]byte(nil), data...), ULPOffset: ulpOffset}
-	if ulpOffset < 0 || ulpOffset > len(pd.Bytes) {
-		pd.ULPOffset = len(pd.Bytes)
-	}
 	hint := pvtdata.Hint{Msg: kind}
 	if c.HasServiceID {
 		if ps, port, ok := RDMACMPort(c.ServiceID); ok && ps != PortSpaceIB {
 			hint.Port = port
 		}
 	}
-	pd.Decode = pvtdata.Dissect(pd.ULP(), hint, t.cfg.Mode)
+	d := &t.decoded
+	pd := newPrivateData(frame, msg, t.copyBytes(data), ulpOffset, hint, t.cfg.Mode, d)
 
 	base := -1
 	if frameOffset > 0 {
 		base = frameOffset + pd.ULPOffset
 	}
-	for _, f := range pd.Decode.AppendFindings(nil) {
+	for _, f := range d.AppendFindings(nil) {
 		if f.Code == pvtdata.CodeNotFound && kind == pvtdata.MsgReject {
 			// A rejection carries no negotiation: no RFC 8797 message in it
 			// is not worth a note.
@@ -101,6 +98,34 @@ func (t *Tracker) readPrivateData(c *Connection, side, msg string, kind pvtdata.
 		t.finding(c, f)
 	}
 	return pd
+}
+
+// maxSharedBytes bounds the private data fields the tracker shares among
+// connections (Tracker.shared), and sharedBytesLen their length: an MPA
+// start-up frame's private data may be 512 octets (RFC 5044 §7.1).
+const (
+	maxSharedBytes = 256
+	sharedBytesLen = 512
+)
+
+// copyBytes returns a copy of a private data field: the one an earlier
+// connection keeps when it had the same (the server's reply is often the
+// same on every connection), else a new one (nil for none).
+func (t *Tracker) copyBytes(data []byte) []byte {
+	if len(data) == 0 {
+		return nil
+	}
+	if b, ok := t.shared[string(data)]; ok {
+		return b
+	}
+	b := append([]byte(nil), data...)
+	if len(t.shared) < maxSharedBytes && len(data) <= sharedBytesLen {
+		if t.shared == nil {
+			t.shared = map[string][]byte{}
+		}
+		t.shared[string(data)] = b
+	}
+	return b
 }
 
 func describeEffective(e pvtdata.Effective, valid bool) string {

@@ -73,13 +73,13 @@ func checkKernelNegotiation(t *testing.T, c *Connection) {
 		t.Errorf("server ULP data % x", ulp)
 	}
 	for _, pd := range []*PrivateData{c.ClientData, c.ServerData} {
-		r := pd.Decode.Reading
-		if !r.Valid || r.Offset != 0 || r.Message.Version != 1 || r.Message.SendBytes() != 4096 || r.Message.ReceiveBytes() != 4096 || pd.Decode.Divergent {
+		r := pd.Read
+		if !r.Valid || r.Offset != 0 || r.Message.Version != 1 || r.Message.SendBytes() != 4096 || r.Message.ReceiveBytes() != 4096 || pd.Divergent {
 			t.Errorf("%s reading %+v", pd.Message, r)
 		}
 	}
-	if !c.ClientData.Decode.Reading.Message.RemoteInvalidation() || c.ServerData.Decode.Reading.Message.RemoteInvalidation() {
-		t.Errorf("R bits: client %v server %v", c.ClientData.Decode.Reading.Message, c.ServerData.Decode.Reading.Message)
+	if !c.ClientData.Read.Message.RemoteInvalidation() || c.ServerData.Read.Message.RemoteInvalidation() {
+		t.Errorf("R bits: client %v server %v", c.ClientData.Read.Message, c.ServerData.Read.Message)
 	}
 	if want := (pvtdata.Negotiated{ClientToServerInline: 4096, ServerToClientInline: 4096}); c.Negotiated != want {
 		t.Errorf("negotiated %+v, want %+v", c.Negotiated, want)
@@ -93,7 +93,7 @@ func checkKernelNegotiation(t *testing.T, c *Connection) {
 		t.Errorf("traffic %+v / %+v", c.ToServer, c.ToClient)
 	}
 	n := 0
-	for _, f := range c.Findings {
+	for _, f := range c.Findings() {
 		switch f.Code {
 		case CodeSendInvNotNegotiated:
 			n++

@@ -26,7 +26,11 @@ func TestMsgBuilder(t *testing.T) {
 	var m msgBuilder
 	for _, ev := range []SendEvent{{XID: 0xdeadbeef, RPCRDMA: true, InvalidateSTag: 0xcd1, Length: 5000},
 		{InvalidateSTag: 0xffffffff, Length: 0}, {XID: 7, RPCRDMA: true}} {
-		got := m.reset().s("a ").int(ev.Length).s(" b ").hex(ev.InvalidateSTag).xid(&ev).s(".").String()
+		f := listedFinding{xid: ev.XID}
+		if ev.RPCRDMA {
+			f.flags = flagRPC
+		}
+		got := m.reset().s("a ").int(ev.Length).s(" b ").hex(ev.InvalidateSTag).xid(&f).s(".").String()
 		want := fmt.Sprintf("a %d b 0x%08x%s.", ev.Length, ev.InvalidateSTag, xidNote(&ev))
 		if got != want {
 			t.Errorf("%q, want %q", got, want)

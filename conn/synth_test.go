@@ -65,7 +65,7 @@ func TestSyntheticCaptures(t *testing.T) {
 				t.Fatalf("%d connections, want %d", len(cs), len(tc.conns))
 			}
 			for i, w := range tc.conns {
-				if got := summary(cs[i].Findings); cs[i].State.String() != w.state || got != w.codes {
+				if got := summary(cs[i].Findings()); cs[i].State.String() != w.state || got != w.codes {
 					t.Errorf("connection %d: %s [%s], want %s [%s]", i+1, cs[i].State, got, w.state, w.codes)
 				}
 			}
@@ -101,8 +101,8 @@ func TestEncodings(t *testing.T) {
 			if c.Transport.String() != tc.transport || c.Client.String() != tc.client || c.Server.String() != tc.server {
 				t.Errorf("%s %s → %s", c.Transport, c.Client, c.Server)
 			}
-			if c.State != StateDisconnected || c.Steps[1].Message != "MRA" || len(c.Steps) != 9 {
-				t.Errorf("state %s, steps %+v", c.State, c.Steps)
+			if c.State != StateDisconnected || c.Steps()[1].Message != "MRA" || len(c.Steps()) != 9 {
+				t.Errorf("state %s, steps %+v", c.State, c.Steps())
 			}
 			if cs[1].State != StateRejected || cs[1].RejectReason != 28 || cs[2].Kind != KindSIDR || cs[2].State != StateReplied || cs[2].ServerQPN != 0x2a {
 				t.Errorf("%s %d %s %s %#x", cs[1].State, cs[1].RejectReason, cs[2].Kind, cs[2].State, cs[2].ServerQPN)
@@ -116,7 +116,7 @@ func TestEncodings(t *testing.T) {
 func TestLayerFindingsAttached(t *testing.T) {
 	tr := trackFileConfig(t, "../testdata/pcaps/synthetic/synth-ibcm-rocev2-ipv4-bad-crc.pcap", Config{})
 	c := only(t, tr)
-	if len(c.Steps) != 2 || !c.Steps[1].Retransmission || !c.hasFindingAt("ibcm.icrc-bad", 2) || c.hasFindingAt("ibcm.icrc-bad", 1) {
-		t.Errorf("steps %+v findings %v", c.Steps, c.Findings)
+	if len(c.Steps()) != 2 || !c.Steps()[1].Retransmission || !c.hasFindingAt("ibcm.icrc-bad", 2) || c.hasFindingAt("ibcm.icrc-bad", 1) {
+		t.Errorf("steps %+v findings %v", c.Steps(), c.Findings())
 	}
 }

@@ -75,11 +75,24 @@ const (
 	keyStream                    // a TCP stream (iWARP), ends ordered
 )
 
-type connKey struct {
+// wireKey identifies a connection by what the wire shows: a host (a
+// node: hostKey; a stream's first end) and an ID of it, or the two ends of
+// a stream.
+type wireKey struct {
 	kind keyKind
 	host Peer
 	id   uint32
 	peer Peer
+}
+
+// connKey is a wireKey as the index holds it: the peers by their numbers
+// in Tracker.peerIDs (the index outlives the connections' traffic, and a
+// Peer is 32 bytes).
+type connKey struct {
+	kind keyKind
+	host uint32
+	id   uint32
+	peer uint32
 }
 
 // hostKey is the part of a peer that names a node: the LID on native IB,
@@ -91,11 +104,11 @@ func hostKey(p Peer) Peer {
 	return Peer{Addr: p.Addr}
 }
 
-func streamKey(a, b Peer) connKey {
+func streamKey(a, b Peer) wireKey {
 	if peerLess(b, a) {
 		a, b = b, a
 	}
-	return connKey{kind: keyStream, host: a, peer: b}
+	return wireKey{kind: keyStream, host: a, peer: b}
 }
 
 func peerLess(a, b Peer) bool {
@@ -128,6 +141,12 @@ type Tracker struct {
 	head    int
 	nActive int
 	last    map[peersKey]*Connection
+	// forgotten counts the connections forgotten since index was last
+	// purged of their keys.
+	forgotten int
+	// peerIDs numbers the peers of the index's keys from 1 (the zero Peer
+	// is 0).
+	peerIDs map[Peer]uint32
 	// now is the latest capture time seen, lastSweep when the timeouts were
 	// last looked at (ns, capNanos); swept once lastSweep is set.
 	now       int64
@@ -149,20 +168,25 @@ type Tracker struct {
 	freeAccs []*sendAcc
 	// pendingPool keeps the call tables of closed connections for new
 	// ones.
-	pendingPool []pendingXIDs
+	pendingPool []*pendingXIDs
 	// stepped is the connection the last message was a step of.
 	stepped *Connection
-	// msg builds the per-Send findings' messages.
-	msg msgBuilder
+	// decoded is the decode of the last private data read (a 600-byte
+	// value: kept here, not made per message).
+	decoded pvtdata.PrivateData
+	// shared holds private data fields by content, each kept once for the
+	// connections that carried it (copyBytes).
+	shared map[string][]byte
 }
 
 // New returns a tracker with cfg (zero fields take the defaults).
 func New(cfg Config) *Tracker {
 	return &Tracker{
-		cfg:   cfg.withDefaults(),
-		index: map[connKey]*Connection{},
-		last:  map[peersKey]*Connection{},
-		now:   math.MinInt64,
+		cfg:     cfg.withDefaults(),
+		index:   map[connKey]*Connection{},
+		last:    map[peersKey]*Connection{},
+		peerIDs: map[Peer]uint32{},
+		now:     math.MinInt64,
 	}
 }
 
@@ -181,7 +205,7 @@ func (t *Tracker) Findings() []pvtdata.Finding { return t.orphans }
 func (t *Tracker) AllFindings() []pvtdata.Finding {
 	var out []pvtdata.Finding
 	for _, c := range t.conns {
-		out = append(out, c.Findings...)
+		out = append(out, c.Findings()...)
 	}
 	return append(out, t.orphans...)
 }
@@ -242,10 +266,10 @@ func (t *Tracker) advance(at time.Time) {
 }
 
 func lastFrame(c *Connection) int {
-	if len(c.Steps) == 0 {
+	if len(c.steps) == 0 {
 		return 0
 	}
-	return c.Steps[len(c.Steps)-1].Frame
+	return c.steps[len(c.steps)-1].frame
 }
 
 // newConn creates a connection and makes room for it.
@@ -289,14 +313,11 @@ func (t *Tracker) evictOldest(keep *Connection, frame int) {
 	}
 }
 
-// forget drops c from the indexes.
+// forget drops c from the indexes. Its keys stay in index until a lookup
+// meets them, a new connection takes them over, or a purge (lookup and
+// bind treat a key of a connection no longer followed as unbound): a
+// connection does not keep the list of its keys.
 func (t *Tracker) forget(c *Connection) {
-	for _, k := range c.keys {
-		if t.index[k] == c {
-			delete(t.index, k)
-		}
-	}
-	c.keys = nil
 	if k := peersOf(c); t.last[k] == c {
 		delete(t.last, k)
 	}
@@ -304,23 +325,70 @@ func (t *Tracker) forget(c *Connection) {
 	c.active = false
 	t.nActive--
 	t.epoch++
+	// Purge the keys of forgotten connections: at once from a small
+	// index, else once they may be a quarter of it (a connection has two
+	// to four keys), the cost of a purge spread over the evictions before
+	// it.
+	t.forgotten++
+	if len(t.index) <= smallIndex || 16*t.forgotten >= len(t.index) {
+		for k, c := range t.index {
+			if !c.active {
+				delete(t.index, k)
+			}
+		}
+		t.forgotten = 0
+	}
 }
 
-func (t *Tracker) bind(c *Connection, k connKey) {
+// smallIndex is the size up to which the index is purged of a forgotten
+// connection's keys at once.
+const smallIndex = 1024
+
+// peerID returns p's number, numbering it when add is set; false when p
+// has none.
+func (t *Tracker) peerID(p Peer, add bool) (uint32, bool) {
+	if p.IsZero() {
+		return 0, true
+	}
+	id, ok := t.peerIDs[p]
+	if !ok && add {
+		id, ok = uint32(len(t.peerIDs)+1), true
+		t.peerIDs[p] = id
+	}
+	return id, ok
+}
+
+// key returns the index key of w, numbering its peers when add is set;
+// false when a peer has no number (nothing is bound to w).
+func (t *Tracker) key(w wireKey, add bool) (connKey, bool) {
+	host, ok := t.peerID(w.host, add)
+	if !ok {
+		return connKey{}, false
+	}
+	peer, ok := t.peerID(w.peer, add)
+	return connKey{kind: w.kind, host: host, id: w.id, peer: peer}, ok
+}
+
+func (t *Tracker) bind(c *Connection, w wireKey) {
 	if !c.active {
 		return
 	}
+	k, _ := t.key(w, true)
 	if old, ok := t.index[k]; ok && old == c {
 		return
 	}
 	t.index[k] = c
-	c.keys = append(c.keys, k)
 	t.epoch++
 }
 
-func (t *Tracker) lookup(k connKey) *Connection {
+func (t *Tracker) lookup(w wireKey) *Connection {
+	k, ok := t.key(w, false)
+	if !ok {
+		return nil
+	}
 	c := t.index[k]
 	if c != nil && !c.active {
+		delete(t.index, k)
 		return nil
 	}
 	return c
@@ -329,12 +397,36 @@ func (t *Tracker) lookup(k connKey) *Connection {
 // finding counts f on c and lists it within the per-code cap.
 func (t *Tracker) finding(c *Connection, f pvtdata.Finding) {
 	if t.listed(c, f.Code, f.Severity, f.Frame) {
-		c.Findings = append(c.Findings, f)
+		t.keep(c, f)
 	}
 }
 
+// keep lists f, whole, on c.
+func (t *Tracker) keep(c *Connection, f pvtdata.Finding) {
+	r := c.extra()
+	c.list(listedFinding{check: checkFull, frame: f.Frame, n: len(r.full)}, t.cfg.MaxFindingsPerCode)
+	r.full = append(r.full, f)
+}
+
+// list appends f to c.listed; the first time with room for the findings
+// of one code a connection lists (limit, up to 8), not growing 1, 2, 4, 8.
+func (c *Connection) list(f listedFinding, limit int) {
+	if c.listed == nil {
+		c.listed = make([]listedFinding, 0, min(limit, 8))
+	}
+	c.listed = append(c.listed, f)
+}
+
+// extra returns c's rare part, made on first use.
+func (c *Connection) extra() *connRare {
+	if c.rare == nil {
+		c.rare = &connRare{}
+	}
+	return c.rare
+}
+
 // listed counts a finding of code and sev at frame on c and reports
-// whether it is to be listed: the caller then appends it to c.Findings.
+// whether it is to be listed: the caller then appends it to c.listed.
 // Checks that raise a finding per packet call it before building the
 // message, which only the listed ones need.
 func (t *Tracker) listed(c *Connection, code string, sev pvtdata.Severity, frame int) bool {
@@ -350,14 +442,41 @@ func (t *Tracker) orphan(f pvtdata.Finding) {
 	}
 }
 
-// addStep appends a step to c's ladder within the cap.
-func (t *Tracker) addStep(c *Connection, s Step) {
+// addStep appends a step of msg to c's ladder within the cap and returns
+// it, for the caller to add its note; nil when the ladder is full.
+func (t *Tracker) addStep(c *Connection, msg stepMsg, frame int, at time.Time, fromClient, retrans bool) *step {
 	t.stepped = c
-	if len(c.Steps) >= t.cfg.MaxSteps {
+	if len(c.steps) >= t.cfg.MaxSteps {
 		c.StepsDropped++
+		return nil
+	}
+	s := step{msg: msg, frame: frame, sec: at.Unix(), nsec: int32(at.Nanosecond())}
+	if fromClient {
+		s.flags |= stepFromClient
+	}
+	if retrans {
+		s.flags |= stepRetrans
+	}
+	if c.steps == nil {
+		// Room for a whole ladder (REQ, REP, RTU, DREQ, DREP) at once.
+		c.steps = make([]step, 0, min(typicalSteps, t.cfg.MaxSteps))
+	}
+	c.steps = append(c.steps, s)
+	return &c.steps[len(c.steps)-1]
+}
+
+// typicalSteps is the ladder of a connection set up and torn down without
+// retransmissions.
+const typicalSteps = 5
+
+// noteText gives s the note text (rare: REJ's reason).
+func (c *Connection) noteText(s *step, text string) {
+	if s == nil || text == "" {
 		return
 	}
-	c.Steps = append(c.Steps, s)
+	r := c.extra()
+	s.note, s.arg = noteText, uint32(len(r.notes))
+	r.notes = append(r.notes, text)
 }
 
 func (t *Tracker) touch(c *Connection, at time.Time) {

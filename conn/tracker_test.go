@@ -112,11 +112,11 @@ func TestKernelExchange(t *testing.T) {
 	if c.Negotiated != want {
 		t.Errorf("negotiated %+v, want %+v", c.Negotiated, want)
 	}
-	if c.ClientData.Decode.Reading.Offset != 0 || c.ClientData.ULPOffset != 36 || !c.ClientData.Decode.Reading.Message.RemoteInvalidation() {
-		t.Errorf("client reading %+v ulp offset %d", c.ClientData.Decode.Reading, c.ClientData.ULPOffset)
+	if c.ClientData.Read.Offset != 0 || c.ClientData.ULPOffset != 36 || !c.ClientData.Read.Message.RemoteInvalidation() {
+		t.Errorf("client reading %+v ulp offset %d", c.ClientData.Read, c.ClientData.ULPOffset)
 	}
-	if c.ServerData.Decode.Reading.Offset != 0 || c.ServerData.Decode.Reading.Message.RemoteInvalidation() || c.ServerData.Format() != "rpcrdma-v1" {
-		t.Errorf("server reading %+v", c.ServerData.Decode.Reading)
+	if c.ServerData.Read.Offset != 0 || c.ServerData.Read.Message.RemoteInvalidation() || c.ServerData.Format() != "rpcrdma-v1" {
+		t.Errorf("server reading %+v", c.ServerData.Read)
 	}
 	if c.Client.String() != "192.168.122.10:1023" || c.Server.String() != "192.168.122.11:20049" {
 		t.Errorf("client %s server %s", c.Client, c.Server)
@@ -127,11 +127,11 @@ func TestKernelExchange(t *testing.T) {
 	if c.Service() != "NFS/RDMA (rdma_cm TCP port 20049)" {
 		t.Errorf("service %q", c.Service())
 	}
-	if len(c.Findings) != 0 {
-		t.Errorf("findings %v", c.Findings)
+	if len(c.Findings()) != 0 {
+		t.Errorf("findings %v", c.Findings())
 	}
 	dirs := ""
-	for _, s := range c.Steps {
+	for _, s := range c.Steps() {
 		if s.FromClient {
 			dirs += ">"
 		} else {
@@ -154,8 +154,8 @@ func TestRetransmittedREQ(t *testing.T) {
 	if c.State != StateEstablished || c.RequestFrame != 1 || c.ReplyFrame != 3 {
 		t.Errorf("state %s req %d rep %d", c.State, c.RequestFrame, c.ReplyFrame)
 	}
-	if !c.Steps[1].Retransmission || !c.Steps[3].Retransmission || c.Steps[2].Retransmission {
-		t.Errorf("steps %+v", c.Steps)
+	if !c.Steps()[1].Retransmission || !c.Steps()[3].Retransmission || c.Steps()[2].Retransmission {
+		t.Errorf("steps %+v", c.Steps())
 	}
 }
 
@@ -170,11 +170,11 @@ func TestMRAThenREJ(t *testing.T) {
 	if c.State != StateRejected || c.RejectReason != 28 || c.RejectFrame != 3 || c.ReplyFrame != 3 {
 		t.Errorf("state %s reason %d frames %d/%d", c.State, c.RejectReason, c.RejectFrame, c.ReplyFrame)
 	}
-	if got := c.Steps[1].Message; got != "MRA" {
+	if got := c.Steps()[1].Message; got != "MRA" {
 		t.Errorf("step 2 %s", got)
 	}
 	if !c.HasFinding(CodeRejected) {
-		t.Errorf("findings %v", codes(c.Findings))
+		t.Errorf("findings %v", codes(c.Findings()))
 	}
 }
 
@@ -190,7 +190,7 @@ func TestOddities(t *testing.T) {
 	}
 	for i, code := range []string{CodeREPWithoutREQ, CodeRTUWithoutREP, CodeDREQUnknown} {
 		if !cs[i].HasFinding(code) {
-			t.Errorf("connection %d: findings %v, want %s", i+1, codes(cs[i].Findings), code)
+			t.Errorf("connection %d: findings %v, want %s", i+1, codes(cs[i].Findings()), code)
 		}
 	}
 	if cs[0].State != StateReplied || cs[1].State != StateEstablished || cs[2].State != StateDisconnecting {
@@ -211,7 +211,7 @@ func TestRTUWithoutREPAfterREQ(t *testing.T) {
 	tr.CM(cmMsg(2, CMRTU, true, cComm, sComm))
 	c := only(t, tr)
 	if !c.HasFinding(CodeRTUWithoutREP) || c.State != StateEstablished {
-		t.Errorf("state %s findings %v", c.State, codes(c.Findings))
+		t.Errorf("state %s findings %v", c.State, codes(c.Findings()))
 	}
 }
 
@@ -229,7 +229,7 @@ func TestReconnectionChangedValues(t *testing.T) {
 		t.Fatalf("%d connections", len(cs))
 	}
 	if cs[0].HasFinding(CodeAdvertisedValuesChanged) || !cs[1].HasFinding(CodeAdvertisedValuesChanged) {
-		t.Errorf("findings %v / %v", codes(cs[0].Findings), codes(cs[1].Findings))
+		t.Errorf("findings %v / %v", codes(cs[0].Findings()), codes(cs[1].Findings()))
 	}
 	if cs[1].Negotiated.ClientToServerInline != 4096 {
 		t.Errorf("negotiated %+v", cs[1].Negotiated)
@@ -240,7 +240,7 @@ func TestReconnectionChangedValues(t *testing.T) {
 	tr2.CM(req(6, cComm+1, 101, cQPN+2, linuxClientPD))
 	tr2.CM(rep(7, sComm+1, cComm+1, 201, sQPN+2, linuxServerPD))
 	if cs := tr2.Connections(); len(cs) != 2 || cs[1].HasFinding(CodeAdvertisedValuesChanged) {
-		t.Errorf("unchanged reconnection: %d connections, findings %v", len(cs), codes(cs[len(cs)-1].Findings))
+		t.Errorf("unchanged reconnection: %d connections, findings %v", len(cs), codes(cs[len(cs)-1].Findings()))
 	}
 }
 
@@ -321,7 +321,7 @@ func TestTrafficChecks(t *testing.T) {
 			}
 			c := only(t, tr)
 			var got []string
-			for _, f := range c.Findings {
+			for _, f := range c.Findings() {
 				if strings.HasPrefix(f.Code, "conn.send") || strings.HasPrefix(f.Code, "conn.invalidated") {
 					got = append(got, f.Code)
 					if f.Frame < 10 {
@@ -329,7 +329,7 @@ func TestTrafficChecks(t *testing.T) {
 					}
 				}
 			}
-			for _, f := range c.Findings {
+			for _, f := range c.Findings() {
 				if f.Code == CodeSendInvNotNegotiated {
 					// Error unless the receiving client set R (the Linux
 					// server's deviation: a warning with that context).
@@ -355,8 +355,8 @@ func TestSendBeforeReplyNotChecked(t *testing.T) {
 	tr.CM(req(1, cComm, 100, cQPN, linuxClientPD))
 	tr.Send(send(2, false, 100000))
 	c := only(t, tr)
-	if len(c.Findings) != 0 || c.ToClient.Sends != 1 {
-		t.Errorf("findings %v sends %+v", codes(c.Findings), c.ToClient)
+	if len(c.Findings()) != 0 || c.ToClient.Sends != 1 {
+		t.Errorf("findings %v sends %+v", codes(c.Findings()), c.ToClient)
 	}
 	tr.Send(&SendEvent{FirstFrame: 3, Time: at(3), Transport: RoCEv2, Src: clientHost, Dst: serverHost, DestQP: 0x999, Length: 10})
 	if tr.Unmatched != 1 {
@@ -371,12 +371,12 @@ func TestServerSendExceedsClientReceive(t *testing.T) {
 	kernelExchange(tr, linuxClientPD, b[:])
 	c := only(t, tr)
 	if !c.HasFinding(CodeServerSendExceedsClientReceive) {
-		t.Fatalf("findings %v", codes(c.Findings))
+		t.Fatalf("findings %v", codes(c.Findings()))
 	}
 	if c.Negotiated.ServerToClientInline != 4096 {
 		t.Errorf("negotiated %+v", c.Negotiated)
 	}
-	for _, f := range c.Findings {
+	for _, f := range c.Findings() {
 		if f.Code == CodeServerSendExceedsClientReceive && (!strings.Contains(f.Message, "Linux") || f.Frame != 2) {
 			t.Errorf("finding %+v", f)
 		}
@@ -392,10 +392,10 @@ func TestPrivateDataFindings(t *testing.T) {
 	c := only(t, tr)
 	for _, code := range []string{pvtdata.CodeReaderDivergence, pvtdata.CodeReservedBits, pvtdata.CodeNotAtOffsetZero} {
 		if !c.HasFinding(code) {
-			t.Errorf("missing %s in %v", code, codes(c.Findings))
+			t.Errorf("missing %s in %v", code, codes(c.Findings()))
 		}
 	}
-	for _, f := range c.Findings {
+	for _, f := range c.Findings() {
 		if f.Code == pvtdata.CodeReservedBits {
 			// frame offset 226 + ULP offset 36 + identifier 4 + 5
 			if f.Offset != 226+36+4+5 || f.Frame != 1 || !strings.HasPrefix(f.Message, "client REQ private data: ") {
@@ -421,7 +421,7 @@ func TestEviction(t *testing.T) {
 	}
 	cs := tr.Connections()
 	if len(cs) != 3 || !cs[0].Evicted || cs[1].Evicted || !cs[0].HasFinding(CodeTableFull) {
-		t.Fatalf("connections %d, evicted %v %v, findings %v", len(cs), cs[0].Evicted, cs[1].Evicted, codes(cs[0].Findings))
+		t.Fatalf("connections %d, evicted %v %v, findings %v", len(cs), cs[0].Evicted, cs[1].Evicted, codes(cs[0].Findings()))
 	}
 	// The evicted connection's REP now matches nothing.
 	tr.CM(rep(4, sComm, cComm, 200, sQPN, linuxServerPD))
@@ -454,14 +454,14 @@ func TestFindingCap(t *testing.T) {
 	tr.Finish()
 	c := only(t, tr)
 	n := 0
-	for _, f := range c.Findings {
+	for _, f := range c.Findings() {
 		if f.Code == CodeSendExceedsInline {
 			n++
 		}
 	}
 	// The three first are listed, all ten counted with their frames.
-	if n != 3 || len(c.Findings) != 3 || c.Findings[2].Frame != 12 {
-		t.Errorf("%d findings, %v", n, codes(c.Findings))
+	if n != 3 || len(c.Findings()) != 3 || c.Findings()[2].Frame != 12 {
+		t.Errorf("%d findings, %v", n, codes(c.Findings()))
 	}
 	fc := c.FindingCount(CodeSendExceedsInline, pvtdata.SeverityError)
 	if len(c.FindingCounts) != 1 || fc == nil || *fc != (FindingCount{Code: CodeSendExceedsInline, Severity: pvtdata.SeverityError,
@@ -490,7 +490,7 @@ func TestMPA(t *testing.T) {
 		t.Errorf("negotiated %+v", c.Negotiated)
 	}
 	if c.ToServer.Sends != 1 || c.ToClient.Sends != 1 || !c.HasFinding(CodeSendExceedsInline) {
-		t.Errorf("sends %+v %+v findings %v", c.ToServer, c.ToClient, codes(c.Findings))
+		t.Errorf("sends %+v %+v findings %v", c.ToServer, c.ToClient, codes(c.Findings()))
 	}
 	if c.Service() != "NFS/RDMA (rdma_cm TCP port 20049)" {
 		t.Errorf("service %q", c.Service())
@@ -555,12 +555,12 @@ func TestTCPClose(t *testing.T) {
 	}
 	tr.TCPClose(4, at(4), cl, sv, false) // retransmitted FIN
 	tr.TCPClose(5, at(5), sv, cl, false)
-	if c.State != StateDisconnected || c.DisconnectReplyFrame != 5 || !c.Steps[3].Retransmission || c.Steps[4].Message != "TCP FIN" {
-		t.Errorf("after both FINs: %s %d %+v", c.State, c.DisconnectReplyFrame, c.Steps)
+	if c.State != StateDisconnected || c.DisconnectReplyFrame != 5 || !c.Steps()[3].Retransmission || c.Steps()[4].Message != "TCP FIN" {
+		t.Errorf("after both FINs: %s %d %+v", c.State, c.DisconnectReplyFrame, c.Steps())
 	}
 	tr = setup()
 	tr.TCPClose(3, at(3), sv, cl, true)
-	if c := only(t, tr); c.State != StateDisconnected || c.DisconnectRequestFrame != 3 || c.DisconnectReplyFrame != 3 || c.Steps[2].FromClient {
+	if c := only(t, tr); c.State != StateDisconnected || c.DisconnectRequestFrame != 3 || c.DisconnectReplyFrame != 3 || c.Steps()[2].FromClient {
 		t.Errorf("after RST: %s %d/%d", c.State, c.DisconnectRequestFrame, c.DisconnectReplyFrame)
 	}
 	// A FIN on a stream without MPA is nothing.
@@ -576,8 +576,8 @@ func TestStepCap(t *testing.T) {
 		tr.CM(req(i+1, cComm, 100, cQPN, linuxClientPD))
 	}
 	c := only(t, tr)
-	if len(c.Steps) != 4 || c.StepsDropped != 6 || !c.Steps[3].Retransmission {
-		t.Errorf("%d steps, %d dropped", len(c.Steps), c.StepsDropped)
+	if len(c.Steps()) != 4 || c.StepsDropped != 6 || !c.Steps()[3].Retransmission {
+		t.Errorf("%d steps, %d dropped", len(c.Steps()), c.StepsDropped)
 	}
 }
 
@@ -591,8 +591,8 @@ func TestServerDisconnectsAndClientRejectsREP(t *testing.T) {
 	if c.State != StateDisconnected || c.DisconnectRequestFrame != 4 || c.DisconnectReplyFrame != 6 {
 		t.Errorf("%s %d %d", c.State, c.DisconnectRequestFrame, c.DisconnectReplyFrame)
 	}
-	if s := c.Steps[3]; s.FromClient || s.Note != "by server" || !c.Steps[4].Retransmission || !c.Steps[5].FromClient {
-		t.Errorf("steps %+v", c.Steps)
+	if s := c.Steps()[3]; s.FromClient || s.Note != "by server" || !c.Steps()[4].Retransmission || !c.Steps()[5].FromClient {
+		t.Errorf("steps %+v", c.Steps())
 	}
 
 	// The client rejects the server's REP (REJ of a REP).
@@ -603,10 +603,10 @@ func TestServerDisconnectsAndClientRejectsREP(t *testing.T) {
 	rej.RejectReason, rej.RejectReasonName = 28, "Consumer Reject"
 	tr.CM(rej)
 	c = only(t, tr)
-	if c.State != StateRejected || c.ReplyFrame != 2 || c.RejectFrame != 3 || !c.Steps[2].FromClient {
+	if c.State != StateRejected || c.ReplyFrame != 2 || c.RejectFrame != 3 || !c.Steps()[2].FromClient {
 		t.Errorf("%s reply %d reject %d", c.State, c.ReplyFrame, c.RejectFrame)
 	}
-	for _, f := range c.Findings {
+	for _, f := range c.Findings() {
 		if f.Code == CodeRejected && !strings.Contains(f.Message, "the client rejected") {
 			t.Errorf("%s", f.Message)
 		}
@@ -630,13 +630,13 @@ func TestOtherULPNotChecked(t *testing.T) {
 	tr.Send(ev)
 	c := only(t, tr)
 	if c.RPCRDMA() || c.HasFinding(CodeSendInvNotNegotiated) || c.HasFinding(CodeSendExceedsInline) || c.ToClient.Sends != 1 {
-		t.Errorf("ulp %s/%s, findings %v", c.ClientData.Format(), c.ServerData.Format(), codes(c.Findings))
+		t.Errorf("ulp %s/%s, findings %v", c.ClientData.Format(), c.ServerData.Format(), codes(c.Findings()))
 	}
 	// NFS/RDMA without any private data (nfs-ganesha): the defaults apply.
 	tr = New(Config{})
 	kernelExchange(tr, nil, nil)
 	tr.Send(send(4, false, 2000))
 	if c := only(t, tr); !c.RPCRDMA() || !c.HasFinding(CodeSendExceedsInline) {
-		t.Errorf("ganesha-like: findings %v", codes(c.Findings))
+		t.Errorf("ganesha-like: findings %v", codes(c.Findings()))
 	}
 }

@@ -110,8 +110,8 @@ const maxPendingPool = 8
 // longer followed); the table's storage serves a later connection.
 func (t *Tracker) releasePending(c *Connection) {
 	p := c.pending
-	c.pending = pendingXIDs{}
-	if cap(p.calls) == 0 || len(t.pendingPool) >= maxPendingPool {
+	c.pending = nil
+	if p == nil || cap(p.calls) == 0 || len(t.pendingPool) >= maxPendingPool {
 		return
 	}
 	p.reset()
@@ -160,52 +160,53 @@ func (t *Tracker) send(ev *SendEvent, acc *sendAcc) {
 		return
 	}
 	frame := ev.FirstFrame
+	// The listed findings keep the values their messages name; Findings
+	// builds the messages when they are printed.
+	var flags uint8
+	if toServer {
+		flags |= flagToServer
+	}
 	if ev.RPCRDMA {
-		limit, receiver := c.Negotiated.ClientToServerInline, "server"
+		flags |= flagRPC
+		limit := c.Negotiated.ClientToServerInline
 		if !toServer {
-			limit, receiver = c.Negotiated.ServerToClientInline, "client"
+			limit = c.Negotiated.ServerToClientInline
 		}
 		if ev.Length > limit && t.listed(c, CodeSendExceedsInline, pvtdata.SeverityError, frame) {
-			c.Findings = append(c.Findings, pvtdata.Finding{Code: CodeSendExceedsInline, Severity: pvtdata.SeverityError,
-				Section: "RFC 8797 §4.2, RFC 8166 §3.3.2", Layer: "conn", Frame: frame, Offset: -1,
-				Message: t.msg.reset().s(directionName(toServer)).s(" Send of ").int(ev.Length).s(" octets").xid(ev).
-					s(" is larger than the ").s(receiver).s("'s negotiated inline threshold of ").int(limit).
-					s(" octets: the receiver's Receive buffer cannot hold it").String()})
+			c.list(listedFinding{check: checkExceedsInline, sev: pvtdata.SeverityError,
+				frame: frame, n: ev.Length, limit: limit, xid: ev.XID, flags: flags}, t.cfg.MaxFindingsPerCode)
 		}
 	}
 	if ev.Invalidate {
 		if !c.Negotiated.RemoteInvalidation {
-			sev, context := pvtdata.SeverityError, ""
-			clientR := c.ClientData.Effective().RemoteInvalidation
-			if !toServer && clientR {
+			sev, fl := pvtdata.SeverityError, flags|whoSetR(c)<<flagRShift
+			if !toServer && c.ClientData.Effective().RemoteInvalidation {
 				// The receiver said it can take it: a deviation, not a
 				// breakage. It is what the Linux server does.
-				sev = pvtdata.SeverityWarning
-				context = "; the client, which receives it, did set R, so it copes, but RFC 8797 requires both peers' R. " +
-					"This is the Linux server's behaviour: svcrdma always sends R=0 yet uses Send with Invalidate whenever the client set R (svc_rdma_parse_connect_private takes sc_snd_w_inv from the client's flags only)"
+				sev, fl = pvtdata.SeverityWarning, fl|flagCopes
 			}
 			if t.listed(c, CodeSendInvNotNegotiated, sev, frame) {
-				c.Findings = append(c.Findings, pvtdata.Finding{Code: CodeSendInvNotNegotiated, Severity: sev,
-					Section: "RFC 8797 §4.1", Layer: "conn", Frame: frame, Offset: -1,
-					Message: t.msg.reset().s(directionName(toServer)).s(" Send with Invalidate of STag ").hex(ev.InvalidateSTag).xid(ev).
-						s(", but remote invalidation was not negotiated (").s(whoSetR(c)).s(")").s(context).String()})
+				c.list(listedFinding{check: checkInvNotNegotiated, sev: sev,
+					frame: frame, n: int(ev.InvalidateSTag), xid: ev.XID, flags: fl}, t.cfg.MaxFindingsPerCode)
 			}
 		}
 		if toServer {
 			if t.listed(c, CodeSendInvFromRequester, pvtdata.SeverityWarning, frame) {
-				c.Findings = append(c.Findings, pvtdata.Finding{Code: CodeSendInvFromRequester, Severity: pvtdata.SeverityWarning,
-					Section: "RFC 8797 §3.2", Layer: "conn", Frame: frame, Offset: -1,
-					Message: t.msg.reset().s("the client (requester) sent Send with Invalidate of STag ").hex(ev.InvalidateSTag).xid(ev).
-						s(": RFC 8797 provides remote invalidation for the responder's replies only").String()})
+				c.list(listedFinding{check: checkInvFromRequester, sev: pvtdata.SeverityWarning,
+					frame: frame, n: int(ev.InvalidateSTag), xid: ev.XID, flags: flags}, t.cfg.MaxFindingsPerCode)
 			}
 		} else if ev.RPCRDMA {
-			offered, ok := c.pending.get(ev.XID)
+			var offered []uint32
+			ok := false
+			if c.pending != nil {
+				offered, ok = c.pending.get(ev.XID)
+			}
 			if ok {
 				counts.InvalidateChecked++
 			}
 			if ok && !containsHandle(offered, ev.InvalidateSTag) &&
 				t.listed(c, CodeInvalidatedSTagNotOffered, pvtdata.SeverityError, frame) {
-				c.Findings = append(c.Findings, pvtdata.Finding{Code: CodeInvalidatedSTagNotOffered, Severity: pvtdata.SeverityError,
+				t.keep(c, pvtdata.Finding{Code: CodeInvalidatedSTagNotOffered, Severity: pvtdata.SeverityError,
 					Section: "RFC 8797 §3.2", Layer: "conn", Frame: frame, Offset: -1,
 					Message: fmt.Sprintf("the server's reply%s invalidates STag 0x%08x, which the client did not offer in that call's chunks (offered: %s)",
 						xidNote(ev), ev.InvalidateSTag, formatHandles(offered))})
@@ -214,13 +215,16 @@ func (t *Tracker) send(ev *SendEvent, acc *sendAcc) {
 	}
 	if ev.RPCRDMA {
 		if toServer {
-			if cap(c.pending.calls) == 0 && len(t.pendingPool) > 0 {
-				n := len(t.pendingPool) - 1
-				c.pending, t.pendingPool[n] = t.pendingPool[n], pendingXIDs{}
-				t.pendingPool = t.pendingPool[:n]
+			if c.pending == nil {
+				if n := len(t.pendingPool) - 1; n >= 0 {
+					c.pending, t.pendingPool[n] = t.pendingPool[n], nil
+					t.pendingPool = t.pendingPool[:n]
+				} else {
+					c.pending = &pendingXIDs{}
+				}
 			}
 			c.pending.put(ev.XID, ev.Handles, t.cfg.MaxPendingCalls)
-		} else {
+		} else if c.pending != nil {
 			c.pending.done(ev.XID)
 		}
 	}
@@ -235,9 +239,8 @@ func xidNote(ev *SendEvent) string {
 	return fmt.Sprintf(" (xid 0x%08x)", ev.XID)
 }
 
-// msgBuilder builds a per-Send finding's message (for the listed ones
-// only) in a reused buffer, one allocation for the string: fmt would box
-// every argument.
+// msgBuilder builds a per-Send finding's message in a reused buffer, one
+// allocation for the string: fmt would box every argument.
 type msgBuilder struct{ b []byte }
 
 func (m *msgBuilder) reset() *msgBuilder { m.b = m.b[:0]; return m }
@@ -256,10 +259,10 @@ func (m *msgBuilder) hex(v uint32) *msgBuilder {
 	return m
 }
 
-// xid appends xidNote(ev).
-func (m *msgBuilder) xid(ev *SendEvent) *msgBuilder {
-	if ev.RPCRDMA {
-		m.s(" (xid ").hex(ev.XID).s(")")
+// xid appends xidNote of f's Send.
+func (m *msgBuilder) xid(f *listedFinding) *msgBuilder {
+	if f.flags&flagRPC != 0 {
+		m.s(" (xid ").hex(f.xid).s(")")
 	}
 	return m
 }
@@ -273,18 +276,26 @@ func directionName(toServer bool) string {
 	return "server → client"
 }
 
-func whoSetR(c *Connection) string {
+// whoSetR says which peers did not set R, as an index in whoSetRText.
+func whoSetR(c *Connection) uint8 {
 	cr := c.ClientData.Effective().RemoteInvalidation
 	sr := c.ServerData.Effective().RemoteInvalidation
 	switch {
 	case !cr && !sr:
-		return "neither peer set R"
+		return 0
 	case !cr:
-		return "the client did not set R"
+		return 1
 	default:
-		return "the server did not set R"
+		return 2
 	}
 }
+
+var whoSetRText = [...]string{"neither peer set R", "the client did not set R", "the server did not set R", ""}
+
+// copesNote ends the message of a Send with Invalidate to a client that set
+// R when the server did not.
+const copesNote = "; the client, which receives it, did set R, so it copes, but RFC 8797 requires both peers' R. " +
+	"This is the Linux server's behaviour: svcrdma always sends R=0 yet uses Send with Invalidate whenever the client set R (svc_rdma_parse_connect_private takes sc_snd_w_inv from the client's flags only)"
 
 func containsHandle(hs []uint32, h uint32) bool {
 	for _, x := range hs {

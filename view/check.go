@@ -135,7 +135,7 @@ func ExpectationsFrom(cs []*conn.Connection, other []pvtdata.Finding) *Expectati
 			Match: ConnMatch{Transport: c.Transport.String(), Service: serviceMatchName(c),
 				Client: hostString(c.Client), Server: c.Server.String()},
 			State:           c.State.String(),
-			AllowedFindings: findingCodes(c.Findings),
+			AllowedFindings: findingCodes(c.Findings()),
 		}
 		if c.Replied() && c.State != conn.StateRejected && c.Kind != conn.KindSIDR {
 			n := c.Negotiated
@@ -328,8 +328,7 @@ func Check(cs []*conn.Connection, other []pvtdata.Finding, e *Expectations) Chec
 			if e.Strict {
 				diff(0, nil, "matches no expectation")
 			}
-			for i := range c.Findings {
-				f := c.Findings[i]
+			for _, f := range c.Findings() {
 				if f.Severity == pvtdata.SeverityError && !global[f.Code] {
 					diff(0, &f, "error finding at frame %d: %s", f.Frame, f.String())
 				}
@@ -401,8 +400,7 @@ func compareConn(c *conn.Connection, x *ConnExpectation, n int, global map[strin
 	}
 	allowed := codeSet(x.AllowedFindings)
 	reported := map[string]bool{}
-	for i := range c.Findings {
-		f := c.Findings[i]
+	for _, f := range c.Findings() {
 		if f.Severity < pvtdata.SeverityWarning || allowed[f.Code] || global[f.Code] || reported[f.Code] {
 			continue
 		}

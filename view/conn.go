@@ -118,11 +118,14 @@ func NewConnJSON(c *conn.Connection) ConnJSON {
 		ClientPrivateData:      privateDataJSON(c.ClientData),
 		ServerPrivateData:      privateDataJSON(c.ServerData),
 		Traffic:                TrafficJSON{ToServer: c.ToServer, ToClient: c.ToClient},
-		Steps:                  make([]StepJSON, 0, len(c.Steps)),
+		Steps:                  make([]StepJSON, 0, c.NumSteps()),
 		Evicted:                c.Evicted,
 		StepsDropped:           c.StepsDropped,
-		Findings:               append([]pvtdata.Finding{}, c.Findings...),
+		Findings:               c.Findings(),
 		FindingCounts:          append([]conn.FindingCount{}, c.FindingCounts...),
+	}
+	if j.Findings == nil {
+		j.Findings = []pvtdata.Finding{}
 	}
 	if c.HasServiceID {
 		s := fmt.Sprintf("0x%016x", c.ServiceID)
@@ -145,7 +148,8 @@ func NewConnJSON(c *conn.Connection) ConnJSON {
 		n := c.Negotiated
 		j.Negotiated = &n
 	}
-	for _, s := range c.Steps {
+	for i := range c.NumSteps() {
+		s := c.Step(i)
 		j.Steps = append(j.Steps, StepJSON{Message: s.Message, Frame: s.Frame, Time: s.Time.UTC(),
 			Direction: s.Direction(), Retransmission: s.Retransmission, Note: s.Note})
 	}
@@ -172,7 +176,7 @@ func PrivateDataSummary(pd *conn.PrivateData) string {
 	if pd == nil {
 		return "-"
 	}
-	r := &pd.Decode.Reading
+	r := &pd.Read
 	if !r.Found {
 		if f := pd.Format(); f != "rpcrdma-v1" {
 			return f
@@ -188,7 +192,7 @@ func PrivateDataSummary(pd *conn.PrivateData) string {
 	if !r.Valid {
 		s += " (ignored)"
 	}
-	if pd.Decode.Divergent {
+	if pd.Divergent {
 		s += " (readers differ)"
 	}
 	return s
@@ -381,11 +385,12 @@ func writeLadder(w *bufio.Writer, c *conn.Connection) {
 	// Findings in frame order; each is printed under the last step at or
 	// before its frame, the last listed of a kind with how many more there
 	// are.
-	fs := append([]pvtdata.Finding(nil), c.Findings...)
+	fs := c.Findings()
 	sortConnFindings(fs)
 	more := ladderMore{c: c}
 	next := 0
-	for _, s := range c.Steps {
+	for i := range c.NumSteps() {
+		s := c.Step(i)
 		// Findings before this step that belong to no step (traffic).
 		for next < len(fs) && fs[next].Frame != 0 && fs[next].Frame < s.Frame {
 			more.write(w, "  ", fs[next])
@@ -492,7 +497,7 @@ func PrivateDataDetail(pd *conn.PrivateData) string {
 			fmt.Fprintf(&b, " (+%d zero octets)", pad)
 		}
 	}
-	if r := &pd.Decode.Reading; r.Found {
+	if r := &pd.Read; r.Found {
 		fmt.Fprintf(&b, "; RFC 8797 message at ULP offset %d", r.Offset)
 	}
 	return b.String()

@@ -141,6 +141,6 @@ func TestPrivateDataSummary(t *testing.T) {
 		t.Errorf("nil summary %q", got)
 	}
 	if !cs[0].HasFinding(pvtdata.CodeReaderDivergence) {
-		t.Errorf("findings %v", cs[0].Findings)
+		t.Errorf("findings %v", cs[0].Findings())
 	}
 }

@@ -105,11 +105,20 @@ func trackCaptures(cmd *cobra.Command, files []string, flags *trackFlags) (*trac
 	t.tracker.Finish()
 	// A CM or MPA frame's findings are shown with its connection (the
 	// tracker attaches them, and raises the private-data ones itself):
-	// they are not listed again outside connections.
-	steps := map[int]bool{}
+	// they are not listed again outside connections. The set holds the
+	// findings' frames (bounded by maxFrameFindings), true for a step's.
+	if len(t.frameFindings) == 0 {
+		return t, nil
+	}
+	steps := make(map[int]bool, len(t.frameFindings))
+	for _, f := range t.frameFindings {
+		steps[f.Frame] = false
+	}
 	for _, c := range t.tracker.Connections() {
-		for _, s := range c.Steps {
-			steps[s.Frame] = true
+		for i := range c.NumSteps() {
+			if _, ok := steps[c.StepFrame(i)]; ok {
+				steps[c.StepFrame(i)] = true
+			}
 		}
 	}
 	kept := t.frameFindings[:0]
