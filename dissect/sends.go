@@ -616,6 +616,12 @@ func (c *callTable) MatchCall(r *rpcrdma.RPC) {
 	c.idx.Set(ik, pos)
 }
 
+// answered forgets the outstanding call with this xid on the current
+// connection, if there is one (its ring entry stays, as a reply's does).
+func (c *callTable) answered(xid uint32) {
+	c.idx.Delete(callKey{conn: c.conn, xid: xid}.indexKey())
+}
+
 // frameOffset is where payload starts in the frame's bytes, or -1 when it
 // is not inside them (reassembled).
 func frameOffset(data, payload []byte) int {
@@ -651,6 +657,17 @@ func decodeRPCRDMASend(rec *Record, payload []byte, info SendInfo) {
 	st.calls.max = st.cfg.MaxCalls
 	st.calls.conn = connHash(rec)
 	err := m.Decode(payload, &st.calls)
+	if m.HasHeader && !m.HasRPC && m.Header.Known() && (m.Header.Proc == rpcrdma.ProcNoMsg || m.Header.Proc == rpcrdma.ProcError) {
+		// RDMA_NOMSG without an RPC message in the Send: the responder's
+		// reply went by RDMA Write into the reply chunk (RFC 8166 §3.5.3,
+		// §4.2.4), or the requester's call is in a position-zero Read chunk;
+		// RDMA_ERROR answers a call. Either way the transport header's xid
+		// is the RPC's: an outstanding call with this xid on the connection
+		// is answered (a requester does not send a new call with the xid of
+		// one it is still waiting for), and no longer kept for naming a
+		// reply.
+		st.calls.answered(m.Header.XID)
+	}
 
 	base := -1
 	if info.FirstFrame == info.LastFrame {

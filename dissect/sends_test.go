@@ -516,3 +516,66 @@ func TestDissectorFinishReportsIncompleteSend(t *testing.T) {
 		t.Fatalf("end-of-input findings %v, want [%s]", codes, CodeSendIncomplete)
 	}
 }
+
+// TestDecodeSendNoMsgAnswersCall: an RDMA_NOMSG (the reply went by RDMA
+// Write into the reply chunk) or RDMA_ERROR with a call's xid answers that
+// call: a later RDMA_MSG reply with the same xid is not named after it,
+// while one with another xid leaves the call outstanding.
+func TestDecodeSendNoMsgAnswersCall(t *testing.T) {
+	callBody := []byte{0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 24}              // tag "", minor 1, PUTROOTFH
+	replyBody := []byte{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 24, 0, 0, 0, 0} // NFS4_OK, PUTROOTFH OK
+	msg := func(r *rpcrdma.RPC, body []byte) []byte {
+		buf := gopacket.NewSerializeBuffer()
+		b, _ := buf.PrependBytes(len(body))
+		copy(b, body)
+		r.SerializeTo(buf, gopacket.SerializeOptions{})
+		(&rpcrdma.Header{XID: r.XID, Version: 1, Credits: 1, Proc: rpcrdma.ProcMsg}).SerializeTo(buf, gopacket.SerializeOptions{})
+		return append([]byte(nil), buf.Bytes()...)
+	}
+	header := func(xid uint32, proc rpcrdma.Proc) []byte {
+		buf := gopacket.NewSerializeBuffer()
+		h := &rpcrdma.Header{XID: xid, Version: 1, Credits: 1, Proc: proc}
+		if proc == rpcrdma.ProcError {
+			h.Err, h.VersLow, h.VersHigh = rpcrdma.ErrVers, 1, 1
+		}
+		if err := h.SerializeTo(buf, gopacket.SerializeOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		return append([]byte(nil), buf.Bytes()...)
+	}
+	for _, tc := range []struct {
+		name   string
+		answer []byte // between the call and the RDMA_MSG reply; nil: none
+		named  bool
+	}{
+		{"no answer in between", nil, true},
+		{"RDMA_NOMSG, same xid", header(42, rpcrdma.ProcNoMsg), false},
+		{"RDMA_ERROR, same xid", header(42, rpcrdma.ProcError), false},
+		{"RDMA_NOMSG, other xid", header(43, rpcrdma.ProcNoMsg), true},
+	} {
+		rec := &Record{Frame: 1}
+		decodeRPCRDMASend(rec, msg(&rpcrdma.RPC{XID: 42, MsgType: rpcrdma.MsgCall, RPCVersion: 2, Program: rpcrdma.ProgNFS,
+			ProgVersion: 4, Procedure: 1}, callBody), SendInfo{})
+		if rec.Layer("nfs") == nil {
+			t.Fatalf("%s: call not decoded: %s %v", tc.name, layerNames(rec), rec.Findings)
+		}
+		if tc.answer != nil {
+			rec.Reset()
+			rec.Frame = 2
+			decodeRPCRDMASend(rec, tc.answer, SendInfo{})
+			if rec.Layer("rpcrdma") == nil || rec.Layer("rpc") != nil || len(rec.Findings) > 0 {
+				t.Fatalf("%s: answer decoded as %s %v", tc.name, layerNames(rec), rec.Findings)
+			}
+		}
+		rec.Reset()
+		rec.Frame = 3
+		decodeRPCRDMASend(rec, msg(&rpcrdma.RPC{XID: 42, MsgType: rpcrdma.MsgReply}, replyBody), SendInfo{})
+		n, named := rec.Layer("nfs").(*rpcrdma.NFS)
+		if named != tc.named {
+			t.Fatalf("%s: reply named %v (%s), want %v", tc.name, named, layerNames(rec), tc.named)
+		}
+		if named && string(n.AppendSummary(nil)) != "V4 Reply COMPOUND NFS4_OK PUTROOTFH" {
+			t.Fatalf("%s: reply %q", tc.name, n.AppendSummary(nil))
+		}
+	}
+}
