@@ -14,6 +14,7 @@ package conn
 import (
 	"fmt"
 	"net/netip"
+	"strconv"
 	"time"
 )
 
@@ -75,26 +76,44 @@ func (p Peer) host() Peer { p.Port = 0; return p }
 
 // String renders "192.0.2.1:20049", "[fe80::1]:20049", "lid 0x0005" or
 // "lid 0x0005 gid fe80::1".
-func (p Peer) String() string {
-	var s string
+func (p Peer) String() string { return string(p.AppendTo(nil)) }
+
+// AppendTo appends String's text to b.
+func (p Peer) AppendTo(b []byte) []byte {
 	switch {
 	case p.Addr.IsValid() && p.LID != 0:
-		s = fmt.Sprintf("lid 0x%04x gid %s", p.LID, p.Addr)
+		b = appendHex(append(b, "lid 0x"...), uint64(p.LID), 4)
+		b = p.Addr.AppendTo(append(b, " gid "...))
 	case p.Addr.IsValid():
-		s = p.Addr.String()
 		if p.Port != 0 {
-			return netip.AddrPortFrom(p.Addr, p.Port).String()
+			return netip.AddrPortFrom(p.Addr, p.Port).AppendTo(b)
 		}
-		return s
+		return p.Addr.AppendTo(b)
 	case p.LID != 0:
-		s = fmt.Sprintf("lid 0x%04x", p.LID)
+		b = appendHex(append(b, "lid 0x"...), uint64(p.LID), 4)
 	default:
-		s = "?"
+		b = append(b, '?')
 	}
 	if p.Port != 0 {
-		s += fmt.Sprintf(" port %d", p.Port)
+		b = strconv.AppendUint(append(b, " port "...), uint64(p.Port), 10)
 	}
-	return s
+	return b
+}
+
+// appendHex appends v in lower-case hex, at least digits long (as %0*x).
+func appendHex(b []byte, v uint64, digits int) []byte {
+	const hex = "0123456789abcdef"
+	n := 1
+	for x := v >> 4; x != 0; x >>= 4 {
+		n++
+	}
+	for ; digits > n; digits-- {
+		b = append(b, '0')
+	}
+	for shift := 4 * (n - 1); shift >= 0; shift -= 4 {
+		b = append(b, hex[v>>shift&0xf])
+	}
+	return b
 }
 
 // MarshalText renders the peer as String does.

@@ -1,6 +1,6 @@
 package conn
 
-import "fmt"
+import "strconv"
 
 // rdma_cm port spaces (include/rdma/rdma_cm.h enum rdma_ucm_port_space).
 const (
@@ -50,14 +50,23 @@ func RDMACMPort(sid uint64) (portSpace, port uint16, ok bool) {
 // ServiceName says what a service ID means: "NFS/RDMA (rdma_cm TCP port
 // 20049)", "rdma_cm UDP port 7471", or the ID in hex when it is not an
 // rdma_cm IP service.
-func ServiceName(sid uint64) string {
+func ServiceName(sid uint64) string { return string(AppendServiceName(nil, sid)) }
+
+// AppendServiceName appends ServiceName's text to b.
+func AppendServiceName(b []byte, sid uint64) []byte {
 	ps, port, ok := RDMACMPort(sid)
 	if !ok {
-		return fmt.Sprintf("0x%016x", sid)
+		return appendHex(append(b, "0x"...), sid, 16)
 	}
-	s := fmt.Sprintf("rdma_cm %s port %d", portSpaceNames[ps], port)
-	if name, ok := wellKnownPorts[port]; ok && ps != PortSpaceIB {
-		return name + " (" + s + ")"
+	name, known := wellKnownPorts[port]
+	known = known && ps != PortSpaceIB
+	if known {
+		b = append(append(b, name...), " ("...)
 	}
-	return s
+	b = append(append(b, "rdma_cm "...), portSpaceNames[ps]...)
+	b = strconv.AppendUint(append(b, " port "...), uint64(port), 10)
+	if known {
+		b = append(b, ')')
+	}
+	return b
 }

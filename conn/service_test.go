@@ -2,6 +2,7 @@ package conn
 
 import (
 	"fmt"
+	"net/netip"
 	"testing"
 )
 
@@ -34,6 +35,76 @@ func TestMsgBuilder(t *testing.T) {
 		want := fmt.Sprintf("a %d b 0x%08x%s.", ev.Length, ev.InvalidateSTag, xidNote(&ev))
 		if got != want {
 			t.Errorf("%q, want %q", got, want)
+		}
+	}
+}
+
+// TestPeerString: Peer's text, appended without fmt, reads as the fmt
+// rendering it replaced (the conns table, ladder and JSON print it).
+func TestPeerString(t *testing.T) {
+	ref := func(p Peer) string {
+		var s string
+		switch {
+		case p.Addr.IsValid() && p.LID != 0:
+			s = fmt.Sprintf("lid 0x%04x gid %s", p.LID, p.Addr)
+		case p.Addr.IsValid():
+			if p.Port != 0 {
+				return netip.AddrPortFrom(p.Addr, p.Port).String()
+			}
+			return p.Addr.String()
+		case p.LID != 0:
+			s = fmt.Sprintf("lid 0x%04x", p.LID)
+		default:
+			s = "?"
+		}
+		if p.Port != 0 {
+			s += fmt.Sprintf(" port %d", p.Port)
+		}
+		return s
+	}
+	addrs := []netip.Addr{{}, netip.MustParseAddr("192.0.2.1"), netip.MustParseAddr("fe80::1"),
+		netip.MustParseAddr("fe80::1%eth0"), netip.MustParseAddr("::ffff:192.0.2.7"), netip.MustParseAddr("::")}
+	for _, a := range addrs {
+		for _, lid := range []uint16{0, 5, 0xabcd} {
+			for _, port := range []uint16{0, 1, 20049, 65535} {
+				p := Peer{Addr: a, LID: lid, Port: port}
+				if got, want := p.String(), ref(p); got != want {
+					t.Errorf("%#v: %q, want %q", p, got, want)
+				}
+				if got := string(p.AppendTo([]byte("x"))); got != "x"+ref(p) {
+					t.Errorf("%#v appended: %q", p, got)
+				}
+			}
+		}
+	}
+}
+
+// TestServiceNameText: the service's text, appended without fmt, reads as the
+// fmt rendering it replaced.
+func TestServiceNameText(t *testing.T) {
+	ref := func(sid uint64) string {
+		ps, port, ok := RDMACMPort(sid)
+		if !ok {
+			return fmt.Sprintf("0x%016x", sid)
+		}
+		s := fmt.Sprintf("rdma_cm %s port %d", portSpaceNames[ps], port)
+		if name, ok := wellKnownPorts[port]; ok && ps != PortSpaceIB {
+			return name + " (" + s + ")"
+		}
+		return s
+	}
+	sids := []uint64{0, 1, 0x1064e51, 0xffffffffffffffff, 0x0000000100000000, 0x013f4e51, 0x01114e51, 0x00021234, 0x01060801}
+	for _, sid := range sids {
+		if got, want := ServiceName(sid), ref(sid); got != want {
+			t.Errorf("%#x: %q, want %q", sid, got, want)
+		}
+	}
+	for ps := range portSpaceNames {
+		for port := range wellKnownPorts {
+			sid := ServiceIDFor(ps, port)
+			if got, want := ServiceName(sid), ref(sid); got != want {
+				t.Errorf("%#x: %q, want %q", sid, got, want)
+			}
 		}
 	}
 }
