@@ -12,8 +12,8 @@ import (
 // readEach reads src frame by frame like a consumer and returns copies of
 // the frames and the frames and errors as text, in order. With lifetime,
 // it checks on each call that every frame handed out earlier in the same
-// batch still has its bytes (what Prefetch promises; Files reusing a
-// buffer does not).
+// batch still has its bytes (what a Prefetch, src then, promises; Files
+// reusing a buffer does not).
 func readEach(t *testing.T, src Source, lifetime bool) (frames []Frame, events []string) {
 	t.Helper()
 	var f Frame
@@ -35,7 +35,8 @@ func readEach(t *testing.T, src Source, lifetime bool) (frames []Frame, events [
 		if !lifetime {
 			continue
 		}
-		if len(live) == prefetchBatch {
+		if pf := src.(*Prefetch); pf.i == 1 {
+			// The first frame of a batch.
 			live = live[:0]
 		}
 		live = append(live, f)
@@ -181,5 +182,62 @@ func TestPrefetchAheadReset(t *testing.T) {
 			t.Fatalf("stale Ahead %+v", f.Ahead)
 		}
 		s.Close()
+	}
+}
+
+// TestPrefetchBatchBytes: large frames end a batch before prefetchBatch
+// frames, so the reader stays within prefetchDepth*prefetchBatchBytes (plus
+// a frame per batch) of the consumer, mapped or copied.
+func TestPrefetchBatchBytes(t *testing.T) {
+	small := mustRead(t, realRXE)
+	var big []Frame
+	for i := 0; i < 40; i++ {
+		f := small[i%len(small)]
+		f.Data = bytes.Repeat(f.Data[:1], 30000)
+		f.CaptureLength, f.Length = len(f.Data), len(f.Data)
+		big = append(big, f)
+	}
+	// A classic pcap file of the same frames (mapped when read).
+	var pcap bytes.Buffer
+	pcap.Write([]byte{0xd4, 0xc3, 0xb2, 0xa1, 2, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 1, 0, 0, 0})
+	for _, f := range big {
+		var h [16]byte
+		h[8], h[9] = byte(len(f.Data)), byte(len(f.Data)>>8)
+		h[12], h[13] = byte(len(f.Data)), byte(len(f.Data)>>8)
+		pcap.Write(h[:])
+		pcap.Write(f.Data)
+	}
+	dir := t.TempDir()
+	for name, b := range map[string][]byte{"big.pcap": pcap.Bytes(), "big.pcapng": writeNG(t, big)} {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		fs, err := OpenFiles([]string{path}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pf := NewPrefetch(fs, nil)
+		got, events := readEach(t, pf, true)
+		if len(got) != len(big) || len(events) != len(big) {
+			t.Fatalf("%s: %d frames, %v", name, len(got), events)
+		}
+		for i := range got {
+			if !bytes.Equal(got[i].Data, big[i].Data) {
+				t.Fatalf("%s: frame %d differs", name, i+1)
+			}
+		}
+		pf.Close()
+	}
+	// The batch sizes themselves.
+	fs, _ := OpenFiles([]string{filepath.Join(dir, "big.pcap")}, nil)
+	pf := NewPrefetch(fs, nil)
+	defer pf.Close()
+	var f Frame
+	if err := pf.Next(&f); err != nil {
+		t.Fatal(err)
+	}
+	if n := pf.cur.n; n != (prefetchBatchBytes+30016-1)/30016 {
+		t.Fatalf("a batch of %d frames of 30000 octets", n)
 	}
 }
