@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -112,14 +113,20 @@ func BenchmarkSendPath(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(pkts)), "ns/packet")
 }
 
-// mapCalls is the call table as it was, a map and an order ring: the
-// reference callTable must behave like, down to forgetting by key.
+// mapCalls is the reference for callTable: a map of the outstanding
+// calls and the list of their keys in the order they were first
+// remembered; a reply forgets its call, and a new call beyond max forgets
+// the oldest outstanding one.
 type mapCalls struct {
 	m     map[callKey]callInfo
 	order []callKey
-	head  int
 	max   int
 	conn  uint64
+}
+
+func (c *mapCalls) forget(k callKey) {
+	delete(c.m, k)
+	c.order = slices.DeleteFunc(c.order, func(o callKey) bool { return o == k })
 }
 
 func (c *mapCalls) MatchCall(r *rpcrdma.RPC) {
@@ -130,34 +137,40 @@ func (c *mapCalls) MatchCall(r *rpcrdma.RPC) {
 			if ci.gss {
 				r.SetCallGSS(ci.gssProc, ci.gssSvc)
 			}
-			delete(c.m, k)
+			c.forget(k)
 		}
 		return
 	}
 	if _, dup := c.m[k]; !dup {
-		if len(c.order) < c.max {
-			c.order = append(c.order, k)
-		} else {
-			delete(c.m, c.order[c.head])
-			c.order[c.head] = k
-			c.head = (c.head + 1) % len(c.order)
+		if len(c.order) >= c.max {
+			c.forget(c.order[0])
 		}
+		c.order = append(c.order, k)
 	}
 	c.m[k] = callInfo{prog: r.Program, vers: r.ProgVersion, proc: r.Procedure,
 		gss: r.HasGSS, gssProc: r.GSS.Proc, gssSvc: r.GSS.Service}
 }
 
-// Random calls and replies over a few connections and xids (so calls are
-// repeated, replied to, re-sent after their reply and forgotten at the
-// bound) name every reply as the map did.
+func (c *mapCalls) answered(xid uint32) {
+	k := callKey{conn: c.conn, xid: xid}
+	if _, ok := c.m[k]; ok {
+		c.forget(k)
+	}
+}
+
+// Random calls, replies and RDMA_NOMSG answers over a few connections and
+// xids (so calls are repeated, replied to, re-sent after their reply and
+// forgotten at the bound) name every reply as the reference does, and the
+// pool never holds more entries than calls were outstanding at once.
 func TestCallTableMatchesMap(t *testing.T) {
 	for _, bound := range []int{1, 2, 3, 8, 64, callChunk + 500} {
 		rng := rand.New(rand.NewPCG(uint64(bound), 7))
 		ref := &mapCalls{m: map[callKey]callInfo{}, max: bound}
 		var ct callTable
 		ct.max = bound
-		matched := 0
+		matched, highWater := 0, 0
 		for i := 0; i < 20000; i++ {
+			highWater = max(highWater, len(ref.m))
 			conn := uint64(rng.IntN(3)) * 0x9e3779b97f4a7c15
 			xid := uint32(rng.IntN(3 * bound))
 			ref.conn, ct.conn = conn, conn
@@ -171,18 +184,30 @@ func TestCallTableMatchesMap(t *testing.T) {
 				}
 			}
 			b := a
+			if rng.IntN(8) == 0 {
+				// An RDMA_NOMSG or RDMA_ERROR with this xid.
+				ref.answered(xid)
+				ct.answered(xid)
+				continue
+			}
 			ref.MatchCall(&a)
 			ct.MatchCall(&b)
 			if a.CallKnown {
 				matched++
 			}
+			highWater = max(highWater, len(ref.m))
 			if a.CallKnown != b.CallKnown || a.Program != b.Program || a.ProgVersion != b.ProgVersion ||
 				a.Procedure != b.Procedure || a.HasGSS != b.HasGSS || a.GSS.Proc != b.GSS.Proc || a.GSS.Service != b.GSS.Service {
 				t.Fatalf("bound %d, step %d (conn %x xid %d type %d): table %+v, map %+v", bound, i, conn, xid, a.MsgType, b, a)
 			}
 		}
-		if ct.idx.Len() != len(ref.m) {
-			t.Errorf("bound %d: %d calls remembered, the map has %d", bound, ct.idx.Len(), len(ref.m))
+		if ct.idx.Len() != len(ref.m) || ct.n != len(ref.m) {
+			t.Errorf("bound %d: %d calls remembered (%d counted), the map has %d", bound, ct.idx.Len(), ct.n, len(ref.m))
+		}
+		if ct.size != highWater {
+			// The pool holds as many entries as calls were outstanding
+			// at once at most (never more than the bound).
+			t.Errorf("bound %d: %d entries in the pool, at most %d calls were outstanding", bound, ct.size, highWater)
 		}
 		if matched == 0 {
 			t.Errorf("bound %d: no reply matched", bound)

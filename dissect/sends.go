@@ -525,23 +525,28 @@ func init() {
 }
 
 // callTable remembers outstanding RPC calls by connection and xid, so a
-// reply's results can be named; bounded, oldest forgotten first.
+// reply's results can be named; bounded (max outstanding calls), the
+// oldest outstanding call forgotten first.
 //
-// The calls are kept in a ring in the order they were first remembered
-// (growing up to max entries, then overwriting the oldest) and found
-// through a posindex of ring positions. A reply's lookup deletes its call
-// from the index but leaves its ring entry; when the ring comes round to an
-// entry, whatever call of that key the index holds is forgotten (as
-// deleting its key from a map would). It replaced a Go map with a separate
-// order ring: a map assign, lookup and delete per call and reply were half
-// the cost of naming replies.
+// The calls live in a pool of entries, found through a posindex of pool
+// positions and linked in the order they were first remembered; a reply
+// (or an RDMA_NOMSG or RDMA_ERROR with the call's xid: answered) unlinks
+// its call and frees its entry for the next call, so the pool holds about
+// as many entries as calls are outstanding at once, not max. It replaced a
+// Go map with a separate order ring (a map assign, lookup and delete per
+// call and reply were half the cost of naming replies), then a ring of
+// every call remembered, answered or not, which grew to max entries on
+// any long capture.
 type callTable struct {
 	max  int
 	conn uint64
-	ring [][]callEntry // in chunks of callChunk entries: growing copies nothing
-	size int           // entries in the ring
-	head int           // when the ring is full: its oldest entry, overwritten next
-	idx  posindex.Index[callIndexKey]
+	pool [][]callEntry // in chunks of callChunk entries: growing copies nothing
+	size int           // entries in the pool
+	// free, oldest and newest are pool positions plus one (0: none): the
+	// free entries, linked by next; the outstanding calls, oldest first.
+	free, oldest, newest int32
+	n                    int // outstanding calls
+	idx                  posindex.Index[callIndexKey]
 }
 
 type callKey struct {
@@ -556,8 +561,9 @@ type callInfo struct {
 }
 
 type callEntry struct {
-	key  callKey
-	info callInfo
+	key        callKey
+	info       callInfo
+	prev, next int32 // links, positions plus one
 }
 
 // callIndexKey is a callKey packed into 12 octets for the index (a
@@ -572,11 +578,31 @@ func (k callIndexKey) Hash() uint32 {
 	return uint32((uint64(k.connHi)<<32 | uint64(k.connLo) ^ uint64(k.xid)) * 0x9e3779b97f4a7c15 >> 32)
 }
 
-// callChunk is the number of ring entries allocated at once.
+// callChunk is the number of pool entries allocated at once.
 const callChunk = 1024
 
 func (c *callTable) entry(pos int) *callEntry {
-	return &c.ring[pos/callChunk][pos%callChunk]
+	return &c.pool[pos/callChunk][pos%callChunk]
+}
+
+// forget removes the outstanding call at pos: from the index, from the
+// order, into the free entries.
+func (c *callTable) forget(pos int) {
+	e := c.entry(pos)
+	c.idx.Delete(e.key.indexKey())
+	if e.prev != 0 {
+		c.entry(int(e.prev) - 1).next = e.next
+	} else {
+		c.oldest = e.next
+	}
+	if e.next != 0 {
+		c.entry(int(e.next) - 1).prev = e.prev
+	} else {
+		c.newest = e.prev
+	}
+	e.prev, e.next = 0, c.free
+	c.free = int32(pos + 1)
+	c.n--
 }
 
 // MatchCall implements rpcrdma.CallMatcher.
@@ -591,35 +617,47 @@ func (c *callTable) MatchCall(r *rpcrdma.RPC) {
 			if ci.gss {
 				r.SetCallGSS(ci.gssProc, ci.gssSvc)
 			}
-			c.idx.Delete(ik)
+			c.forget(pos)
 		}
 		return
 	}
 	info := callInfo{prog: r.Program, vers: r.ProgVersion, proc: r.Procedure,
 		gss: r.HasGSS, gssProc: r.GSS.Proc, gssSvc: r.GSS.Service}
 	if found {
+		// The call again (retransmitted): it keeps its place in the order.
 		c.entry(pos).info = info
 		return
 	}
-	pos = c.size
-	if pos < max(c.max, 1) {
+	if c.n >= min(max(c.max, 1), 1<<30) {
+		c.forget(int(c.oldest) - 1)
+	}
+	if c.free != 0 {
+		pos = int(c.free) - 1
+		c.free = c.entry(pos).next
+	} else {
+		pos = c.size
 		if pos%callChunk == 0 {
-			c.ring = append(c.ring, make([]callEntry, callChunk))
+			c.pool = append(c.pool, make([]callEntry, callChunk))
 		}
 		c.size++
-	} else {
-		pos = c.head
-		c.idx.Delete(c.entry(pos).key.indexKey())
-		c.head = (c.head + 1) % c.size
 	}
-	*c.entry(pos) = callEntry{key: k, info: info}
+	*c.entry(pos) = callEntry{key: k, info: info, prev: c.newest}
+	if c.newest != 0 {
+		c.entry(int(c.newest) - 1).next = int32(pos + 1)
+	} else {
+		c.oldest = int32(pos + 1)
+	}
+	c.newest = int32(pos + 1)
+	c.n++
 	c.idx.Set(ik, pos)
 }
 
 // answered forgets the outstanding call with this xid on the current
-// connection, if there is one (its ring entry stays, as a reply's does).
+// connection, if there is one.
 func (c *callTable) answered(xid uint32) {
-	c.idx.Delete(callKey{conn: c.conn, xid: xid}.indexKey())
+	if pos, ok := c.idx.Get(callKey{conn: c.conn, xid: xid}.indexKey()); ok {
+		c.forget(pos)
+	}
 }
 
 // frameOffset is where payload starts in the frame's bytes, or -1 when it
