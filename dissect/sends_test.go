@@ -579,3 +579,70 @@ func TestDecodeSendNoMsgAnswersCall(t *testing.T) {
 		}
 	}
 }
+
+// TestRCSendsEvictsLeastRecentlyUsed: beyond MaxQPs the QP forgotten is
+// the least recently used one without a partial Send (the least recently
+// used of all when every QP has one), and the buffered-bytes limit drops
+// the least recently used partial Send first.
+func TestRCSendsEvictsLeastRecentlyUsed(t *testing.T) {
+	captureSends(t)
+	s := NewRCSends(SendsConfig{MaxQPs: 3, MaxBufferedBytes: 64 << 10})
+	rec := &Record{}
+	only := func(qp uint32) {
+		rec.Reset()
+		s.Packet(rec, QPKey{DestQP: qp}, ibcm.OpRCSendOnly, 1, 0, []byte{0, 0, 0, 1})
+	}
+	first := func(qp uint32, n int) {
+		rec.Reset()
+		s.Packet(rec, QPKey{DestQP: qp}, ibcm.OpRCSendFirst, 10, 0, make([]byte, n))
+	}
+	tracked := func() string {
+		var qps []string
+		for q := s.oldest; q != nil; q = q.newer {
+			qps = append(qps, fmt.Sprintf("%x%s", q.key.DestQP, map[bool]string{true: "*"}[q.active]))
+		}
+		if len(qps) != len(s.qps) {
+			t.Fatalf("order lists %d QPs, %d tracked", len(qps), len(s.qps))
+		}
+		return strings.Join(qps, " ")
+	}
+	first(0xa, 100) // a has a partial Send
+	only(0xb)
+	only(0xc)
+	only(0xb)
+	if got := tracked(); got != "a* c b" {
+		t.Fatalf("order %q", got)
+	}
+	only(0xd) // c: the oldest without a partial Send
+	if got := tracked(); got != "a* b d" {
+		t.Fatalf("after d: %q", got)
+	}
+	first(0xb, 100)
+	first(0xd, 100)
+	first(0xe, 100) // every QP has a partial Send: a, the oldest, goes
+	if got := tracked(); got != "b* d* e*" || !strings.Contains(codes(rec), CodeSendLimit) {
+		t.Fatalf("after e: %q (%s)", got, codes(rec))
+	}
+	// The buffered-bytes limit drops the oldest partial Send (b), not the
+	// one growing (e).
+	rec.Reset()
+	s.Packet(rec, QPKey{DestQP: 0xe}, ibcm.OpRCSendMiddle, 11, 0, make([]byte, 64<<10-250))
+	if got := tracked(); got != "b d* e*" || !strings.Contains(codes(rec), CodeSendLimit) {
+		t.Fatalf("after the buffer limit: %q (%s)", got, codes(rec))
+	}
+}
+
+// BenchmarkRCSendsManyQPs: a fabric with more QPs than MaxQPs (4096): every
+// packet of a new QP evicts the least recently used one.
+func BenchmarkRCSendsManyQPs(b *testing.B) {
+	s := NewRCSends(SendsConfig{})
+	rec := &Record{}
+	payload := make([]byte, 64)
+	qp := uint32(0)
+	b.ReportAllocs()
+	for b.Loop() {
+		rec.Reset()
+		s.Packet(rec, QPKey{DestQP: qp & 0xffffff}, ibcm.OpRCSendOnly, 1, 0, payload)
+		qp++
+	}
+}
