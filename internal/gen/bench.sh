@@ -15,8 +15,11 @@
 # each with stdout to /dev/null, measured from the kernel's rusage of the
 # process (go run ./internal/gen -bench-measure CMD…), and prints per command
 # the median wall time, median CPU time (user+sys), the median peak RSS and
-# the ratios tshark/cmpd-dissect of the medians. On a loaded machine the CPU-time ratio is the meaningful one;
-# every run's figures are kept in BENCH_DIR/runs.txt.
+# the ratios tshark/cmpd-dissect of the medians. The wall-time ratio is what a
+# user waits for (cmpd-dissect reads files on a second goroutine, so its CPU
+# time exceeds its wall time); on a loaded machine, where the second core is
+# not free, compare CPU times instead.
+# Every run's figures are kept in BENCH_DIR/runs.txt.
 #
 # Environment: BENCH_DIR, BENCH_SIZES (default "200000 2000000"), RUNS,
 # TSHARK_MAX (largest capture tshark is run on; default 2000000),
