@@ -42,43 +42,32 @@ func dumpRecord(r *Record) string {
 	return b.String()
 }
 
-// TestFastPrefixSameRecords: decodeLayers' fastPrefix (direct calls for
-// Ethernet, IP, UDP, BTH) gives the records the general loop gives, field
-// for field, on every real and synthetic capture and on damaged copies of
-// their frames (flipped bytes, cut frames: the error paths).
-func TestFastPrefixSameRecords(t *testing.T) {
-	var files []string
+// eachFrameDamaged calls fn with every frame of every real and synthetic
+// capture, then with copies of it damaged (cut short, or up to three of
+// its first 80 octets flipped, in turn: the decoders' error paths) drawn
+// from rng, and returns the numbers of captures, frames and damaged copies.
+// fn gets the capture's name, with " (damaged)" for a copy.
+func eachFrameDamaged(t *testing.T, rng *rand.Rand, copies int, fn func(name string, f *source.Frame)) (files, frames, damaged int) {
+	t.Helper()
+	var names []string
 	for _, g := range []string{"../testdata/pcaps/real/*.pcap*", "../testdata/pcaps/synthetic/*.pcap*"} {
 		m, _ := filepath.Glob(g)
-		files = append(files, m...)
+		names = append(names, m...)
 	}
-	if len(files) < 40 {
-		t.Fatalf("found only %d captures", len(files))
+	if len(names) < 40 {
+		t.Fatalf("found only %d captures", len(names))
 	}
-	fast, slow := New(Options{}), New(Options{})
-	slow.fastEth = nil // the general loop only
-	if fast.fastEth == nil {
-		t.Fatal("no fast path")
-	}
-	rng := rand.New(rand.NewSource(1))
-	compare := func(name string, f *source.Frame) {
-		a, b := dumpRecord(fast.Dissect(f)), dumpRecord(slow.Dissect(f))
-		if a != b {
-			t.Fatalf("%s frame %d: fast prefix:\n%s\ngeneral loop:\n%s", name, f.Number, a, b)
-		}
-	}
-	frames, damaged := 0, 0
-	for _, name := range files {
+	for _, name := range names {
 		src, err := source.OpenFiles([]string{name}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		var f source.Frame
 		for src.Next(&f) == nil {
-			compare(name, &f)
-			frames++
 			orig := append([]byte(nil), f.Data...)
-			for k := 0; k < 8; k++ {
+			fn(name, &f)
+			frames++
+			for k := 0; k < copies; k++ {
 				d := append([]byte(nil), orig...)
 				if k%2 == 0 && len(d) > 0 {
 					d = d[:rng.Intn(len(d))]
@@ -89,11 +78,30 @@ func TestFastPrefixSameRecords(t *testing.T) {
 				}
 				g := f
 				g.Data, g.CaptureLength = d, len(d)
-				compare(name+" (damaged)", &g)
+				fn(name+" (damaged)", &g)
 				damaged++
 			}
 		}
 		src.Close()
 	}
-	t.Logf("%d captures: %d frames and %d damaged copies compared", len(files), frames, damaged)
+	return len(names), frames, damaged
+}
+
+// TestFastPrefixSameRecords: decodeLayers' fastPrefix (direct calls for
+// Ethernet, IP, UDP, BTH) gives the records the general loop gives, field
+// for field, on every real and synthetic capture and on damaged copies of
+// their frames (flipped bytes, cut frames: the error paths).
+func TestFastPrefixSameRecords(t *testing.T) {
+	fast, slow := New(Options{}), New(Options{})
+	slow.fastEth = nil // the general loop only
+	if fast.fastEth == nil {
+		t.Fatal("no fast path")
+	}
+	files, frames, damaged := eachFrameDamaged(t, rand.New(rand.NewSource(1)), 8, func(name string, f *source.Frame) {
+		a, b := dumpRecord(fast.Dissect(f)), dumpRecord(slow.Dissect(f))
+		if a != b {
+			t.Fatalf("%s frame %d: fast prefix:\n%s\ngeneral loop:\n%s", name, f.Number, a, b)
+		}
+	})
+	t.Logf("%d captures: %d frames and %d damaged copies compared", files, frames, damaged)
 }

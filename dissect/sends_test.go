@@ -370,27 +370,30 @@ func FuzzRCSends(f *testing.F) {
 	})
 }
 
+// rdmaMsg is an RDMA_MSG Send payload carrying r with body after its
+// header, built with the layers' SerializeTo.
+func rdmaMsg(r *rpcrdma.RPC, body []byte) []byte {
+	buf := gopacket.NewSerializeBuffer()
+	b, _ := buf.PrependBytes(len(body))
+	copy(b, body)
+	r.SerializeTo(buf, gopacket.SerializeOptions{})
+	(&rpcrdma.Header{XID: r.XID, Version: 1, Credits: 1, Proc: rpcrdma.ProcMsg}).SerializeTo(buf, gopacket.SerializeOptions{})
+	return append([]byte(nil), buf.Bytes()...)
+}
+
 // A reply is named from its call, including the call's RPCSEC_GSS
 // service (the integrity wrapper is removed from the reply's results too).
 func TestDecodeSendMatchesGSSReply(t *testing.T) {
 	gss := []byte{0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 5, 0, 0, 0, 2, 0, 0, 0, 0} // DATA, seq 5, integrity, no handle
 	callBody := []byte{0, 0, 0, 20, 0, 0, 0, 5, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 24}
 	replyBody := []byte{0, 0, 0, 24, 0, 0, 0, 5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 24, 0, 0, 0, 0}
-	msg := func(r *rpcrdma.RPC, body []byte) []byte {
-		buf := gopacket.NewSerializeBuffer()
-		b, _ := buf.PrependBytes(len(body))
-		copy(b, body)
-		r.SerializeTo(buf, gopacket.SerializeOptions{})
-		(&rpcrdma.Header{XID: r.XID, Version: 1, Credits: 1, Proc: rpcrdma.ProcMsg}).SerializeTo(buf, gopacket.SerializeOptions{})
-		return append([]byte(nil), buf.Bytes()...)
-	}
 	rec := &Record{Frame: 1}
-	decodeRPCRDMASend(rec, msg(&rpcrdma.RPC{XID: 42, MsgType: rpcrdma.MsgCall, RPCVersion: 2, Program: rpcrdma.ProgNFS,
+	decodeRPCRDMASend(rec, rdmaMsg(&rpcrdma.RPC{XID: 42, MsgType: rpcrdma.MsgCall, RPCVersion: 2, Program: rpcrdma.ProgNFS,
 		ProgVersion: 4, Procedure: 1, Cred: rpcrdma.Auth{Flavor: rpcrdma.RPCSecGSS, Body: gss}}, callBody), SendInfo{})
 	rec2 := rec // the same Dissector state (same Record), next frame
 	rec2.Reset()
 	rec2.Frame = 2
-	decodeRPCRDMASend(rec2, msg(&rpcrdma.RPC{XID: 42, MsgType: rpcrdma.MsgReply}, replyBody), SendInfo{})
+	decodeRPCRDMASend(rec2, rdmaMsg(&rpcrdma.RPC{XID: 42, MsgType: rpcrdma.MsgReply}, replyBody), SendInfo{})
 	n, ok := rec2.Layer("nfs").(*rpcrdma.NFS)
 	if !ok || !n.Reply || len(n.Ops) != 1 || n.Ops[0].Opcode != 24 || !n.HasStatus {
 		t.Fatalf("reply nfs layer %+v (layers %s, findings %v)", rec2.Layer("nfs"), layerNames(rec2), rec2.Findings)
@@ -524,14 +527,6 @@ func TestDissectorFinishReportsIncompleteSend(t *testing.T) {
 func TestDecodeSendNoMsgAnswersCall(t *testing.T) {
 	callBody := []byte{0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 24}              // tag "", minor 1, PUTROOTFH
 	replyBody := []byte{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 24, 0, 0, 0, 0} // NFS4_OK, PUTROOTFH OK
-	msg := func(r *rpcrdma.RPC, body []byte) []byte {
-		buf := gopacket.NewSerializeBuffer()
-		b, _ := buf.PrependBytes(len(body))
-		copy(b, body)
-		r.SerializeTo(buf, gopacket.SerializeOptions{})
-		(&rpcrdma.Header{XID: r.XID, Version: 1, Credits: 1, Proc: rpcrdma.ProcMsg}).SerializeTo(buf, gopacket.SerializeOptions{})
-		return append([]byte(nil), buf.Bytes()...)
-	}
 	header := func(xid uint32, proc rpcrdma.Proc) []byte {
 		buf := gopacket.NewSerializeBuffer()
 		h := &rpcrdma.Header{XID: xid, Version: 1, Credits: 1, Proc: proc}
@@ -554,7 +549,7 @@ func TestDecodeSendNoMsgAnswersCall(t *testing.T) {
 		{"RDMA_NOMSG, other xid", header(43, rpcrdma.ProcNoMsg), true},
 	} {
 		rec := &Record{Frame: 1}
-		decodeRPCRDMASend(rec, msg(&rpcrdma.RPC{XID: 42, MsgType: rpcrdma.MsgCall, RPCVersion: 2, Program: rpcrdma.ProgNFS,
+		decodeRPCRDMASend(rec, rdmaMsg(&rpcrdma.RPC{XID: 42, MsgType: rpcrdma.MsgCall, RPCVersion: 2, Program: rpcrdma.ProgNFS,
 			ProgVersion: 4, Procedure: 1}, callBody), SendInfo{})
 		if rec.Layer("nfs") == nil {
 			t.Fatalf("%s: call not decoded: %s %v", tc.name, layerNames(rec), rec.Findings)
@@ -569,7 +564,7 @@ func TestDecodeSendNoMsgAnswersCall(t *testing.T) {
 		}
 		rec.Reset()
 		rec.Frame = 3
-		decodeRPCRDMASend(rec, msg(&rpcrdma.RPC{XID: 42, MsgType: rpcrdma.MsgReply}, replyBody), SendInfo{})
+		decodeRPCRDMASend(rec, rdmaMsg(&rpcrdma.RPC{XID: 42, MsgType: rpcrdma.MsgReply}, replyBody), SendInfo{})
 		n, named := rec.Layer("nfs").(*rpcrdma.NFS)
 		if named != tc.named {
 			t.Fatalf("%s: reply named %v (%s), want %v", tc.name, named, layerNames(rec), tc.named)
