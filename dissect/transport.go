@@ -289,14 +289,23 @@ func (ip *IPv4) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 // (TestIPNext checks every protocol and fragment state against gopacket).
 func (ip *IPv4) NextLayerType() gopacket.LayerType {
 	if ip.Flags&layers.IPv4MoreFragments == 0 && ip.FragOffset == 0 {
-		switch ip.Protocol {
-		case layers.IPProtocolUDP:
-			return layers.LayerTypeUDP
-		case layers.IPProtocolTCP:
-			return layers.LayerTypeTCP
+		if t, ok := udpOrTCP(ip.Protocol); ok {
+			return t
 		}
 	}
 	return ip.IPv4.NextLayerType()
+}
+
+// udpOrTCP is the layer of an IP payload of protocol p when it is UDP or
+// TCP, the two the fast paths answer without gopacket's protocol table.
+func udpOrTCP(p layers.IPProtocol) (gopacket.LayerType, bool) {
+	switch p {
+	case layers.IPProtocolUDP:
+		return layers.LayerTypeUDP, true
+	case layers.IPProtocolTCP:
+		return layers.LayerTypeTCP, true
+	}
+	return gopacket.LayerTypeZero, false
 }
 
 func (ip *IPv4) VisitFields(v field.Visitor) {
@@ -394,11 +403,8 @@ func (ip *IPv6) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 // protocol table.
 func (ip *IPv6) NextLayerType() gopacket.LayerType {
 	if ip.HopByHop == nil {
-		switch ip.NextHeader {
-		case layers.IPProtocolUDP:
-			return layers.LayerTypeUDP
-		case layers.IPProtocolTCP:
-			return layers.LayerTypeTCP
+		if t, ok := udpOrTCP(ip.NextHeader); ok {
+			return t
 		}
 	}
 	return ip.IPv6.NextLayerType()
