@@ -1,6 +1,7 @@
 package ibcm
 
 import (
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"testing"
@@ -117,5 +118,46 @@ func benchICRC(b *testing.B, check func(pkt []byte)) {
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
 		check(pkts[i%len(pkts)])
+	}
+}
+
+// TestICRCCheckerEveryLength: the checker agrees with CheckRoCEv2ICRC on
+// synthetic RoCEv2 packets (random octets under valid IPv4 and IPv6 and
+// UDP headers) of every length from the shortest to beyond icrcCopyMax,
+// so every split into zeros, copied part and in-place rest is compared.
+func TestICRCCheckerEveryLength(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	var c ICRCChecker
+	for _, v6 := range []bool{false, true} {
+		for _, opts := range []int{0, 4, 40} {
+			if v6 && opts > 0 {
+				continue
+			}
+			hdr := 20 + opts
+			if v6 {
+				hdr = 40
+			}
+			for payload := 0; payload <= icrcCopyMax+100; payload++ {
+				n := hdr + udpLen + bthLen + payload + icrcLen
+				pkt := make([]byte, n+rng.IntN(8)) // Ethernet padding after
+				for i := range pkt {
+					pkt[i] = byte(rng.Uint32())
+				}
+				if v6 {
+					pkt[0] = 0x60 | pkt[0]&0x0f
+					pkt[4], pkt[5] = byte((n-40)>>8), byte(n-40)
+					pkt[6] = 17
+				} else {
+					pkt[0] = 0x40 | byte(hdr/4)
+					pkt[2], pkt[3] = byte(n>>8), byte(n)
+					pkt[9] = 17
+				}
+				s1, c1, ok1 := CheckRoCEv2ICRC(pkt, v6)
+				s2, c2, ok2 := c.CheckRoCEv2(pkt, v6)
+				if !ok1 || s1 != s2 || c1 != c2 || ok1 != ok2 {
+					t.Fatalf("v6=%v options %d payload %d: (%08x %08x %v) vs checker (%08x %08x %v)", v6, opts, payload, s1, c1, ok1, s2, c2, ok2)
+				}
+			}
+		}
 	}
 }
