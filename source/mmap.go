@@ -25,6 +25,11 @@ type mappedPcap struct {
 // dropEvery is how much of the mapping is read between dropPages calls.
 const dropEvery = 4 << 20
 
+// keepResident is how much of the mapping behind the reading position is
+// never given back: the frames a consumer may still be looking at (a
+// Prefetch's batches in flight) lie there.
+const keepResident = 2 << 20
+
 // pcapMaxRecord is the largest record accepted when the file's snap length
 // is smaller (pcapgo's eagerReadMax: writers that do not truncate to their
 // declared snap length exist).
@@ -90,8 +95,9 @@ func (m *mappedPcap) next() (data []byte, ts time.Time, capLen, origLen int, off
 	}
 	m.off += 16 + capLen
 	if m.off-m.dropped > dropEvery {
-		// Keep the last megabyte: the frame just returned lies there.
-		end := (m.off - 1<<20) &^ (1<<16 - 1)
+		// Keep the last keepResident octets: the frame just returned,
+		// and those handed over before it, lie there.
+		end := (m.off - keepResident) &^ (1<<16 - 1)
 		if end > m.dropped {
 			dropPages(m.data[m.dropped:end])
 			m.dropped = end

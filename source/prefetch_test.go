@@ -135,8 +135,13 @@ func TestPrefetchSameAsFiles(t *testing.T) {
 // Prefetch while its goroutine is reading ahead or waiting for a free
 // batch; Close returns, the goroutine has ended and the files are closed.
 func TestPrefetchCloseEarly(t *testing.T) {
+	// Enough copies of the capture for more than two batches.
+	names := []string{realRXE}
+	for per := len(mustRead(t, realRXE)); len(names)*per < 3*prefetchBatch; {
+		names = append(names, realRXE)
+	}
 	for _, stopAfter := range []int{0, 1, prefetchBatch, 2*prefetchBatch + 3} {
-		fs, err := OpenFiles([]string{realRXE, realRXE, realRXE, realRXE, realRXE, realRXE}, nil)
+		fs, err := OpenFiles(names, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
