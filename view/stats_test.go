@@ -1,0 +1,90 @@
+package view
+
+import (
+	"net/netip"
+	"path/filepath"
+	"testing"
+
+	"github.com/cmpd-dissect/cmpd-dissect/dissect"
+	"github.com/cmpd-dissect/cmpd-dissect/field"
+)
+
+// uintRecorder is a reference for stats' counting visitors: it records
+// every integer value its layer reports at top level, by field.
+type uintRecorder struct {
+	depth int
+	got   map[*field.Field]map[uint64]int
+}
+
+func (u *uintRecorder) Uint(f *field.Field, v uint64) {
+	if u.depth > 0 {
+		return
+	}
+	if u.got[f] == nil {
+		u.got[f] = map[uint64]int{}
+	}
+	u.got[f][v]++
+}
+func (u *uintRecorder) Int(*field.Field, int64)       {}
+func (u *uintRecorder) Bool(*field.Field, bool)       {}
+func (u *uintRecorder) String(*field.Field, string)   {}
+func (u *uintRecorder) Bytes(*field.Field, []byte)    {}
+func (u *uintRecorder) Addr(*field.Field, netip.Addr) {}
+func (u *uintRecorder) Begin(*field.Field)            { u.depth++ }
+func (u *uintRecorder) End()                          { u.depth-- }
+
+// TestStatsBreakdownCounts: stats counts every breakdown value as a plain
+// visit of the layers finds it, whether a protocol has one breakdown field
+// (oneCounter) or several (valueCounter), and for values below and above
+// denseValues (UDP ports).
+func TestStatsBreakdownCounts(t *testing.T) {
+	files, _ := filepath.Glob("../testdata/pcaps/synthetic/*.pcap")
+	files = append(files, realCaptures...)
+	sets := [][]string{
+		{"bth.opcode", "udp.dstport", "rpc.procedure", "cm.attribute_id"},                                      // one per protocol
+		{"bth.opcode", "bth.destqp", "udp.dstport", "udp.srcport", "rpcrdma.msg_type", "rpcrdma.flow_control"}, // two per protocol
+	}
+	counted := map[string]int{}
+	for _, file := range files {
+		want := &uintRecorder{got: map[*field.Field]map[uint64]int{}}
+		var stats []*Stats
+		for _, set := range sets {
+			st, err := NewStats(set)
+			if err != nil {
+				t.Fatal(err)
+			}
+			stats = append(stats, st)
+		}
+		eachRecord(t, file, func(r *dissect.Record) {
+			for _, l := range r.Layers {
+				l.VisitFields(want)
+			}
+			for _, st := range stats {
+				if err := st.Print(r); err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
+		for i, st := range stats {
+			st.Flush()
+			for _, name := range sets[i] {
+				f, _ := field.Lookup(name)
+				got, exp := st.ByValue[f], want.got[f]
+				if len(got) != len(exp) {
+					t.Fatalf("%s: %s by %v: %v, visiting finds %v", file, name, sets[i], got, exp)
+				}
+				for v, n := range exp {
+					if got[v] != n {
+						t.Fatalf("%s: %s=%d counted %d times by %v, visiting finds %d", file, name, v, got[v], sets[i], n)
+					}
+					counted[name] += n
+				}
+			}
+		}
+	}
+	for _, name := range []string{"bth.opcode", "udp.dstport", "rpc.procedure", "cm.attribute_id", "bth.destqp", "rpcrdma.msg_type", "rpcrdma.flow_control"} {
+		if counted[name] == 0 {
+			t.Errorf("no %s value in any capture: the comparison proves nothing for it", name)
+		}
+	}
+}
