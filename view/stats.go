@@ -111,7 +111,7 @@ func NewStats(breakdown []string) (*Stats, error) {
 	for _, n := range breakdown {
 		f, ok := field.Lookup(n)
 		if !ok {
-			continue // a family not built into this binary
+			return nil, fmt.Errorf("stats --by %s: no such field (cmpd-dissect fields lists them)", n)
 		}
 		if f.Kind != field.KindUint && f.Kind != field.KindHex {
 			return nil, fmt.Errorf("stats --by %s: not an integer field (%s)", n, f.Kind)

@@ -281,7 +281,13 @@ func TestViewsOnRealCaptures(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		st, _ := NewStats([]string{"ipv4.proto", "nosuch.field"})
+		st, err := NewStats([]string{"ipv4.proto"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := NewStats([]string{"ipv4.proto", "nosuch.field"}); err == nil || !strings.Contains(err.Error(), "nosuch.field: no such field") {
+			t.Fatalf("an unknown breakdown field: %v", err)
+		}
 		n := 0
 		eachRecord(t, file, func(r *dissect.Record) {
 			n++

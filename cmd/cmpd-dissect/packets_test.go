@@ -192,7 +192,8 @@ func TestRealSummaryAndFilters(t *testing.T) {
 		Packets int                       `json:"packets"`
 		ByValue map[string]map[string]int `json:"by_value"`
 	}
-	if code != 0 || json.Unmarshal([]byte(out), &st) != nil || st.Packets != 109 || st.ByValue["cm.attribute_id"]["REQ"] != 1 {
+	if code != 0 || json.Unmarshal([]byte(out), &st) != nil || st.Packets != 109 || st.ByValue["cm.attribute_id"]["REQ"] != 1 ||
+		st.ByValue["rpcrdma.msg_type"]["RDMA_MSG"] != 42 || st.ByValue["rpcrdma.msg_type"]["RDMA_NOMSG"] != 4 {
 		t.Fatalf("stats --json: %d %s", code, out)
 	}
 }

@@ -12,8 +12,8 @@ import (
 func init() { addCommand(newStatsCommand) }
 
 // defaultBreakdown are the enumerated fields stats counts by default: the CM
-// message type first. Fields of a family not in this build are skipped.
-var defaultBreakdown = []string{"cm.attribute_id", "bth.opcode", "mpa.type", "rdmap.opcode", "rpcrdma.proc", "rpc.procedure"}
+// message type first.
+var defaultBreakdown = []string{"cm.attribute_id", "bth.opcode", "mpa.frame_type", "rdmap.opcode", "rpcrdma.msg_type", "rpc.procedure"}
 
 func newStatsCommand() *cobra.Command {
 	var in inputFlags
