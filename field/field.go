@@ -253,6 +253,18 @@ type Layer interface {
 	VisitFields(v Visitor)
 }
 
+// UintGetter is implemented by layers that can give some of their integer
+// fields' values without a visit of every field: stats' breakdown (a field
+// or two counted on every packet) then costs a call instead of a visit. For
+// a field it answers for (known), GetUint agrees with VisitFields: has is
+// true exactly when VisitFields reports f at top level (outside Begin/End)
+// with Uint, and v is the value it reports there. For any other field known
+// is false and the caller visits. view's TestUintGetterAgrees checks the
+// agreement on every layer of every capture.
+type UintGetter interface {
+	GetUint(f *Field) (v uint64, has, known bool)
+}
+
 // Summarizer is implemented by layers that contribute to the one-line packet
 // summary (tshark's Info column): "CM REQ svc=NFS/RDMA(20049) qpn=0x12 …".
 // AppendSummary appends plain text (no trailing space) to b; the summary view

@@ -463,6 +463,20 @@ func (b *BTH) SetICRCComputed(computed uint32) {
 	b.ICRCComputed, b.ICRCStatus = computed, verdict(b.ICRC, computed)
 }
 
+// GetUint implements field.UintGetter for the opcode, destination QP and
+// PSN.
+func (b *BTH) GetUint(f *field.Field) (v uint64, has, known bool) {
+	switch f {
+	case fBTHOpcode:
+		return uint64(b.OpCode), true, true
+	case fBTHDestQP:
+		return uint64(b.DestQP), true, true
+	case fBTHPSN:
+		return uint64(b.PSN), true, true
+	}
+	return 0, false, false
+}
+
 // VisitFields reports the BTH fields in wire order, then the ICRC verdict.
 func (b *BTH) VisitFields(v field.Visitor) {
 	v.Uint(fBTHOpcode, uint64(b.OpCode))

@@ -265,6 +265,14 @@ func (c *CM) methodExpected() bool {
 	return c.Method == MethodSend
 }
 
+// GetUint implements field.UintGetter for the message type (attribute ID).
+func (c *CM) GetUint(f *field.Field) (v uint64, has, known bool) {
+	if f == fCMAttributeID {
+		return uint64(c.AttributeID), true, true
+	}
+	return 0, false, false
+}
+
 // VisitFields reports the message: its fields in wire order, then the
 // private data bytes, the IP CM header (REQ, SIDR_REQ) and, as a subtree,
 // pvtdata's decode of the ULP data.

@@ -337,6 +337,14 @@ func looksSwapped16(ird, ord uint16) bool {
 
 func swap16(w uint16) uint16 { return w<<8 | w>>8 }
 
+// GetUint implements field.UintGetter for the frame type.
+func (f *Frame) GetUint(fl *field.Field) (v uint64, has, known bool) {
+	if fl == fFrameType {
+		return uint64(f.frameType()), true, true
+	}
+	return 0, false, false
+}
+
 // VisitFields reports the frame's fields in wire order, with the IRD/ORD
 // decode and the RFC 8797 reading of the ULP data under the private data.
 func (f *Frame) VisitFields(v field.Visitor) {

@@ -333,6 +333,14 @@ func (r *RDMAP) decodeTerminate(data []byte, hoff int, df gopacket.DecodeFeedbac
 	return off, nil
 }
 
+// GetUint implements field.UintGetter for the opcode.
+func (r *RDMAP) GetUint(f *field.Field) (v uint64, has, known bool) {
+	if f == fRDMAPOpcode {
+		return uint64(r.Opcode), true, true
+	}
+	return 0, false, false
+}
+
 // VisitFields reports the RDMAP fields.
 func (r *RDMAP) VisitFields(v field.Visitor) {
 	v.Uint(fRDMAPVersion, uint64(r.Version))

@@ -627,6 +627,26 @@ func visitSeg(v field.Visitor, s Segment) {
 	v.Uint(fOffset, s.Offset)
 }
 
+// GetUint implements field.UintGetter for the XID, version, credits and
+// message type.
+func (h *Header) GetUint(f *field.Field) (v uint64, has, known bool) {
+	switch f {
+	case fXID:
+		return uint64(h.XID), true, true
+	case fVersion:
+		return uint64(h.Version), true, true
+	case fCredits, fMsgType:
+		if !h.Known() || len(h.Contents) < 16 {
+			return 0, false, true // VisitFields stops before them
+		}
+		if f == fCredits {
+			return uint64(h.Credits), true, true
+		}
+		return uint64(h.Proc), true, true
+	}
+	return 0, false, false
+}
+
 // VisitFields reports the header's fields in wire order.
 func (h *Header) VisitFields(v field.Visitor) {
 	v.Uint(fXID, uint64(h.XID))

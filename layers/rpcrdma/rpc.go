@@ -528,6 +528,31 @@ func visitAuth(v field.Visitor, g *field.Field, a Auth, sys *AuthSysParms, hasSy
 	v.End()
 }
 
+// GetUint implements field.UintGetter for the XID, message type, program,
+// version and procedure.
+func (r *RPC) GetUint(f *field.Field) (v uint64, has, known bool) {
+	switch f {
+	case fRPCXID:
+		return uint64(r.XID), true, true
+	case fRPCMsgType:
+		return uint64(r.MsgType), true, true
+	case fRPCProgram, fRPCProgVers, fRPCProcedure:
+		// As visitHeader: a call's own, once its header is there; a
+		// reply's from its matched call.
+		if !(r.MsgType == MsgCall && len(r.Contents) >= 24 || r.MsgType == MsgReply && r.CallKnown) {
+			return 0, false, true
+		}
+		switch f {
+		case fRPCProgram:
+			return uint64(r.Program), true, true
+		case fRPCProgVers:
+			return uint64(r.ProgVersion), true, true
+		}
+		return uint64(r.Procedure), true, true
+	}
+	return 0, false, false
+}
+
 // VisitFields reports the message header's fields in wire order, then
 // the length of the procedure's arguments or results that follow.
 func (r *RPC) VisitFields(v field.Visitor) {
