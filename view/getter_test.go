@@ -1,12 +1,10 @@
 package view
 
 import (
-	"encoding/binary"
 	"fmt"
 	"net/netip"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/cmpd-dissect/cmpd-dissect/dissect"
 	"github.com/cmpd-dissect/cmpd-dissect/field"
@@ -111,28 +109,15 @@ func TestUintGetterAgrees(t *testing.T) {
 func FuzzUintGetterAgrees(f *testing.F) {
 	real, _ := filepath.Glob("../testdata/pcaps/real/*.pcap")
 	for _, p := range real {
-		frames := captureFrames(f, p)
-		if len(frames) > 16 {
-			frames = frames[:16]
-		}
-		f.Add(packFrames(frames))
+		addFrameSeed(f, p, 16)
 	}
-	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		d := dissect.New(dissect.Options{})
 		seen := getterStats{}
-		for n := 1; len(data) >= 2; n++ {
-			l := int(binary.BigEndian.Uint16(data))
-			data = data[2:]
-			if l > len(data) {
-				l = len(data)
-			}
-			fr := source.Frame{Number: n, Time: t0.Add(time.Duration(n) * time.Second), LinkType: source.LinkTypeEthernet,
-				Data: data[:l], CaptureLength: l, Length: l}
-			data = data[l:]
-			if err := checkGetters(d.Dissect(&fr), seen); err != nil {
+		eachPackedFrame(data, func(fr *source.Frame) {
+			if err := checkGetters(d.Dissect(fr), seen); err != nil {
 				t.Fatal(err)
 			}
-		}
+		})
 	})
 }

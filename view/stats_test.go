@@ -1,7 +1,6 @@
 package view
 
 import (
-	"net/netip"
 	"path/filepath"
 	"testing"
 
@@ -9,32 +8,8 @@ import (
 	"github.com/cmpd-dissect/cmpd-dissect/field"
 )
 
-// uintRecorder is a reference for stats' counting visitors: it records
-// every integer value its layer reports at top level, by field.
-type uintRecorder struct {
-	depth int
-	got   map[*field.Field]map[uint64]int
-}
-
-func (u *uintRecorder) Uint(f *field.Field, v uint64) {
-	if u.depth > 0 {
-		return
-	}
-	if u.got[f] == nil {
-		u.got[f] = map[uint64]int{}
-	}
-	u.got[f][v]++
-}
-func (u *uintRecorder) Int(*field.Field, int64)       {}
-func (u *uintRecorder) Bool(*field.Field, bool)       {}
-func (u *uintRecorder) String(*field.Field, string)   {}
-func (u *uintRecorder) Bytes(*field.Field, []byte)    {}
-func (u *uintRecorder) Addr(*field.Field, netip.Addr) {}
-func (u *uintRecorder) Begin(*field.Field)            { u.depth++ }
-func (u *uintRecorder) End()                          { u.depth-- }
-
 // TestStatsBreakdownCounts: stats counts every breakdown value as a plain
-// visit of the layers finds it, whether a protocol has one breakdown field
+// visit of the layers finds it (topUints, getter_test.go), whether a protocol has one breakdown field
 // (oneCounter) or several (valueCounter), and for values below and above
 // denseValues (UDP ports).
 func TestStatsBreakdownCounts(t *testing.T) {
@@ -46,7 +21,7 @@ func TestStatsBreakdownCounts(t *testing.T) {
 	}
 	counted := map[string]int{}
 	for _, file := range files {
-		want := &uintRecorder{got: map[*field.Field]map[uint64]int{}}
+		want := map[*field.Field]map[uint64]int{}
 		var stats []*Stats
 		for _, set := range sets {
 			st, err := NewStats(set)
@@ -57,7 +32,16 @@ func TestStatsBreakdownCounts(t *testing.T) {
 		}
 		eachRecord(t, file, func(r *dissect.Record) {
 			for _, l := range r.Layers {
-				l.VisitFields(want)
+				vis := &topUints{got: map[*field.Field][]uint64{}}
+				l.VisitFields(vis)
+				for f, vs := range vis.got {
+					if want[f] == nil {
+						want[f] = map[uint64]int{}
+					}
+					for _, v := range vs {
+						want[f][v]++
+					}
+				}
 			}
 			for _, st := range stats {
 				if err := st.Print(r); err != nil {
@@ -69,7 +53,7 @@ func TestStatsBreakdownCounts(t *testing.T) {
 			st.Flush()
 			for _, name := range sets[i] {
 				f, _ := field.Lookup(name)
-				got, exp := st.ByValue[f], want.got[f]
+				got, exp := st.ByValue[f], want[f]
 				if len(got) != len(exp) {
 					t.Fatalf("%s: %s by %v: %v, visiting finds %v", file, name, sets[i], got, exp)
 				}
