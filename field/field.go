@@ -258,7 +258,8 @@ type Layer interface {
 // or two counted on every packet) then costs a call instead of a visit. For
 // a field it answers for (known), GetUint agrees with VisitFields: has is
 // true exactly when VisitFields reports f at top level (outside Begin/End)
-// with Uint, and v is the value it reports there. For any other field known
+// with Uint, and v is the value it reports there (VisitFields reports f
+// once at most, and never inside a group). For any other field known
 // is false and the caller visits. view's TestUintGetterAgrees checks the
 // agreement on every layer of every capture.
 type UintGetter interface {

@@ -12,15 +12,19 @@ import (
 )
 
 // topUints records the integer values a layer's VisitFields reports at top
-// level (outside Begin/End), by field, in order.
+// level (outside Begin/End), by field, in order, and which fields it
+// reports inside a group.
 type topUints struct {
-	depth int
-	got   map[*field.Field][]uint64
+	depth  int
+	got    map[*field.Field][]uint64
+	nested map[*field.Field]bool
 }
 
 func (u *topUints) Uint(f *field.Field, v uint64) {
 	if u.depth == 0 {
 		u.got[f] = append(u.got[f], v)
+	} else if u.nested != nil {
+		u.nested[f] = true
 	}
 }
 func (u *topUints) Int(*field.Field, int64)       {}
@@ -38,14 +42,15 @@ type getterStats map[string][2]int
 // checkGetters compares every field.UintGetter layer of r with its
 // VisitFields, for every declared field: where GetUint knows a field, it
 // has it exactly when VisitFields reports it once at top level, with that
-// value.
+// value, and VisitFields does not report it inside a group (stats counts
+// every occurrence a visit finds).
 func checkGetters(r *dissect.Record, seen getterStats) error {
 	for _, l := range r.Layers {
 		g, ok := l.(field.UintGetter)
 		if !ok {
 			continue
 		}
-		vis := &topUints{got: map[*field.Field][]uint64{}}
+		vis := &topUints{got: map[*field.Field][]uint64{}, nested: map[*field.Field]bool{}}
 		l.VisitFields(vis)
 		for _, p := range field.Protos() {
 			for _, f := range p.Fields {
@@ -55,6 +60,8 @@ func checkGetters(r *dissect.Record, seen getterStats) error {
 				}
 				want := vis.got[f]
 				switch {
+				case vis.nested[f]:
+					return fmt.Errorf("frame %d %s: VisitFields reports %s inside a group; GetUint cannot stand for it", r.Frame, p.Name, f.Name)
 				case len(want) > 1:
 					return fmt.Errorf("frame %d %s: VisitFields reports %s %d times; GetUint cannot stand for it", r.Frame, p.Name, f.Name, len(want))
 				case has != (len(want) == 1):
