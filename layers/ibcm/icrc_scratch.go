@@ -12,7 +12,7 @@ import (
 // fast code, in one call for a packet of up to icrcCopyMax octets and two
 // for a longer one: it copies the masked headers (and a short packet
 // whole) into its buffer behind as many zero octets as make the buffer's
-// part a whole number of blocks, at least four, and starts the CRC from the
+// part a whole number of blocks and at least 64 octets, and starts the CRC from the
 // value that those zeros take to the CRC of the masked LRH (icrcZeroStart).
 // A longer packet's payload is not copied: the buffer's part takes the
 // headers and what makes the rest a whole number of blocks. A value is
@@ -28,8 +28,8 @@ type ICRCChecker struct {
 
 const (
 	// icrcCopyMax is the longest packet (octets covered from the IP
-	// header on) copied whole: one crc32 call instead of two costs less
-	// than copying this much.
+	// header on) copied whole: copying this much costs less than a
+	// second crc32 call.
 	icrcCopyMax = 256
 	// icrcPadMax bounds the zero octets put before the copied part: up
 	// to 15 to round it to a block, more to make a short packet 64.
