@@ -8,7 +8,7 @@ import (
 // ICRCChecker computes RoCEv2 ICRCs like CheckRoCEv2ICRC, faster on a hot
 // path. crc32 runs its carry-less-multiply code on whole 16-octet blocks of
 // calls of at least 64 octets and a slower table on the rest, and each call
-// costs a fixed ~15 ns besides. The checker makes every octet go through the
+// has a fixed cost besides. The checker makes every octet go through the
 // fast code, in one call for a packet of up to icrcCopyMax octets and two
 // for a longer one: it copies the masked headers (and a short packet
 // whole) into its buffer behind as many zero octets as make the buffer's
