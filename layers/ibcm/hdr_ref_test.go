@@ -136,6 +136,30 @@ func sameSlice(a, b []byte) bool {
 	return cap(a) == 0 || &a[:1][0] == &b[:1][0]
 }
 
+// sameDecode compares a decode of data by the current decoder (into got:
+// error eg, truncation feedback tg) with the reference's (want, ew, tw):
+// the same error and feedback, and when both succeeded Contents and
+// Payload the same slices of data and every other field equal (base gives
+// a layer's BaseLayer). It reports whether the decodes succeeded.
+func sameDecode[L any](t *testing.T, data []byte, got, want *L, base func(*L) *layers.BaseLayer, eg, ew error, tg, tw truncFlag) bool {
+	t.Helper()
+	if (eg == nil) != (ew == nil) || (eg != nil && eg.Error() != ew.Error()) || tg != tw {
+		t.Fatalf("% x: error %v truncated %v, want %v %v", data, eg, tg, ew, tw)
+	}
+	if eg != nil {
+		return false
+	}
+	if gb, wb := base(got), base(want); !sameSlice(gb.Contents, wb.Contents) || !sameSlice(gb.Payload, wb.Payload) {
+		t.Fatalf("% x: contents/payload differ", data)
+	}
+	g, w := *got, *want
+	*base(&g), *base(&w) = layers.BaseLayer{}, layers.BaseLayer{}
+	if !reflect.DeepEqual(g, w) {
+		t.Fatalf("% x:\n got %+v\nwant %+v", data, g, w)
+	}
+	return true
+}
+
 // checkBTH decodes data with the current and the reference decoder (into
 // BTHs holding the previous packet's values, as a reused layer does) and
 // compares everything: fields, findings, the truncation feedback, the
@@ -144,19 +168,8 @@ func checkBTH(t *testing.T, got, want *BTH, data []byte) {
 	t.Helper()
 	var tg, tw truncFlag
 	eg, ew := got.DecodeFromBytes(data, &tg), refBTHDecode(want, data, &tw)
-	if (eg == nil) != (ew == nil) || (eg != nil && eg.Error() != ew.Error()) || tg != tw {
-		t.Fatalf("% x: error %v truncated %v, want %v %v", data, eg, tg, ew, tw)
-	}
-	if eg != nil {
+	if !sameDecode(t, data, got, want, func(b *BTH) *layers.BaseLayer { return &b.BaseLayer }, eg, ew, tg, tw) {
 		return
-	}
-	if !sameSlice(got.Contents, want.Contents) || !sameSlice(got.Payload, want.Payload) {
-		t.Fatalf("% x: contents/payload differ", data)
-	}
-	g, w := *got, *want
-	g.BaseLayer, w.BaseLayer = layers.BaseLayer{}, layers.BaseLayer{}
-	if !reflect.DeepEqual(g, w) {
-		t.Fatalf("% x:\n got %+v\nwant %+v", data, g, w)
 	}
 	if g, w := got.NextLayerType(), refBTHNext(want); g != w {
 		t.Fatalf("% x: NextLayerType %v, want %v", data, g, w)
@@ -265,19 +278,8 @@ func checkLRH(t *testing.T, got, want *LRH, data []byte) {
 	t.Helper()
 	var tg, tw truncFlag
 	eg, ew := got.DecodeFromBytes(data, &tg), refLRHDecode(want, data, &tw)
-	if (eg == nil) != (ew == nil) || (eg != nil && eg.Error() != ew.Error()) || tg != tw {
-		t.Fatalf("% x: error %v truncated %v, want %v %v", data, eg, tg, ew, tw)
-	}
-	if eg != nil {
+	if !sameDecode(t, data, got, want, func(l *LRH) *layers.BaseLayer { return &l.BaseLayer }, eg, ew, tg, tw) {
 		return
-	}
-	if !sameSlice(got.Contents, want.Contents) || !sameSlice(got.Payload, want.Payload) {
-		t.Fatalf("% x: contents/payload differ", data)
-	}
-	g, w := *got, *want
-	g.BaseLayer, w.BaseLayer = layers.BaseLayer{}, layers.BaseLayer{}
-	if !reflect.DeepEqual(g, w) {
-		t.Fatalf("% x:\n got %+v\nwant %+v", data, g, w)
 	}
 	if g, w := got.AppendFindings(nil), refLRHFindings(want, nil); !reflect.DeepEqual(g, w) {
 		t.Fatalf("% x: findings\n got %v\nwant %v", data, g, w)
