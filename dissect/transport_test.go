@@ -80,6 +80,18 @@ func TestIPNext(t *testing.T) {
 	}
 }
 
+// eachRandomPrefix hands check 100,000 random-length prefixes of buf, each
+// filled with random octets (check may set some before decoding).
+func eachRandomPrefix(rng *rand.Rand, buf []byte, check func([]byte)) {
+	for range 100000 {
+		n := rng.IntN(len(buf) + 1)
+		for i := range buf[:n] {
+			buf[i] = byte(rng.Uint32())
+		}
+		check(buf[:n])
+	}
+}
+
 type truncFlag bool
 
 func (t *truncFlag) SetTruncated() { *t = true }
@@ -168,17 +180,12 @@ func TestIPv4Decode(t *testing.T) {
 			}
 		}
 	}
-	buf := make([]byte, 80)
-	for range 100000 {
-		n := rng.IntN(len(buf) + 1)
-		for i := range buf[:n] {
-			buf[i] = byte(rng.Uint32())
-		}
-		if rng.IntN(2) == 0 && n > 0 {
+	eachRandomPrefix(rng, make([]byte, 80), func(buf []byte) {
+		if rng.IntN(2) == 0 && len(buf) > 0 {
 			buf[0] = 0x45 // the common header, with a random length
 		}
-		checkIPv4(t, got, want, buf[:n])
-	}
+		checkIPv4(t, got, want, buf)
+	})
 }
 
 // TestRecordReset: Reset clears every field but the reused slices'
@@ -267,17 +274,12 @@ func TestEthernetDecode(t *testing.T) {
 	if n < 1000 {
 		t.Fatalf("only %d Ethernet frames", n)
 	}
-	buf := make([]byte, 64)
-	for range 100000 {
-		c := rng.IntN(len(buf) + 1)
-		for i := range buf[:c] {
-			buf[i] = byte(rng.Uint32())
-		}
-		if c >= 14 && rng.IntN(2) == 0 {
+	eachRandomPrefix(rng, make([]byte, 64), func(buf []byte) {
+		if len(buf) >= 14 && rng.IntN(2) == 0 {
 			buf[12], buf[13] = 0, byte(rng.IntN(64)) // an 802.3 length near the frame's
 		}
-		checkEthernet(t, got, want, buf[:c])
-	}
+		checkEthernet(t, got, want, buf)
+	})
 }
 
 // checkVLAN decodes data with the adapter and with gopacket's Dot1Q (each
@@ -314,16 +316,12 @@ func TestVLANDecode(t *testing.T) {
 		}
 	}
 	rng := rand.New(rand.NewPCG(7, 8))
-	for range 100000 {
-		n := rng.IntN(len(buf) + 1)
-		for i := range buf[:n] {
-			buf[i] = byte(rng.Uint32())
-		}
-		if n >= 4 && rng.IntN(2) == 0 {
+	eachRandomPrefix(rng, buf, func(buf []byte) {
+		if len(buf) >= 4 && rng.IntN(2) == 0 {
 			buf[2], buf[3] = 0, byte(rng.IntN(48))
 		}
-		checkVLAN(t, got, want, buf[:n])
-	}
+		checkVLAN(t, got, want, buf)
+	})
 }
 
 // captureHeaders returns, from every Ethernet frame of the test captures,
@@ -402,17 +400,12 @@ func TestIPv6Decode(t *testing.T) {
 			}
 		}
 	}
-	buf := make([]byte, 96)
-	for range 100000 {
-		n := rng.IntN(len(buf) + 1)
-		for i := range buf[:n] {
-			buf[i] = byte(rng.Uint32())
-		}
-		if n >= 40 && rng.IntN(2) == 0 {
+	eachRandomPrefix(rng, make([]byte, 96), func(buf []byte) {
+		if len(buf) >= 40 && rng.IntN(2) == 0 {
 			buf[0], buf[4], buf[5] = 0x60, 0, byte(rng.IntN(64)) // a payload length near the packet's
 		}
-		checkIPv6(t, got, want, buf[:n])
-	}
+		checkIPv6(t, got, want, buf)
+	})
 }
 
 // FuzzTransportDecode: on any bytes, the adapters' own Ethernet, 802.1Q,
