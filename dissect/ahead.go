@@ -64,16 +64,24 @@ func AheadICRC(opts Options) func(*source.Frame) {
 					if len(data) < udp+4 || !isRoCE(int(data[udp+2])<<8|int(data[udp+3])) && !isRoCE(int(data[udp])<<8|int(data[udp+1])) {
 						return
 					}
-					_, crc, ok := c.CheckRoCEv2(data[ip:], false)
+					stored, crc, ok := c.CheckRoCEv2(data[ip:], false)
 					f.Ahead = source.Ahead{Kind: aheadRoCEv2IPv4, OK: ok, At: int32(ip), CRC: crc}
+					if ok {
+						// The checker took the packet to the IPv4 total length.
+						f.Ahead.Stored, f.Ahead.End = stored, int32(ip+(int(data[ip+2])<<8|int(data[ip+3])))
+					}
 				case 0x86dd:
 					ip := off + 2
 					udp := ip + 40
 					if len(data) < udp+4 || data[ip+6] != 17 || !isRoCE(int(data[udp+2])<<8|int(data[udp+3])) && !isRoCE(int(data[udp])<<8|int(data[udp+1])) {
 						return
 					}
-					_, crc, ok := c.CheckRoCEv2(data[ip:], true)
+					stored, crc, ok := c.CheckRoCEv2(data[ip:], true)
 					f.Ahead = source.Ahead{Kind: aheadRoCEv2IPv6, OK: ok, At: int32(ip), CRC: crc}
+					if ok {
+						// The checker took the packet to the IPv6 payload length.
+						f.Ahead.Stored, f.Ahead.End = stored, int32(udp+(int(data[ip+4])<<8|int(data[ip+5])))
+					}
 				case 0x8915:
 					grh := off + 2
 					_, crc, ok := ibcm.CheckRoCEv1ICRC(data[grh:])
@@ -93,4 +101,19 @@ func (x *extensions) ahead(kind uint8, off int) (crc uint32, ok, found bool) {
 		return 0, false, false
 	}
 	return a.CRC, a.OK, true
+}
+
+// aheadStored returns the ICRC octets the packet carries, as read ahead,
+// when they are the last four of a BTH that starts at bthOff and is n
+// octets long (ICRC included) in a RoCEv2 packet whose IP header is at ip.
+func (x *extensions) aheadStored(v6 bool, ip, bthOff, n int) (uint32, bool) {
+	a := &x.aheadICRC
+	kind := aheadRoCEv2IPv4
+	if v6 {
+		kind = aheadRoCEv2IPv6
+	}
+	if a.End == 0 || a.Kind != kind || int(a.At) != ip || int(a.End) != bthOff+n {
+		return 0, false
+	}
+	return a.Stored, true
 }

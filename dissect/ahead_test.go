@@ -17,9 +17,13 @@ func TestAheadICRCSameRecords(t *testing.T) {
 	hook := AheadICRC(Options{})
 	ahead, plain := New(Options{}), New(Options{})
 	kinds := map[uint8]int{}
+	storedToEnd := map[uint8]int{} // ICRC octets read ahead at the frame's end
 	eachFrameDamaged(t, rand.New(rand.NewSource(2)), 6, func(name string, f *source.Frame) {
 		hook(f)
 		kinds[f.Ahead.Kind]++
+		if f.Ahead.End == int32(len(f.Data)) {
+			storedToEnd[f.Ahead.Kind]++
+		}
 		a := dumpRecord(ahead.Dissect(f))
 		g := *f
 		g.Ahead = source.Ahead{}
@@ -32,12 +36,19 @@ func TestAheadICRCSameRecords(t *testing.T) {
 			t.Errorf("kind %d computed ahead for only %d frames", k, kinds[k])
 		}
 	}
-	t.Logf("frames by kind computed ahead: %v", kinds)
+	for _, k := range []uint8{aheadRoCEv2IPv4, aheadRoCEv2IPv6} {
+		if storedToEnd[k] < 10 {
+			t.Errorf("kind %d: ICRC octets read ahead for only %d frames", k, storedToEnd[k])
+		}
+	}
+	t.Logf("frames by kind computed ahead: %v; with the ICRC octets read: %v", kinds, storedToEnd)
 }
 
 // TestAheadICRCUsedOnlyWhereItFits: the Dissector takes the ICRC from the
-// frame's Ahead (a wrong value there gives a bad verdict) only when its
-// kind and offset are those of the packet it decoded.
+// frame's Ahead (a wrong value there gives a bad verdict), and the ICRC
+// octets the packet carries (a wrong value there is shown), only when its
+// kind and offset are those of the packet it decoded, and for the octets
+// only when they end where the BTH does.
 func TestAheadICRCUsedOnlyWhereItFits(t *testing.T) {
 	frames := readFrames(t, realRXE)
 	hook := AheadICRC(Options{})
@@ -62,10 +73,26 @@ func TestAheadICRCUsedOnlyWhereItFits(t *testing.T) {
 		if dump(&wrong) == good {
 			t.Fatalf("frame %d: the ICRC computed ahead is not used", f.Number)
 		}
+		if f.Ahead.End != int32(len(f.Data)) {
+			t.Fatalf("frame %d: ICRC octets read ahead end at %d, the frame at %d", f.Number, f.Ahead.End, len(f.Data))
+		}
+		wrongStored := f
+		wrongStored.Ahead.Stored ^= 0x5a5a
+		if dump(&wrongStored) == good {
+			t.Fatalf("frame %d: the ICRC octets read ahead are not used", f.Number)
+		}
+		// The octets read ahead are used only where the BTH ends.
+		for _, end := range []int32{0, f.Ahead.End - 1, f.Ahead.End + 4} {
+			h := wrongStored
+			h.Ahead.End = end
+			if dump(&h) != good {
+				t.Fatalf("frame %d: ICRC octets read ahead up to %d were used", f.Number, end)
+			}
+		}
 		for _, other := range []source.Ahead{
-			{Kind: aheadRoCEv2IPv4, OK: true, At: f.Ahead.At + 4, CRC: wrong.Ahead.CRC},
-			{Kind: aheadRoCEv2IPv6, OK: true, At: f.Ahead.At, CRC: wrong.Ahead.CRC},
-			{Kind: aheadIB, OK: true, At: 0, CRC: wrong.Ahead.CRC},
+			{Kind: aheadRoCEv2IPv4, OK: true, At: f.Ahead.At + 4, CRC: wrong.Ahead.CRC, Stored: wrongStored.Ahead.Stored, End: f.Ahead.End},
+			{Kind: aheadRoCEv2IPv6, OK: true, At: f.Ahead.At, CRC: wrong.Ahead.CRC, Stored: wrongStored.Ahead.Stored, End: f.Ahead.End},
+			{Kind: aheadIB, OK: true, At: 0, CRC: wrong.Ahead.CRC, Stored: wrongStored.Ahead.Stored, End: f.Ahead.End},
 		} {
 			h := f
 			h.Ahead = other

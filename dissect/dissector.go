@@ -639,7 +639,12 @@ func (d *Dissector) fastPrefix(data []byte, icrc *icrcAt) (t gopacket.LayerType,
 		return
 	}
 	b := &d.ext.ib.BTH
-	if err = b.DecodeFromBytes(rest, d); err != nil {
+	if stored, ok := d.ext.aheadStored(icrc.v6, icrc.ip, offsetIn(frameData, rest), len(rest)); ok {
+		err = b.DecodeWithICRC(rest, d, stored)
+	} else {
+		err = b.DecodeFromBytes(rest, d)
+	}
+	if err != nil {
 		return
 	}
 	icrc.bth = b

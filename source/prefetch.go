@@ -9,12 +9,17 @@ import (
 // goroutine, for the decoder to use instead of computing it again: a CRC
 // over Data[At:]. Kind says which CRC it is (0: none); Kind's values and
 // what OK means are the hook's (dissect's: which ICRC, and whether the
-// bytes held a complete packet to compute it over).
+// bytes held a complete packet to compute it over). When End is not zero,
+// Stored is the big-endian value of the four octets Data[End-4:End] (the
+// CRC the packet carries), read while they were in the reading core's
+// cache so the decoder need not load that line again.
 type Ahead struct {
-	Kind uint8
-	OK   bool
-	At   int32
-	CRC  uint32
+	Kind   uint8
+	OK     bool
+	At     int32
+	CRC    uint32
+	Stored uint32
+	End    int32
 }
 
 // prefetchBatch is how many frames the reading goroutine hands over at a
