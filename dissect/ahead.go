@@ -35,6 +35,24 @@ func AheadICRC(opts Options) func(*source.Frame) {
 	}
 	var c ibcm.ICRCChecker
 	isRoCE := func(p int) bool { return roce[p/64]&(1<<(p%64)) != 0 }
+	// roceV2 computes the ICRC of the RoCEv2 packet whose IP header is at
+	// ip and UDP header at udp, when the UDP ports say RoCE; end is where
+	// the IP header's length field says the packet ends (the checker's end).
+	roceV2 := func(f *source.Frame, ip, udp, end int, v6 bool) {
+		data := f.Data
+		if len(data) < udp+4 || !isRoCE(int(data[udp+2])<<8|int(data[udp+3])) && !isRoCE(int(data[udp])<<8|int(data[udp+1])) {
+			return
+		}
+		kind := aheadRoCEv2IPv4
+		if v6 {
+			kind = aheadRoCEv2IPv6
+		}
+		stored, crc, ok := c.CheckRoCEv2(data[ip:], v6)
+		f.Ahead = source.Ahead{Kind: kind, OK: ok, At: int32(ip), CRC: crc}
+		if ok {
+			f.Ahead.Stored, f.Ahead.End = stored, int32(end)
+		}
+	}
 	return func(f *source.Frame) {
 		f.Ahead = source.Ahead{}
 		data := f.Data
@@ -60,28 +78,15 @@ func AheadICRC(opts Options) func(*source.Frame) {
 					if len(data) < ip+20 || data[ip+9] != 17 {
 						return
 					}
-					udp := ip + int(data[ip]&0x0f)*4
-					if len(data) < udp+4 || !isRoCE(int(data[udp+2])<<8|int(data[udp+3])) && !isRoCE(int(data[udp])<<8|int(data[udp+1])) {
-						return
-					}
-					stored, crc, ok := c.CheckRoCEv2(data[ip:], false)
-					f.Ahead = source.Ahead{Kind: aheadRoCEv2IPv4, OK: ok, At: int32(ip), CRC: crc}
-					if ok {
-						// The checker took the packet to the IPv4 total length.
-						f.Ahead.Stored, f.Ahead.End = stored, int32(ip+(int(data[ip+2])<<8|int(data[ip+3])))
-					}
+					// The end: the IPv4 total length.
+					roceV2(f, ip, ip+int(data[ip]&0x0f)*4, ip+(int(data[ip+2])<<8|int(data[ip+3])), false)
 				case 0x86dd:
 					ip := off + 2
-					udp := ip + 40
-					if len(data) < udp+4 || data[ip+6] != 17 || !isRoCE(int(data[udp+2])<<8|int(data[udp+3])) && !isRoCE(int(data[udp])<<8|int(data[udp+1])) {
+					if len(data) < ip+40 || data[ip+6] != 17 {
 						return
 					}
-					stored, crc, ok := c.CheckRoCEv2(data[ip:], true)
-					f.Ahead = source.Ahead{Kind: aheadRoCEv2IPv6, OK: ok, At: int32(ip), CRC: crc}
-					if ok {
-						// The checker took the packet to the IPv6 payload length.
-						f.Ahead.Stored, f.Ahead.End = stored, int32(udp+(int(data[ip+4])<<8|int(data[ip+5])))
-					}
+					// The end: the IPv6 payload length after the fixed header.
+					roceV2(f, ip, ip+40, ip+40+(int(data[ip+4])<<8|int(data[ip+5])), true)
 				case 0x8915:
 					grh := off + 2
 					_, crc, ok := ibcm.CheckRoCEv1ICRC(data[grh:])
