@@ -208,7 +208,10 @@ func (s *Stats) countGot(g field.UintGetter, pc *protoCount) bool {
 // valueCounter is the field.Visitor that counts the breakdown fields'
 // values: integers only (NewStats takes no other kind), straight into the
 // counts, nothing kept per packet.
-type valueCounter struct{ s *Stats }
+type valueCounter struct {
+	uintsOnly
+	s *Stats
+}
 
 func (c *valueCounter) Uint(f *field.Field, v uint64) {
 	s := c.s
@@ -226,6 +229,7 @@ func (c *valueCounter) Uint(f *field.Field, v uint64) {
 // oneCounter is valueCounter for a layer with one breakdown field f (its
 // slot): the other fields cost a pointer comparison.
 type oneCounter struct {
+	uintsOnly
 	s    *Stats
 	f    *field.Field
 	slot int
@@ -242,21 +246,17 @@ func (c *oneCounter) Uint(f *field.Field, v uint64) {
 	c.s.ByValue[f][v]++
 }
 
-func (c *oneCounter) Int(*field.Field, int64)       {}
-func (c *oneCounter) Bool(*field.Field, bool)       {}
-func (c *oneCounter) String(*field.Field, string)   {}
-func (c *oneCounter) Bytes(*field.Field, []byte)    {}
-func (c *oneCounter) Addr(*field.Field, netip.Addr) {}
-func (c *oneCounter) Begin(*field.Field)            {}
-func (c *oneCounter) End()                          {}
+// uintsOnly is the rest of a field.Visitor for the counters, which look
+// at integer fields only: every other kind and the groups are ignored.
+type uintsOnly struct{}
 
-func (c *valueCounter) Int(*field.Field, int64)       {}
-func (c *valueCounter) Bool(*field.Field, bool)       {}
-func (c *valueCounter) String(*field.Field, string)   {}
-func (c *valueCounter) Bytes(*field.Field, []byte)    {}
-func (c *valueCounter) Addr(*field.Field, netip.Addr) {}
-func (c *valueCounter) Begin(*field.Field)            {}
-func (c *valueCounter) End()                          {}
+func (uintsOnly) Int(*field.Field, int64)       {}
+func (uintsOnly) Bool(*field.Field, bool)       {}
+func (uintsOnly) String(*field.Field, string)   {}
+func (uintsOnly) Bytes(*field.Field, []byte)    {}
+func (uintsOnly) Addr(*field.Field, netip.Addr) {}
+func (uintsOnly) Begin(*field.Field)            {}
+func (uintsOnly) End()                          {}
 
 func severityRank(s string) int {
 	switch s {
