@@ -3,6 +3,7 @@ package conn
 import (
 	"fmt"
 
+	"github.com/cmpd-dissect/cmpd-dissect/finding"
 	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
 )
 
@@ -150,8 +151,8 @@ func (t *Tracker) cmREP(ev *CMEvent) {
 		c.ClientCommID = ev.RemoteCommID
 		c.State = StateReplied
 		t.bind(c, commKey(ev.Dst, ev.RemoteCommID))
-		t.finding(c, pvtdata.Finding{
-			Code: CodeREPWithoutREQ, Severity: pvtdata.SeverityWarning, Section: "IBTA vol 1 §12.6.8",
+		t.finding(c, finding.Finding{
+			Code: CodeREPWithoutREQ, Severity: finding.SeverityWarning, Section: "IBTA vol 1 §12.6.8",
 			Layer: "conn", Frame: ev.Frame, Offset: -1,
 			Message: fmt.Sprintf("REP (local comm ID 0x%08x) answers comm ID 0x%08x, for which no REQ was seen (capture started late, or a stray REP): the client's private data is unknown, so the negotiation assumes the defaults",
 				ev.LocalCommID, ev.RemoteCommID),
@@ -178,7 +179,7 @@ func (t *Tracker) cmREJ(ev *CMEvent) {
 		note += " " + ev.RejectReasonName
 	}
 	if c == nil {
-		t.orphan(pvtdata.Finding{Code: CodeUnknownConnection, Severity: pvtdata.SeverityInfo, Layer: "conn",
+		t.orphan(finding.Finding{Code: CodeUnknownConnection, Severity: finding.SeverityInfo, Layer: "conn",
 			Frame: ev.Frame, Offset: -1,
 			Message: fmt.Sprintf("REJ (%s) for comm ID 0x%08x matches no connection seen", note, ev.RemoteCommID)})
 		return
@@ -199,7 +200,7 @@ func (t *Tracker) cmREJ(ev *CMEvent) {
 		}
 		c.ServerData = t.readPrivateData(c, "server", "REJ", pvtdata.MsgReject, ev.Frame, ev.PrivateDataAt, ev.PrivateData, ev.ULPOffset)
 	}
-	t.finding(c, pvtdata.Finding{Code: CodeRejected, Severity: pvtdata.SeverityInfo, Section: "IBTA vol 1 §12.6.7",
+	t.finding(c, finding.Finding{Code: CodeRejected, Severity: finding.SeverityInfo, Section: "IBTA vol 1 §12.6.7",
 		Layer: "conn", Frame: ev.Frame, Offset: -1,
 		Message: fmt.Sprintf("the %s rejected the connection: %s", sideName(from), note)})
 }
@@ -214,7 +215,7 @@ func sideName(fromClient bool) string {
 func (t *Tracker) cmMRA(ev *CMEvent) {
 	c := t.cmPeerConn(ev)
 	if c == nil {
-		t.orphan(pvtdata.Finding{Code: CodeUnknownConnection, Severity: pvtdata.SeverityInfo, Layer: "conn",
+		t.orphan(finding.Finding{Code: CodeUnknownConnection, Severity: finding.SeverityInfo, Layer: "conn",
 			Frame: ev.Frame, Offset: -1,
 			Message: fmt.Sprintf("MRA for comm ID 0x%08x matches no connection seen", ev.RemoteCommID)})
 		return
@@ -236,11 +237,11 @@ func (t *Tracker) cmRTU(ev *CMEvent) {
 		c.ClientCommID, c.ServerCommID = ev.LocalCommID, ev.RemoteCommID
 		t.bind(c, commKey(ev.Src, ev.LocalCommID))
 		t.bind(c, commKey(ev.Dst, ev.RemoteCommID))
-		t.finding(c, pvtdata.Finding{Code: CodeRTUWithoutREP, Severity: pvtdata.SeverityWarning,
+		t.finding(c, finding.Finding{Code: CodeRTUWithoutREP, Severity: finding.SeverityWarning,
 			Section: "IBTA vol 1 §12.6.9", Layer: "conn", Frame: ev.Frame, Offset: -1,
 			Message: fmt.Sprintf("RTU (comm IDs 0x%08x → 0x%08x) for a connection whose REQ and REP were not seen", ev.LocalCommID, ev.RemoteCommID)})
 	} else if c.ReplyFrame == 0 {
-		t.finding(c, pvtdata.Finding{Code: CodeRTUWithoutREP, Severity: pvtdata.SeverityWarning,
+		t.finding(c, finding.Finding{Code: CodeRTUWithoutREP, Severity: finding.SeverityWarning,
 			Section: "IBTA vol 1 §12.6.9", Layer: "conn", Frame: ev.Frame, Offset: -1,
 			Message: fmt.Sprintf("RTU for the REQ of frame %d, but no REP was seen", c.RequestFrame)})
 	}
@@ -267,7 +268,7 @@ func (t *Tracker) cmDREQ(ev *CMEvent) {
 		c.ServerQPN = ev.QPN
 		t.bind(c, commKey(ev.Src, ev.LocalCommID))
 		t.bind(c, commKey(ev.Dst, ev.RemoteCommID))
-		t.finding(c, pvtdata.Finding{Code: CodeDREQUnknown, Severity: pvtdata.SeverityWarning,
+		t.finding(c, finding.Finding{Code: CodeDREQUnknown, Severity: finding.SeverityWarning,
 			Section: "IBTA vol 1 §12.6.10", Layer: "conn", Frame: ev.Frame, Offset: -1,
 			Message: fmt.Sprintf("DREQ (comm IDs 0x%08x → 0x%08x) for a connection never seen set up (which peer was the client is unknown)", ev.LocalCommID, ev.RemoteCommID)})
 	}
@@ -288,7 +289,7 @@ func (t *Tracker) cmDREQ(ev *CMEvent) {
 func (t *Tracker) cmDREP(ev *CMEvent) {
 	c := t.cmPeerConn(ev)
 	if c == nil {
-		t.orphan(pvtdata.Finding{Code: CodeUnknownConnection, Severity: pvtdata.SeverityInfo, Layer: "conn",
+		t.orphan(finding.Finding{Code: CodeUnknownConnection, Severity: finding.SeverityInfo, Layer: "conn",
 			Frame: ev.Frame, Offset: -1,
 			Message: fmt.Sprintf("DREP (comm IDs 0x%08x → 0x%08x) matches no connection seen", ev.LocalCommID, ev.RemoteCommID)})
 		return
@@ -328,7 +329,7 @@ func (t *Tracker) cmSIDRREP(ev *CMEvent) {
 	c := t.lookup(sidrKey(ev.Dst, ev.LocalCommID))
 	note := fmt.Sprintf("status %d qpn 0x%06x", ev.SIDRStatus, ev.QPN)
 	if c == nil {
-		t.orphan(pvtdata.Finding{Code: CodeUnknownConnection, Severity: pvtdata.SeverityInfo, Layer: "conn",
+		t.orphan(finding.Finding{Code: CodeUnknownConnection, Severity: finding.SeverityInfo, Layer: "conn",
 			Frame: ev.Frame, Offset: -1,
 			Message: fmt.Sprintf("SIDR_REP (request ID 0x%08x, %s) matches no SIDR_REQ seen", ev.LocalCommID, note)})
 		return

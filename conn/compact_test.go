@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
+	"github.com/cmpd-dissect/cmpd-dissect/finding"
 )
 
 // The tests of this file check what a connection keeps in short (steps,
@@ -25,28 +25,28 @@ func TestSendFindingMessages(t *testing.T) {
 	}
 	const linux = "; the client, which receives it, did set R, so it copes, but RFC 8797 requires both peers' R. " +
 		"This is the Linux server's behaviour: svcrdma always sends R=0 yet uses Send with Invalidate whenever the client set R (svc_rdma_parse_connect_private takes sc_snd_w_inv from the client's flags only)"
-	exceeds := func(ev *SendEvent, toServer bool, limit int) pvtdata.Finding {
+	exceeds := func(ev *SendEvent, toServer bool, limit int) finding.Finding {
 		dir, receiver := "client → server", "server"
 		if !toServer {
 			dir, receiver = "server → client", "client"
 		}
-		return pvtdata.Finding{Code: CodeSendExceedsInline, Severity: pvtdata.SeverityError,
+		return finding.Finding{Code: CodeSendExceedsInline, Severity: finding.SeverityError,
 			Section: "RFC 8797 §4.2, RFC 8166 §3.3.2", Layer: "conn", Frame: ev.FirstFrame, Offset: -1,
 			Message: fmt.Sprintf("%s Send of %d octets%s is larger than the %s's negotiated inline threshold of %d octets: the receiver's Receive buffer cannot hold it",
 				dir, ev.Length, xidNote(ev), receiver, limit)}
 	}
-	notNegotiated := func(ev *SendEvent, toServer bool, sev pvtdata.Severity, who, context string) pvtdata.Finding {
+	notNegotiated := func(ev *SendEvent, toServer bool, sev finding.Severity, who, context string) finding.Finding {
 		dir := "client → server"
 		if !toServer {
 			dir = "server → client"
 		}
-		return pvtdata.Finding{Code: CodeSendInvNotNegotiated, Severity: sev,
+		return finding.Finding{Code: CodeSendInvNotNegotiated, Severity: sev,
 			Section: "RFC 8797 §4.1", Layer: "conn", Frame: ev.FirstFrame, Offset: -1,
 			Message: fmt.Sprintf("%s Send with Invalidate of STag 0x%08x%s, but remote invalidation was not negotiated (%s)%s",
 				dir, ev.InvalidateSTag, xidNote(ev), who, context)}
 	}
-	fromRequester := func(ev *SendEvent) pvtdata.Finding {
-		return pvtdata.Finding{Code: CodeSendInvFromRequester, Severity: pvtdata.SeverityWarning,
+	fromRequester := func(ev *SendEvent) finding.Finding {
+		return finding.Finding{Code: CodeSendInvFromRequester, Severity: finding.SeverityWarning,
 			Section: "RFC 8797 §3.2", Layer: "conn", Frame: ev.FirstFrame, Offset: -1,
 			Message: fmt.Sprintf("the client (requester) sent Send with Invalidate of STag 0x%08x%s: RFC 8797 provides remote invalidation for the responder's replies only",
 				ev.InvalidateSTag, xidNote(ev))}
@@ -62,34 +62,34 @@ func TestSendFindingMessages(t *testing.T) {
 		name           string
 		client, server []byte
 		sends          []*SendEvent
-		want           func(evs []*SendEvent) []pvtdata.Finding
+		want           func(evs []*SendEvent) []finding.Finding
 	}{
 		{"too large both ways", withR, withR, []*SendEvent{send(10, true, 5000), send(11, false, 70000)},
-			func(evs []*SendEvent) []pvtdata.Finding {
-				return []pvtdata.Finding{exceeds(evs[0], true, 4096), exceeds(evs[1], false, 4096)}
+			func(evs []*SendEvent) []finding.Finding {
+				return []finding.Finding{exceeds(evs[0], true, 4096), exceeds(evs[1], false, 4096)}
 			}},
 		{"the Linux server's Send with Invalidate", withR, noR, []*SendEvent{inv(10, false, true, 0xcd1), inv(11, false, false, 0xffffffff)},
-			func(evs []*SendEvent) []pvtdata.Finding {
-				return []pvtdata.Finding{
-					notNegotiated(evs[0], false, pvtdata.SeverityWarning, "the server did not set R", linux),
-					notNegotiated(evs[1], false, pvtdata.SeverityWarning, "the server did not set R", linux)}
+			func(evs []*SendEvent) []finding.Finding {
+				return []finding.Finding{
+					notNegotiated(evs[0], false, finding.SeverityWarning, "the server did not set R", linux),
+					notNegotiated(evs[1], false, finding.SeverityWarning, "the server did not set R", linux)}
 			}},
 		{"neither set R", noR, noR, []*SendEvent{inv(10, false, true, 7), inv(11, true, true, 8)},
-			func(evs []*SendEvent) []pvtdata.Finding {
-				return []pvtdata.Finding{
-					notNegotiated(evs[0], false, pvtdata.SeverityError, "neither peer set R", ""),
-					notNegotiated(evs[1], true, pvtdata.SeverityError, "neither peer set R", ""),
+			func(evs []*SendEvent) []finding.Finding {
+				return []finding.Finding{
+					notNegotiated(evs[0], false, finding.SeverityError, "neither peer set R", ""),
+					notNegotiated(evs[1], true, finding.SeverityError, "neither peer set R", ""),
 					fromRequester(evs[1])}
 			}},
 		{"the client did not set R", noR, withR, []*SendEvent{inv(10, false, true, 9), inv(11, true, false, 10)},
-			func(evs []*SendEvent) []pvtdata.Finding {
-				return []pvtdata.Finding{
-					notNegotiated(evs[0], false, pvtdata.SeverityError, "the client did not set R", ""),
-					notNegotiated(evs[1], true, pvtdata.SeverityError, "the client did not set R", ""),
+			func(evs []*SendEvent) []finding.Finding {
+				return []finding.Finding{
+					notNegotiated(evs[0], false, finding.SeverityError, "the client did not set R", ""),
+					notNegotiated(evs[1], true, finding.SeverityError, "the client did not set R", ""),
 					fromRequester(evs[1])}
 			}},
 		{"the requester with R from both", withR, withR, []*SendEvent{inv(10, true, true, 0x42)},
-			func(evs []*SendEvent) []pvtdata.Finding { return []pvtdata.Finding{fromRequester(evs[0])} }},
+			func(evs []*SendEvent) []finding.Finding { return []finding.Finding{fromRequester(evs[0])} }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tr := New(Config{})

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/cmpd-dissect/cmpd-dissect/finding"
 	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
 )
 
@@ -362,7 +363,7 @@ type Connection struct {
 // (noteText) and the listed findings kept whole (checkFull).
 type connRare struct {
 	notes []string
-	full  []pvtdata.Finding
+	full  []finding.Finding
 }
 
 // Service names the service: "NFS/RDMA (rdma_cm TCP port 20049)".
@@ -401,7 +402,7 @@ func (c *Connection) Replied() bool { return c.ReplyFrame != 0 }
 // frames they were raised at.
 type FindingCount struct {
 	Code     string           `json:"code"`
-	Severity pvtdata.Severity `json:"severity"`
+	Severity finding.Severity `json:"severity"`
 	// Count is how many were raised; Listed how many of them are in
 	// Connection.Findings (the first ones).
 	Count  int `json:"count"`
@@ -419,7 +420,7 @@ func (n *FindingCount) Unlisted() int { return n.Count - n.Listed }
 
 // FindingCount returns the count of c's findings of code and severity, nil
 // when there is none.
-func (c *Connection) FindingCount(code string, sev pvtdata.Severity) *FindingCount {
+func (c *Connection) FindingCount(code string, sev finding.Severity) *FindingCount {
 	for i := range c.FindingCounts {
 		if n := &c.FindingCounts[i]; n.Code == code && n.Severity == sev {
 			return n
@@ -431,7 +432,7 @@ func (c *Connection) FindingCount(code string, sev pvtdata.Severity) *FindingCou
 // countFinding counts a finding of code and sev raised at frame on c and
 // reports whether it is to be listed in full: the first limit of each code
 // and severity are. It allocates only for the first finding of a code.
-func (c *Connection) countFinding(code string, sev pvtdata.Severity, frame, limit int) bool {
+func (c *Connection) countFinding(code string, sev finding.Severity, frame, limit int) bool {
 	n := c.FindingCount(code, sev)
 	if n == nil {
 		c.FindingCounts = append(c.FindingCounts, FindingCount{Code: code, Severity: sev})
@@ -494,7 +495,7 @@ type listedFinding struct {
 	limit int
 	xid   uint32
 	check checkKind
-	sev   pvtdata.Severity
+	sev   finding.Severity
 	flags uint8
 }
 
@@ -539,11 +540,11 @@ func (c *Connection) NumFindings() int { return len(c.listed) }
 // findings of each code and severity (FindingCounts counts all of them).
 // The slice and the messages of the per-Send checks' findings are made on
 // each call; nil when there is none.
-func (c *Connection) Findings() []pvtdata.Finding {
+func (c *Connection) Findings() []finding.Finding {
 	if len(c.listed) == 0 {
 		return nil
 	}
-	out := make([]pvtdata.Finding, len(c.listed))
+	out := make([]finding.Finding, len(c.listed))
 	var m msgBuilder
 	for i := range c.listed {
 		out[i] = c.finding(&c.listed[i], &m)
@@ -552,12 +553,12 @@ func (c *Connection) Findings() []pvtdata.Finding {
 }
 
 // finding renders f, building its message with m.
-func (c *Connection) finding(f *listedFinding, m *msgBuilder) pvtdata.Finding {
+func (c *Connection) finding(f *listedFinding, m *msgBuilder) finding.Finding {
 	if f.check == checkFull {
 		return c.rare.full[f.n]
 	}
 	toServer := f.flags&flagToServer != 0
-	out := pvtdata.Finding{Code: c.listedCode(f), Severity: f.sev, Layer: "conn", Frame: f.frame, Offset: -1}
+	out := finding.Finding{Code: c.listedCode(f), Severity: f.sev, Layer: "conn", Frame: f.frame, Offset: -1}
 	m.reset()
 	switch f.check {
 	case checkExceedsInline:

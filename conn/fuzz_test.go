@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
+	"github.com/cmpd-dissect/cmpd-dissect/finding"
 )
 
 // FuzzTracker drives the tracker with event sequences decoded from the
@@ -69,7 +69,7 @@ func FuzzTracker(f *testing.F) {
 		for _, c := range tr.Connections() {
 			type key struct {
 				code string
-				sev  pvtdata.Severity
+				sev  finding.Severity
 			}
 			n := map[key]int{}
 			for _, f := range c.Findings() {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/cmpd-dissect/cmpd-dissect/finding"
 	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
 )
 
@@ -35,7 +36,7 @@ func (t *Tracker) MPA(ev *MPAEvent) {
 		t.rememberPeers(c)
 	case MPAReply, MPAReject:
 		if c == nil {
-			t.orphan(pvtdata.Finding{Code: CodeUnknownConnection, Severity: pvtdata.SeverityInfo, Layer: "conn",
+			t.orphan(finding.Finding{Code: CodeUnknownConnection, Severity: finding.SeverityInfo, Layer: "conn",
 				Frame: ev.Frame, Offset: -1,
 				Message: fmt.Sprintf("%s from %s to %s on a TCP stream where no MPA Request was seen", ev.Type, ev.Src, ev.Dst)})
 			return
@@ -52,7 +53,7 @@ func (t *Tracker) MPA(ev *MPAEvent) {
 			c.State = StateRejected
 			c.RejectFrame = ev.Frame
 			c.RejectReasonName = "MPA Reject"
-			t.finding(c, pvtdata.Finding{Code: CodeRejected, Severity: pvtdata.SeverityInfo, Section: "RFC 5044 §7.1.1",
+			t.finding(c, finding.Finding{Code: CodeRejected, Severity: finding.SeverityInfo, Section: "RFC 5044 §7.1.1",
 				Layer: "conn", Frame: ev.Frame, Offset: -1, Message: "the server rejected the connection with an MPA Reject (Reject flag set)"})
 			return
 		}

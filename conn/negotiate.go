@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/cmpd-dissect/cmpd-dissect/finding"
 	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
 )
 
@@ -48,21 +49,21 @@ const (
 
 // Codes lists every code this package raises, with its usual severity, for
 // documentation and expectation files.
-var Codes = map[string]pvtdata.Severity{
-	CodeSendExceedsInline:              pvtdata.SeverityError,
-	CodeSendInvNotNegotiated:           pvtdata.SeverityError,
-	CodeSendInvFromRequester:           pvtdata.SeverityWarning,
-	CodeInvalidatedSTagNotOffered:      pvtdata.SeverityError,
-	CodeServerSendExceedsClientReceive: pvtdata.SeverityWarning,
-	CodeAdvertisedValuesChanged:        pvtdata.SeverityInfo,
-	CodeREPWithoutREQ:                  pvtdata.SeverityWarning,
-	CodeRTUWithoutREP:                  pvtdata.SeverityWarning,
-	CodeDREQUnknown:                    pvtdata.SeverityWarning,
-	CodeUnknownConnection:              pvtdata.SeverityInfo,
-	CodeRejected:                       pvtdata.SeverityInfo,
-	CodeTimedOut:                       pvtdata.SeverityWarning,
-	CodeTableFull:                      pvtdata.SeverityWarning,
-	CodeFindingsSuppressed:             pvtdata.SeverityInfo,
+var Codes = map[string]finding.Severity{
+	CodeSendExceedsInline:              finding.SeverityError,
+	CodeSendInvNotNegotiated:           finding.SeverityError,
+	CodeSendInvFromRequester:           finding.SeverityWarning,
+	CodeInvalidatedSTagNotOffered:      finding.SeverityError,
+	CodeServerSendExceedsClientReceive: finding.SeverityWarning,
+	CodeAdvertisedValuesChanged:        finding.SeverityInfo,
+	CodeREPWithoutREQ:                  finding.SeverityWarning,
+	CodeRTUWithoutREP:                  finding.SeverityWarning,
+	CodeDREQUnknown:                    finding.SeverityWarning,
+	CodeUnknownConnection:              finding.SeverityInfo,
+	CodeRejected:                       finding.SeverityInfo,
+	CodeTimedOut:                       finding.SeverityWarning,
+	CodeTableFull:                      finding.SeverityWarning,
+	CodeFindingsSuppressed:             finding.SeverityInfo,
 }
 
 // readPrivateData copies and decodes one side's private data. frameOffset
@@ -150,8 +151,8 @@ func (t *Tracker) negotiate(c *Connection, frame int) {
 	if c.ClientData.Valid() && c.ServerData.Valid() {
 		ce, se := c.ClientData.Effective(), c.ServerData.Effective()
 		if se.SendSize > ce.ReceiveSize {
-			t.finding(c, pvtdata.Finding{
-				Code: CodeServerSendExceedsClientReceive, Severity: pvtdata.SeverityWarning,
+			t.finding(c, finding.Finding{
+				Code: CodeServerSendExceedsClientReceive, Severity: finding.SeverityWarning,
 				Section: "RFC 8797 §4.2", Layer: "conn", Frame: frame, Offset: -1,
 				Message: fmt.Sprintf("the server advertises a Send Size of %d octets, more than the client's Receive Size of %d: a conforming server sends at most min(%d, %d) = %d octets inline, "+
 					"but the Linux server (svcrdma) ignores the client's sizes and uses only the R bit (wire-formats.md §1), so it may send Sends the client cannot receive",
@@ -184,8 +185,8 @@ func (t *Tracker) compareWithPrevious(c *Connection, frame int) {
 	if len(diffs) == 0 {
 		return
 	}
-	t.finding(c, pvtdata.Finding{
-		Code: CodeAdvertisedValuesChanged, Severity: pvtdata.SeverityInfo, Section: "RFC 8797 §4",
+	t.finding(c, finding.Finding{
+		Code: CodeAdvertisedValuesChanged, Severity: finding.SeverityInfo, Section: "RFC 8797 §4",
 		Layer: "conn", Frame: frame, Offset: -1,
 		Message: fmt.Sprintf("the peers advertise different values than on connection %d (request frame %d): %s; the new values apply to this connection only",
 			p.ID, p.RequestFrame, strings.Join(diffs, "; ")),

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/cmpd-dissect/cmpd-dissect/dissect"
+	"github.com/cmpd-dissect/cmpd-dissect/finding"
 	"github.com/cmpd-dissect/cmpd-dissect/layers/ibcm"
 	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
 	"github.com/cmpd-dissect/cmpd-dissect/source"
@@ -97,7 +98,7 @@ func checkKernelNegotiation(t *testing.T, c *Connection) {
 		switch f.Code {
 		case CodeSendInvNotNegotiated:
 			n++
-			if f.Severity != pvtdata.SeverityWarning {
+			if f.Severity != finding.SeverityWarning {
 				t.Errorf("severity %s: %s", f.Severity, f)
 			}
 		default:

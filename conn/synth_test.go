@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
+	"github.com/cmpd-dissect/cmpd-dissect/finding"
 )
 
 // Each synthetic connection capture (internal/gen/conn.go, make testdata)
@@ -38,7 +38,7 @@ func TestSyntheticCaptures(t *testing.T) {
 		{"synth-conn-iwarp-traffic.pcap", Config{}, []want{{"disconnected",
 			"conn.invalidated-stag-not-offered, conn.send-exceeds-inline, conn.send-inv-not-negotiated"}}, ""},
 	}
-	summary := func(fs []pvtdata.Finding) string {
+	summary := func(fs []finding.Finding) string {
 		n := map[string]int{}
 		for _, f := range fs {
 			n[f.Code]++

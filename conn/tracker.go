@@ -5,6 +5,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/cmpd-dissect/cmpd-dissect/finding"
 	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
 )
 
@@ -152,7 +153,7 @@ type Tracker struct {
 	now       int64
 	lastSweep int64
 	swept     bool
-	orphans   []pvtdata.Finding
+	orphans   []finding.Finding
 	evictions int
 	// Unmatched counts Sends that matched no connection.
 	Unmatched int
@@ -198,12 +199,12 @@ func (t *Tracker) Connections() []*Connection { return t.conns }
 
 // Findings returns what the tracker noticed that belongs to no connection
 // (a DREP or MRA for a connection never seen, …).
-func (t *Tracker) Findings() []pvtdata.Finding { return t.orphans }
+func (t *Tracker) Findings() []finding.Finding { return t.orphans }
 
 // AllFindings returns the connections' findings (those listed: see
 // Connection.FindingCounts for all) and the tracker's own.
-func (t *Tracker) AllFindings() []pvtdata.Finding {
-	var out []pvtdata.Finding
+func (t *Tracker) AllFindings() []finding.Finding {
+	var out []finding.Finding
 	for _, c := range t.conns {
 		out = append(out, c.Findings()...)
 	}
@@ -254,8 +255,8 @@ func (t *Tracker) advance(at time.Time) {
 		case StateRequested, StateReplied, StateDisconnecting:
 			if t.now-c.lastActive > int64(t.cfg.Timeout) {
 				c.State = StateTimedOut
-				t.finding(c, pvtdata.Finding{
-					Code: CodeTimedOut, Severity: pvtdata.SeverityWarning, Layer: "conn", Offset: -1,
+				t.finding(c, finding.Finding{
+					Code: CodeTimedOut, Severity: finding.SeverityWarning, Layer: "conn", Offset: -1,
 					Frame:   lastFrame(c),
 					Section: "IBTA vol 1 §12.9",
 					Message: fmt.Sprintf("no answer within %s of capture time after frame %d; the connection is taken as timed out", t.cfg.Timeout, lastFrame(c)),
@@ -304,8 +305,8 @@ func (t *Tracker) evictOldest(keep *Connection, frame int) {
 		t.forget(c)
 		c.Evicted = true
 		t.evictions++
-		t.finding(c, pvtdata.Finding{
-			Code: CodeTableFull, Severity: pvtdata.SeverityWarning, Layer: "conn", Offset: -1, Frame: frame,
+		t.finding(c, finding.Finding{
+			Code: CodeTableFull, Severity: finding.SeverityWarning, Layer: "conn", Offset: -1, Frame: frame,
 			Message: fmt.Sprintf("the connection table is full (%d connections): this, the oldest, is no longer followed from frame %d on; later messages and Sends of it are not matched (raise the limit to follow more)",
 				t.cfg.MaxConnections, frame),
 		})
@@ -395,14 +396,14 @@ func (t *Tracker) lookup(w wireKey) *Connection {
 }
 
 // finding counts f on c and lists it within the per-code cap.
-func (t *Tracker) finding(c *Connection, f pvtdata.Finding) {
+func (t *Tracker) finding(c *Connection, f finding.Finding) {
 	if t.listed(c, f.Code, f.Severity, f.Frame) {
 		t.keep(c, f)
 	}
 }
 
 // keep lists f, whole, on c.
-func (t *Tracker) keep(c *Connection, f pvtdata.Finding) {
+func (t *Tracker) keep(c *Connection, f finding.Finding) {
 	r := c.extra()
 	c.list(listedFinding{check: checkFull, frame: f.Frame, n: len(r.full)}, t.cfg.MaxFindingsPerCode)
 	r.full = append(r.full, f)
@@ -429,14 +430,14 @@ func (c *Connection) extra() *connRare {
 // whether it is to be listed: the caller then appends it to c.listed.
 // Checks that raise a finding per packet call it before building the
 // message, which only the listed ones need.
-func (t *Tracker) listed(c *Connection, code string, sev pvtdata.Severity, frame int) bool {
+func (t *Tracker) listed(c *Connection, code string, sev finding.Severity, frame int) bool {
 	return c.countFinding(code, sev, frame, t.cfg.MaxFindingsPerCode)
 }
 
 // maxOrphans caps the findings outside connections the tracker keeps.
 const maxOrphans = 1000
 
-func (t *Tracker) orphan(f pvtdata.Finding) {
+func (t *Tracker) orphan(f finding.Finding) {
 	if len(t.orphans) < maxOrphans {
 		t.orphans = append(t.orphans, f)
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cmpd-dissect/cmpd-dissect/finding"
 	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
 )
 
@@ -78,7 +79,7 @@ func kernelExchange(t *Tracker, clientUlp, serverUlp []byte) {
 	t.CM(cmMsg(3, CMRTU, true, cComm, sComm))
 }
 
-func codes(fs []pvtdata.Finding) []string {
+func codes(fs []finding.Finding) []string {
 	var out []string
 	for _, f := range fs {
 		out = append(out, f.Code)
@@ -334,7 +335,7 @@ func TestTrafficChecks(t *testing.T) {
 					// Error unless the receiving client set R (the Linux
 					// server's deviation: a warning with that context).
 					linux := tc.client != nil && tc.client[5] == 1
-					if want := map[bool]pvtdata.Severity{true: pvtdata.SeverityWarning, false: pvtdata.SeverityError}[linux]; f.Severity != want ||
+					if want := map[bool]finding.Severity{true: finding.SeverityWarning, false: finding.SeverityError}[linux]; f.Severity != want ||
 						linux != strings.Contains(f.Message, "svcrdma") {
 						t.Errorf("severity %s for %q", f.Severity, f.Message)
 					}
@@ -463,8 +464,8 @@ func TestFindingCap(t *testing.T) {
 	if n != 3 || len(c.Findings()) != 3 || c.Findings()[2].Frame != 12 {
 		t.Errorf("%d findings, %v", n, codes(c.Findings()))
 	}
-	fc := c.FindingCount(CodeSendExceedsInline, pvtdata.SeverityError)
-	if len(c.FindingCounts) != 1 || fc == nil || *fc != (FindingCount{Code: CodeSendExceedsInline, Severity: pvtdata.SeverityError,
+	fc := c.FindingCount(CodeSendExceedsInline, finding.SeverityError)
+	if len(c.FindingCounts) != 1 || fc == nil || *fc != (FindingCount{Code: CodeSendExceedsInline, Severity: finding.SeverityError,
 		Count: 10, Listed: 3, FirstFrame: 10, LastFrame: 19, FirstUnlistedFrame: 13}) || fc.Unlisted() != 7 {
 		t.Errorf("counts %+v", c.FindingCounts)
 	}

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/cmpd-dissect/cmpd-dissect/finding"
 	"github.com/cmpd-dissect/cmpd-dissect/internal/posindex"
-	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
 )
 
 // pendingXIDs remembers, per RPC xid, the handles the requester offered in
@@ -172,18 +172,18 @@ func (t *Tracker) send(ev *SendEvent, acc *sendAcc) {
 		if !toServer {
 			limit = c.Negotiated.ServerToClientInline
 		}
-		if ev.Length > limit && t.listed(c, CodeSendExceedsInline, pvtdata.SeverityError, frame) {
-			c.list(listedFinding{check: checkExceedsInline, sev: pvtdata.SeverityError,
+		if ev.Length > limit && t.listed(c, CodeSendExceedsInline, finding.SeverityError, frame) {
+			c.list(listedFinding{check: checkExceedsInline, sev: finding.SeverityError,
 				frame: frame, n: ev.Length, limit: limit, xid: ev.XID, flags: flags}, t.cfg.MaxFindingsPerCode)
 		}
 	}
 	if ev.Invalidate {
 		if !c.Negotiated.RemoteInvalidation {
-			sev, fl := pvtdata.SeverityError, flags|whoSetR(c)<<flagRShift
+			sev, fl := finding.SeverityError, flags|whoSetR(c)<<flagRShift
 			if !toServer && c.ClientData.Effective().RemoteInvalidation {
 				// The receiver said it can take it: a deviation, not a
 				// breakage. It is what the Linux server does.
-				sev, fl = pvtdata.SeverityWarning, fl|flagCopes
+				sev, fl = finding.SeverityWarning, fl|flagCopes
 			}
 			if t.listed(c, CodeSendInvNotNegotiated, sev, frame) {
 				c.list(listedFinding{check: checkInvNotNegotiated, sev: sev,
@@ -191,8 +191,8 @@ func (t *Tracker) send(ev *SendEvent, acc *sendAcc) {
 			}
 		}
 		if toServer {
-			if t.listed(c, CodeSendInvFromRequester, pvtdata.SeverityWarning, frame) {
-				c.list(listedFinding{check: checkInvFromRequester, sev: pvtdata.SeverityWarning,
+			if t.listed(c, CodeSendInvFromRequester, finding.SeverityWarning, frame) {
+				c.list(listedFinding{check: checkInvFromRequester, sev: finding.SeverityWarning,
 					frame: frame, n: int(ev.InvalidateSTag), xid: ev.XID, flags: flags}, t.cfg.MaxFindingsPerCode)
 			}
 		} else if ev.RPCRDMA {
@@ -205,8 +205,8 @@ func (t *Tracker) send(ev *SendEvent, acc *sendAcc) {
 				counts.InvalidateChecked++
 			}
 			if ok && !containsHandle(offered, ev.InvalidateSTag) &&
-				t.listed(c, CodeInvalidatedSTagNotOffered, pvtdata.SeverityError, frame) {
-				t.keep(c, pvtdata.Finding{Code: CodeInvalidatedSTagNotOffered, Severity: pvtdata.SeverityError,
+				t.listed(c, CodeInvalidatedSTagNotOffered, finding.SeverityError, frame) {
+				t.keep(c, finding.Finding{Code: CodeInvalidatedSTagNotOffered, Severity: finding.SeverityError,
 					Section: "RFC 8797 §3.2", Layer: "conn", Frame: frame, Offset: -1,
 					Message: fmt.Sprintf("the server's reply%s invalidates STag 0x%08x, which the client did not offer in that call's chunks (offered: %s)",
 						xidNote(ev), ev.InvalidateSTag, formatHandles(offered))})

@@ -10,8 +10,8 @@ import (
 	"github.com/gopacket/gopacket/layers"
 
 	"github.com/cmpd-dissect/cmpd-dissect/field"
+	"github.com/cmpd-dissect/cmpd-dissect/finding"
 	"github.com/cmpd-dissect/cmpd-dissect/layers/ibcm"
-	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
 	"github.com/cmpd-dissect/cmpd-dissect/source"
 )
 
@@ -85,7 +85,7 @@ func New(opts Options) *Dissector {
 	d.udp.roce = &d.roce
 	d.rec.Layers = make([]field.Layer, 0, 24)
 	d.rec.Offsets = make([]int, 0, 24)
-	d.rec.Findings = make([]pvtdata.Finding, 0, 8)
+	d.rec.Findings = make([]finding.Finding, 0, 8)
 	d.ents = make([]*layerEntry, 0, 24)
 	d.ext.init(d)
 	d.setRoCEPort(RoCEv2Port)
@@ -127,7 +127,7 @@ func (d *Dissector) Dissect(f *source.Frame) *Record {
 		d.dissectEthernet(f.Data)
 	default:
 		if !d.ext.dissectLink(f.LinkType, f.Data) {
-			d.finding(CodeUnknownLinkType, pvtdata.SeverityWarning, "frame", 0,
+			d.addFinding(CodeUnknownLinkType, finding.SeverityWarning, "frame", 0,
 				fmt.Sprintf("link type %d is not dissected (Ethernet 1, ERF 197 and InfiniBand 247 are)", f.LinkType))
 		}
 	}
@@ -158,8 +158,8 @@ func (d *Dissector) Finish(fn func(*Record)) {
 }
 
 // finding appends a finding at frame offset off.
-func (d *Dissector) finding(code string, sev pvtdata.Severity, layer string, off int, msg string) {
-	d.rec.Findings = append(d.rec.Findings, pvtdata.Finding{
+func (d *Dissector) addFinding(code string, sev finding.Severity, layer string, off int, msg string) {
+	d.rec.Findings = append(d.rec.Findings, finding.Finding{
 		Code: code, Severity: sev, Message: msg, Frame: d.rec.Frame, Layer: layer, Offset: off,
 	})
 }
@@ -200,7 +200,7 @@ func (d *Dissector) SetTruncated() { d.truncated = true }
 // findingsAppender is implemented by layers that report what they noticed
 // (offsets relative to the layer's first byte).
 type findingsAppender interface {
-	AppendFindings(dst []pvtdata.Finding) []pvtdata.Finding
+	AppendFindings(dst []finding.Finding) []finding.Finding
 }
 
 // collectFindings appends the findings of the layers d.ents (added from
@@ -429,7 +429,7 @@ func (d *Dissector) decodeChain(first gopacket.LayerType, data []byte, base int)
 			if l := d.layerFor(name); l != nil {
 				lname = l.Proto().Name // "bth", not gopacket's "BTH"
 			}
-			d.finding(CodeMalformed, pvtdata.SeverityError, lname, off,
+			d.addFinding(CodeMalformed, finding.SeverityError, lname, off,
 				fmt.Sprintf("%s at frame offset %d: %v", lname, off, err))
 		}
 	} else if d.truncated {
@@ -437,7 +437,7 @@ func (d *Dissector) decodeChain(first gopacket.LayerType, data []byte, base int)
 		if last != nil {
 			off = offsetIn(frameData, last.LayerContents())
 		}
-		d.finding(CodeTruncated, pvtdata.SeverityWarning, r.Layers[len(r.Layers)-1].Proto().Name, off,
+		d.addFinding(CodeTruncated, finding.SeverityWarning, r.Layers[len(r.Layers)-1].Proto().Name, off,
 			fmt.Sprintf("frame cut at %d of %d bytes by the capture's snap length", r.CaptureLength, r.Length))
 	}
 	if last == nil || err != nil {
@@ -539,10 +539,10 @@ func (d *Dissector) DamagedRecord(re *source.RecordError) *Record {
 }
 
 // RecordFinding turns a damaged capture record into a Finding.
-func RecordFinding(re *source.RecordError) pvtdata.Finding {
-	return pvtdata.Finding{
+func RecordFinding(re *source.RecordError) finding.Finding {
+	return finding.Finding{
 		Code:     CodeRecordDamaged,
-		Severity: pvtdata.SeverityError,
+		Severity: finding.SeverityError,
 		Message:  re.Error() + "; the rest of the file is skipped",
 		Frame:    re.Frame,
 		Layer:    "frame",

@@ -9,8 +9,8 @@ import (
 
 	"github.com/gopacket/gopacket"
 
+	"github.com/cmpd-dissect/cmpd-dissect/finding"
 	"github.com/cmpd-dissect/cmpd-dissect/layers/ibcm"
-	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
 	"github.com/cmpd-dissect/cmpd-dissect/source"
 )
 
@@ -68,7 +68,7 @@ func TestRealCapturesTransport(t *testing.T) {
 				t.Errorf("%s frame %d: offsets %v", tc.file, r.Frame, r.Offsets)
 			}
 			for _, f := range r.Findings {
-				if f.Severity == pvtdata.SeverityError {
+				if f.Severity == finding.SeverityError {
 					t.Errorf("%s frame %d: %v", tc.file, r.Frame, f)
 				}
 			}

@@ -10,8 +10,8 @@ import (
 	"github.com/gopacket/gopacket/reassembly"
 
 	"github.com/cmpd-dissect/cmpd-dissect/field"
+	"github.com/cmpd-dissect/cmpd-dissect/finding"
 	"github.com/cmpd-dissect/cmpd-dissect/layers/mpa"
-	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
 )
 
 // Finding codes raised by iWARP stream reassembly. They are stable.
@@ -290,12 +290,12 @@ func (w *IWARP) evict() {
 	w.flushOlder(cut)
 	n := before - len(w.live)
 	w.stats.Evicted += n
-	w.finding(CodeIWARPStreamLimit, pvtdata.SeverityWarning, -1,
+	w.addFinding(CodeIWARPStreamLimit, finding.SeverityWarning, -1,
 		fmt.Sprintf("%d TCP streams tracked (limit %d): the %d seen least recently (before %s) were flushed and forgotten",
 			before, w.cfg.MaxStreams, n, cut.UTC().Format(time.RFC3339Nano)))
 }
 
-func (w *IWARP) finding(code string, sev pvtdata.Severity, off int, msg string) {
+func (w *IWARP) addFinding(code string, sev finding.Severity, off int, msg string) {
 	if w.rec == nil {
 		return
 	}
@@ -304,7 +304,7 @@ func (w *IWARP) finding(code string, sev pvtdata.Severity, off int, msg string) 
 	case CodeIWARPBufferLimit, CodeIWARPStreamLimit, CodeIWARPSendLimit:
 		section = "" // this program's limits, not the protocol's
 	}
-	w.rec.Findings = append(w.rec.Findings, pvtdata.Finding{Code: code, Severity: sev, Message: msg,
+	w.rec.Findings = append(w.rec.Findings, finding.Finding{Code: code, Severity: sev, Message: msg,
 		Section: section, Frame: w.rec.Frame, Layer: "tcp", Offset: off})
 }
 
@@ -314,7 +314,7 @@ func (w *IWARP) add(l field.Layer, off int) {
 	rec := w.rec
 	rec.Add(l, off)
 	f, ok := l.(interface {
-		AppendFindings([]pvtdata.Finding) []pvtdata.Finding
+		AppendFindings([]finding.Finding) []finding.Finding
 	})
 	if !ok {
 		return

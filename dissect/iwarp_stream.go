@@ -14,8 +14,8 @@ import (
 	"github.com/gopacket/gopacket/layers"
 	"github.com/gopacket/gopacket/reassembly"
 
+	"github.com/cmpd-dissect/cmpd-dissect/finding"
 	"github.com/cmpd-dissect/cmpd-dissect/layers/mpa"
-	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
 )
 
 type halfState uint8
@@ -136,7 +136,7 @@ func (s *iwarpStream) ReassembledSG(sg reassembly.ScatterGather, ac reassembly.A
 	buf := data
 	if len(h.pend) > 0 {
 		if len(h.pend)+len(data) > w.cfg.MaxPDUBytes || !w.reserve(len(data)) {
-			w.finding(CodeIWARPBufferLimit, pvtdata.SeverityWarning, -1,
+			w.addFinding(CodeIWARPBufferLimit, finding.SeverityWarning, -1,
 				fmt.Sprintf("TCP %d→%d: %d octets pending for one PDU, or %d in all, exceed the limits (%d, %d): they are dropped and the stream resynchronised",
 					h.srcPort, h.dstPort, len(h.pend)+len(data), w.pendTotal+len(data), w.cfg.MaxPDUBytes, w.cfg.MaxBufferedBytes))
 			w.stats.LimitHits++
@@ -167,7 +167,7 @@ func (s *iwarpStream) ReassembledSG(sg reassembly.ScatterGather, ac reassembly.A
 		return // pend is buf, unchanged
 	}
 	if len(tail) > 0 && w.pendTotal-cap(h.pend)+len(tail) > w.cfg.MaxBufferedBytes {
-		w.finding(CodeIWARPBufferLimit, pvtdata.SeverityWarning, -1,
+		w.addFinding(CodeIWARPBufferLimit, finding.SeverityWarning, -1,
 			fmt.Sprintf("TCP %d→%d: %d octets of an unfinished PDU would exceed the %d octets held for all streams: they are dropped and the stream resynchronised",
 				h.srcPort, h.dstPort, len(tail), w.cfg.MaxBufferedBytes))
 		w.stats.LimitHits++
@@ -231,12 +231,12 @@ func (s *iwarpStream) gap(h *iwarpHalf, skip, lost int) {
 	}
 	if !w.flushing {
 		w.stats.LimitHits++
-		w.finding(CodeIWARPBufferLimit, pvtdata.SeverityWarning, -1,
+		w.addFinding(CodeIWARPBufferLimit, finding.SeverityWarning, -1,
 			fmt.Sprintf("TCP %d→%d: buffered out-of-order data reached the page limit (%d per connection, %d in all): %d octets never seen were skipped",
 				h.srcPort, h.dstPort, w.cfg.MaxPagesPerConn, w.cfg.MaxPagesTotal, skip))
 	}
 	if h.state == stateFPDU || h.state == stateFrame {
-		w.finding(CodeIWARPGap, pvtdata.SeverityWarning, -1,
+		w.addFinding(CodeIWARPGap, finding.SeverityWarning, -1,
 			fmt.Sprintf("TCP %d→%d: %d octets of the iWARP stream were not captured (%d octets of an unfinished PDU before them are lost); resynchronising on the next FPDU",
 				h.srcPort, h.dstPort, skip, lost))
 	}
@@ -265,7 +265,7 @@ func (s *iwarpStream) complete() {
 		}
 		h.setPend(nil, 0)
 		for msn, p := range h.sends {
-			w.finding(CodeIWARPIncomplete, pvtdata.SeverityWarning, -1,
+			w.addFinding(CodeIWARPIncomplete, finding.SeverityWarning, -1,
 				fmt.Sprintf("TCP %d→%d ended with Send MSN %d incomplete: %d octets of it arrived (first frame %d)", h.srcPort, h.dstPort, msn, p.got, p.firstFrame))
 		}
 		h.sends = nil
@@ -279,7 +279,7 @@ func (h *iwarpHalf) incomplete(have, want int) {
 	if want > 0 {
 		msg += fmt.Sprintf(" of %d", want)
 	}
-	h.s.w.finding(CodeIWARPIncomplete, pvtdata.SeverityWarning, -1, msg)
+	h.s.w.addFinding(CodeIWARPIncomplete, finding.SeverityWarning, -1, msg)
 }
 
 func (h *iwarpHalf) pduName() string {
@@ -381,7 +381,7 @@ func (h *iwarpHalf) frame(b []byte, p int, final bool) (int, bool) {
 	}
 	f := new(mpa.Frame)
 	if err := f.DecodeFromBytes(b[:n], gopacket.NilDecodeFeedback); err != nil {
-		w.finding(codeMalformed, pvtdata.SeverityError, h.placeOf(h.pos+p, n), "mpa: "+err.Error())
+		w.addFinding(codeMalformed, finding.SeverityError, h.placeOf(h.pos+p, n), "mpa: "+err.Error())
 		h.state = stateResync
 		return 1, true // past the key, so the resync does not find it again
 	}
@@ -457,7 +457,7 @@ func (h *iwarpHalf) fpdu(b []byte, p int, final bool) (int, bool) {
 	hdr := unmarked(hb[:0], b, opts)
 	if len(hdr) == len(hb) || len(hdr) >= 2+n {
 		if !plausibleFPDU(hdr, n) {
-			w.finding(CodeIWARPFramingLost, pvtdata.SeverityError, h.placeOf(at, min(len(b), 4)),
+			w.addFinding(CodeIWARPFramingLost, finding.SeverityError, h.placeOf(at, min(len(b), 4)),
 				fmt.Sprintf("TCP %d→%d: no plausible FPDU header at stream offset %d (ULPDU_Length %d, control % x); resynchronising",
 					h.srcPort, h.dstPort, at, n, hdr[2:min(len(hdr), 4)]))
 			h.state, h.scanned = stateResync, 0
@@ -484,7 +484,7 @@ func (h *iwarpHalf) decodeFPDU(wire []byte, p int, opts mpa.FPDUOptions) {
 	f := new(mpa.FPDU)
 	f.Options = opts
 	if err := f.DecodeFromBytes(wire, gopacket.NilDecodeFeedback); err != nil {
-		w.finding(codeMalformed, pvtdata.SeverityError, off, "fpdu: "+err.Error())
+		w.addFinding(codeMalformed, finding.SeverityError, off, "fpdu: "+err.Error())
 		return
 	}
 	w.stats.FPDUs++
@@ -495,13 +495,13 @@ func (h *iwarpHalf) decodeFPDU(wire []byte, p int, opts mpa.FPDUOptions) {
 	}
 	d := new(mpa.DDP)
 	if err := d.DecodeFromBytes(f.ULPDU, gopacket.NilDecodeFeedback); err != nil {
-		w.finding(codeMalformed, pvtdata.SeverityError, segOff, "ddp: "+err.Error())
+		w.addFinding(codeMalformed, finding.SeverityError, segOff, "ddp: "+err.Error())
 		return
 	}
 	w.add(d, segOff)
 	r := new(mpa.RDMAP)
 	if err := r.DecodeFromDDP(d, gopacket.NilDecodeFeedback); err != nil {
-		w.finding(codeMalformed, pvtdata.SeverityError, segOff, "rdmap: "+err.Error())
+		w.addFinding(codeMalformed, finding.SeverityError, segOff, "rdmap: "+err.Error())
 		return
 	}
 	w.add(r, segOff)
@@ -523,7 +523,7 @@ func (h *iwarpHalf) send(r *mpa.RDMAP, firstFrame int) {
 	}
 	end := int(r.MO) + len(r.Payload)
 	if end > w.cfg.MaxSendBytes || int(r.MO) > w.cfg.MaxSendBytes {
-		w.finding(CodeIWARPSendLimit, pvtdata.SeverityWarning, -1,
+		w.addFinding(CodeIWARPSendLimit, finding.SeverityWarning, -1,
 			fmt.Sprintf("Send MSN %d: segment at MO %d ends at %d octets, past the reassembly limit of %d; the Send is not decoded",
 				r.MSN, r.MO, end, w.cfg.MaxSendBytes))
 		delete(h.sends, r.MSN)
@@ -546,7 +546,7 @@ func (h *iwarpHalf) send(r *mpa.RDMAP, firstFrame int) {
 					oldest, first = msn, false
 				}
 			}
-			w.finding(CodeIWARPSendLimit, pvtdata.SeverityWarning, -1,
+			w.addFinding(CodeIWARPSendLimit, finding.SeverityWarning, -1,
 				fmt.Sprintf("%d partial Sends pending (limit %d): Send MSN %d is dropped", len(h.sends), w.cfg.MaxPendingSends, oldest))
 			delete(h.sends, oldest)
 		}
@@ -557,7 +557,7 @@ func (h *iwarpHalf) send(r *mpa.RDMAP, firstFrame int) {
 		// The segments of one message go out in order on one TCP
 		// stream: a different MO means octets were lost (a hole in the
 		// capture) or repeated.
-		w.finding(CodeIWARPIncomplete, pvtdata.SeverityWarning, -1,
+		w.addFinding(CodeIWARPIncomplete, finding.SeverityWarning, -1,
 			fmt.Sprintf("Send MSN %d: segment at MO %d after %d octets of the message: the Send is not decoded", r.MSN, r.MO, ps.got))
 		delete(h.sends, r.MSN)
 		return
@@ -661,7 +661,7 @@ func (h *iwarpHalf) resync(b []byte, p int, final bool) (int, bool) {
 			// stream captured mid-way is read without them.
 			h.fpduBase = at
 		}
-		w.finding(CodeIWARPResync, pvtdata.SeverityInfo, h.placeOf(at, 2),
+		w.addFinding(CodeIWARPResync, finding.SeverityInfo, h.placeOf(at, 2),
 			fmt.Sprintf("TCP %d→%d: FPDU framing found at stream offset %d after skipping %d octets", h.srcPort, h.dstPort, at, h.scanned+q))
 		h.state, h.synced, h.scanned = stateFPDU, true, 0
 		return q, true

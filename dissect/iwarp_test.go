@@ -19,6 +19,7 @@ import (
 	"github.com/gopacket/gopacket/layers"
 	"github.com/gopacket/gopacket/pcapgo"
 
+	"github.com/cmpd-dissect/cmpd-dissect/finding"
 	"github.com/cmpd-dissect/cmpd-dissect/layers/mpa"
 	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
 )
@@ -33,7 +34,7 @@ type iwFrame struct {
 	ddps     []*mpa.DDP
 	rdmaps   []*mpa.RDMAP
 	offsets  []int
-	findings []pvtdata.Finding
+	findings []finding.Finding
 }
 
 // iwSend is one Send handed to the ULP decoder.
@@ -95,7 +96,7 @@ func (r *iwRun) frameNumbers() []int {
 
 // collect copies the iWARP layers and findings of rec.
 func collect(rec *Record) *iwFrame {
-	f := &iwFrame{frame: rec.Frame, findings: append([]pvtdata.Finding(nil), rec.Findings...)}
+	f := &iwFrame{frame: rec.Frame, findings: append([]finding.Finding(nil), rec.Findings...)}
 	for i, l := range rec.Layers {
 		switch x := l.(type) {
 		case *mpa.Frame:

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/cmpd-dissect/cmpd-dissect/field"
-	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
+	"github.com/cmpd-dissect/cmpd-dissect/finding"
 )
 
 // Record is one frame after dissection.
@@ -40,7 +40,7 @@ type Record struct {
 	Offsets []int
 	// Findings raised while decoding this frame, Offset counted from the
 	// start of the frame where known.
-	Findings []pvtdata.Finding
+	Findings []finding.Finding
 
 	// sends is the Send reassembly and RPC decoding state of the
 	// Dissector that reuses this Record (sends.go's stateFor).

@@ -9,10 +9,10 @@ import (
 	"github.com/gopacket/gopacket/layers"
 
 	"github.com/cmpd-dissect/cmpd-dissect/field"
+	"github.com/cmpd-dissect/cmpd-dissect/finding"
 	"github.com/cmpd-dissect/cmpd-dissect/internal/posindex"
 	"github.com/cmpd-dissect/cmpd-dissect/layers/ibcm"
 	"github.com/cmpd-dissect/cmpd-dissect/layers/rpcrdma"
-	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
 )
 
 // This file decodes complete RDMA Send payloads as RPC-over-RDMA (the
@@ -202,12 +202,12 @@ func psnDiff(a, b uint32) int32 { return int32((a-b)<<8) >> 8 }
 
 func psnIn(p, lo, hi uint32) bool { return psnDiff(p, lo) >= 0 && psnDiff(hi, p) >= 0 }
 
-func finding(rec *Record, code string, sev pvtdata.Severity, msg string) {
+func addFinding(rec *Record, code string, sev finding.Severity, msg string) {
 	section := "IBTA Vol 1 §9.7" // reliable service: PSN order, retransmission
 	if code == CodeSendLimit {
 		section = "" // this program's limits, not the protocol's
 	}
-	rec.Findings = append(rec.Findings, pvtdata.Finding{Code: code, Severity: sev, Message: msg,
+	rec.Findings = append(rec.Findings, finding.Finding{Code: code, Severity: sev, Message: msg,
 		Section: section, Frame: rec.Frame, Layer: "bth", Offset: -1})
 }
 
@@ -271,7 +271,7 @@ func (s *RCSends) evictLRU(rec *Record) {
 		return
 	}
 	if victim.active {
-		finding(rec, CodeSendLimit, pvtdata.SeverityWarning, fmt.Sprintf(
+		addFinding(rec, CodeSendLimit, finding.SeverityWarning, fmt.Sprintf(
 			"%d QPs tracked (limit %d): the partial Send of QP 0x%06x (first frame %d, %d octets) is dropped",
 			len(s.qps), s.cfg.MaxQPs, victim.key.DestQP, victim.firstFrame, len(victim.buf)))
 		s.abort(victim)
@@ -384,7 +384,7 @@ func (s *RCSends) Packet(rec *Record, key QPKey, op ibcm.Opcode, psn, invRKey ui
 			s.stats.Duplicates++
 		case q.dropping:
 		default:
-			finding(rec, CodeSendOrphan, pvtdata.SeverityInfo, fmt.Sprintf(
+			addFinding(rec, CodeSendOrphan, finding.SeverityInfo, fmt.Sprintf(
 				"%s PSN %d on QP 0x%06x without its SEND_FIRST (the capture starts inside the Send)", op, psn, key.DestQP))
 			q.dropping = true
 		}
@@ -401,7 +401,7 @@ func (s *RCSends) Packet(rec *Record, key QPKey, op ibcm.Opcode, psn, invRKey ui
 		// incomplete.
 		if !q.gapSeen {
 			q.gapSeen = true
-			finding(rec, CodeSendGap, pvtdata.SeverityInfo, fmt.Sprintf(
+			addFinding(rec, CodeSendGap, finding.SeverityInfo, fmt.Sprintf(
 				"QP 0x%06x: %s PSN %d, expected PSN %d (Send begun in frame %d): out of sequence, ignored as the responder does; waiting for the retransmission",
 				key.DestQP, op, psn, q.next, q.firstFrame))
 		}
@@ -430,7 +430,7 @@ func (s *RCSends) Packet(rec *Record, key QPKey, op ibcm.Opcode, psn, invRKey ui
 // was dropped.
 func (s *RCSends) add(rec *Record, q *rcQP, payload []byte) bool {
 	if len(q.buf)+len(payload) > s.cfg.MaxSendBytes {
-		finding(rec, CodeSendLimit, pvtdata.SeverityWarning, fmt.Sprintf(
+		addFinding(rec, CodeSendLimit, finding.SeverityWarning, fmt.Sprintf(
 			"QP 0x%06x: the Send begun in frame %d exceeds the reassembly limit of %d octets; it is not decoded",
 			q.key.DestQP, q.firstFrame, s.cfg.MaxSendBytes))
 		s.abort(q)
@@ -440,14 +440,14 @@ func (s *RCSends) add(rec *Record, q *rcQP, payload []byte) bool {
 	for s.buffered+len(payload) > s.cfg.MaxBufferedBytes {
 		oldest := s.oldestActive(q)
 		if oldest == nil {
-			finding(rec, CodeSendLimit, pvtdata.SeverityWarning, fmt.Sprintf(
+			addFinding(rec, CodeSendLimit, finding.SeverityWarning, fmt.Sprintf(
 				"QP 0x%06x: buffering %d more octets would pass the limit of %d for all partial Sends; the Send is not decoded",
 				q.key.DestQP, len(payload), s.cfg.MaxBufferedBytes))
 			s.abort(q)
 			q.dropping = true
 			return false
 		}
-		finding(rec, CodeSendLimit, pvtdata.SeverityWarning, fmt.Sprintf(
+		addFinding(rec, CodeSendLimit, finding.SeverityWarning, fmt.Sprintf(
 			"%d octets buffered for partial Sends (limit %d): the Send of QP 0x%06x begun in frame %d is dropped",
 			s.buffered, s.cfg.MaxBufferedBytes, oldest.key.DestQP, oldest.firstFrame))
 		s.abort(oldest)
@@ -472,7 +472,7 @@ func (s *RCSends) incomplete(rec *Record, q *rcQP, what string) {
 	if !q.active {
 		return
 	}
-	finding(rec, CodeSendIncomplete, pvtdata.SeverityWarning, fmt.Sprintf(
+	addFinding(rec, CodeSendIncomplete, finding.SeverityWarning, fmt.Sprintf(
 		"QP 0x%06x: %s arrived before the SEND_LAST of the Send begun in frame %d (PSN %d, %d octets so far); that Send is not decoded",
 		q.key.DestQP, what, q.firstFrame, q.first, len(q.buf)))
 	s.abort(q)
@@ -489,7 +489,7 @@ func (s *RCSends) Flush(rec *Record) {
 	}
 	sort.Slice(open, func(i, j int) bool { return open[i].firstFrame < open[j].firstFrame })
 	for _, q := range open {
-		finding(rec, CodeSendIncomplete, pvtdata.SeverityWarning, fmt.Sprintf(
+		addFinding(rec, CodeSendIncomplete, finding.SeverityWarning, fmt.Sprintf(
 			"QP 0x%06x: the capture ended before the SEND_LAST of the Send begun in frame %d (PSN %d, %d octets); it is not decoded",
 			q.key.DestQP, q.firstFrame, q.first, len(q.buf)))
 		s.abort(q)
@@ -767,7 +767,7 @@ func decodeRPCRDMASend(rec *Record, payload []byte, info SendInfo) {
 		if e, ok := err.(*rpcrdma.Error); ok {
 			rec.Findings = append(rec.Findings, e.Finding())
 		} else {
-			rec.Findings = append(rec.Findings, pvtdata.Finding{Code: CodeMalformed, Severity: pvtdata.SeverityError,
+			rec.Findings = append(rec.Findings, finding.Finding{Code: CodeMalformed, Severity: finding.SeverityError,
 				Message: err.Error(), Layer: "rpcrdma", Offset: -1})
 		}
 	}

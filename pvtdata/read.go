@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+
+	"github.com/cmpd-dissect/cmpd-dissect/finding"
 )
 
 // Mode selects how a receiver looks for the message in a received buffer.
@@ -254,30 +256,30 @@ const (
 
 // AppendFindings appends what r found to dst. It allocates only for the
 // messages of the findings it appends.
-func (r *Reading) AppendFindings(dst []Finding) []Finding {
-	add := func(code string, sev Severity, section, format string, args ...any) {
-		dst = append(dst, Finding{Code: code, Severity: sev, Section: section,
+func (r *Reading) AppendFindings(dst []finding.Finding) []finding.Finding {
+	add := func(code string, sev finding.Severity, section, format string, args ...any) {
+		dst = append(dst, finding.Finding{Code: code, Severity: sev, Section: section,
 			Message: fmt.Sprintf(format, args...), Layer: "pvtdata", Offset: -1})
 	}
 	p := r.problems
 	if p&probNotFound != 0 {
 		if p&probNotAtZeroForMode != 0 {
-			add(CodeIdentifierElsewhere, SeverityWarning, "RFC 8797 §5.2",
+			add(CodeIdentifierElsewhere, finding.SeverityWarning, "RFC 8797 §5.2",
 				"the Format Identifier is at offset %d, not at offset 0 where a %s reader looks: it acts as if no private data was sent (1024-octet inline thresholds, no remote invalidation)",
 				r.candidates[0], r.Mode)
 			dst[len(dst)-1].Offset = int(r.candidates[0])
 		} else {
-			add(CodeNotFound, SeverityInfo, "RFC 8797 §5.1",
+			add(CodeNotFound, finding.SeverityInfo, "RFC 8797 §5.1",
 				"no RPC-over-RDMA Format Identifier 0xf6ab0e18 in %d octets: the peer is taken to use the defaults (1024-octet inline thresholds, no remote invalidation)", r.Len)
 		}
 	}
 	if p&probUnknownVersion != 0 {
-		add(CodeUnknownVersion, SeverityWarning, "RFC 8797 §5.2",
+		add(CodeUnknownVersion, finding.SeverityWarning, "RFC 8797 §5.2",
 			"Format Identifier at offset %d is followed by version %d, not the recognised version 1: the message is ignored", r.Offset, r.Message.Version)
 		dst[len(dst)-1].Offset = r.Offset + 4
 	}
 	if p&probOverrun != 0 {
-		sev := SeverityError
+		sev := finding.SeverityError
 		verdict := "the message is ignored"
 		if r.Mode == ModeLinux {
 			verdict = "a Linux receiver does not check the length and reads past the end of the private data"
@@ -288,26 +290,26 @@ func (r *Reading) AppendFindings(dst []Finding) []Finding {
 		dst[len(dst)-1].Offset = r.Offset
 	}
 	if p&probReservedBits != 0 {
-		add(CodeReservedBits, SeverityWarning, "RFC 8797 §4",
+		add(CodeReservedBits, finding.SeverityWarning, "RFC 8797 §4",
 			"reserved bits are 0x%02x: senders MUST set them to zero (receivers ignore them)", r.Message.Reserved())
 		dst[len(dst)-1].Offset = r.Offset + 5
 	}
 	if p&probNotAtOffsetZero != 0 {
-		add(CodeNotAtOffsetZero, SeverityWarning, "RFC 8797 §5.2",
+		add(CodeNotAtOffsetZero, finding.SeverityWarning, "RFC 8797 §5.2",
 			"the Format Identifier is at offset %d, not 0: RFC 8797 receivers find it, receivers built to the drafts or like Linux do not", r.Offset)
 		dst[len(dst)-1].Offset = r.Offset
 	}
 	if p&probMultiple != 0 {
-		add(CodeMultiple, SeverityWarning, "RFC 8797 §5.2",
+		add(CodeMultiple, finding.SeverityWarning, "RFC 8797 §5.2",
 			"the Format Identifier occurs %d times (offsets %v): receivers that search may pick a different one", r.nCandidates, r.Candidates())
 	}
 	if p&probByteSwapped != 0 {
-		add(CodeByteSwapped, SeverityWarning, "RFC 8797 §4",
+		add(CodeByteSwapped, finding.SeverityWarning, "RFC 8797 §4",
 			"byte-swapped Format Identifier 0x180eabf6 at offset %d: a little-endian writer; the identifier must be in network byte order", r.swapped)
 		dst[len(dst)-1].Offset = int(r.swapped)
 	}
 	if p&probTrailing != 0 {
-		add(CodeTrailingData, SeverityInfo, "RFC 8797 §6",
+		add(CodeTrailingData, finding.SeverityInfo, "RFC 8797 §6",
 			"non-zero octets follow the 8-octet version 1 message at offset %d", r.Offset+MessageLen)
 		dst[len(dst)-1].Offset = r.Offset + MessageLen
 	}

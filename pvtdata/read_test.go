@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/cmpd-dissect/cmpd-dissect/finding"
 )
 
 func cat(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
@@ -18,7 +20,7 @@ func msg(version, flags, send, recv byte) []byte {
 	return []byte{0xf6, 0xab, 0x0e, 0x18, version, flags, send, recv}
 }
 
-func codes(fs []Finding) []string {
+func codes(fs []finding.Finding) []string {
 	out := []string{}
 	for _, f := range fs {
 		out = append(out, f.Code)
@@ -226,27 +228,27 @@ func TestFindingDetails(t *testing.T) {
 		buf     []byte
 		mode    Mode
 		code    string
-		sev     Severity
+		sev     finding.Severity
 		offset  int
 		section string
 		text    string
 	}{
-		{nil, ModeRFC8797, CodeNotFound, SeverityInfo, -1, "RFC 8797 §5.1", "no RPC-over-RDMA Format Identifier 0xf6ab0e18 in 0 octets"},
-		{msg(7, 0, 0, 0), ModeRFC8797, CodeUnknownVersion, SeverityWarning, 4, "RFC 8797 §5.2", "version 7"},
-		{cat(zeros(3), msg(1, 0, 0, 0)[:6]), ModeRFC8797, CodeOverrun, SeverityError, 3, "RFC 8797 §5.2", "overruns the 9-octet buffer by 2 octets: the message is ignored"},
-		{msg(1, 0, 0, 0)[:7], ModeLinux, CodeOverrun, SeverityError, 0, "RFC 8797 §5.2", "Linux receiver does not check the length"},
-		{msg(1, 0x80, 0, 0), ModeRFC8797, CodeReservedBits, SeverityWarning, 5, "RFC 8797 §4", "reserved bits are 0x40"},
-		{cat(zeros(9), kernelClient), ModeRFC8797, CodeNotAtOffsetZero, SeverityWarning, 9, "RFC 8797 §5.2", "offset 9, not 0"},
-		{cat(zeros(9), kernelClient), ModeDraft, CodeIdentifierElsewhere, SeverityWarning, 9, "RFC 8797 §5.2", "offset 9, not at offset 0 where a draft reader looks"},
-		{cat(kernelClient, kernelClient), ModeRFC8797, CodeMultiple, SeverityWarning, -1, "RFC 8797 §5.2", "occurs 2 times (offsets [0 8])"},
-		{cat(zeros(2), []byte{0x18, 0x0e, 0xab, 0xf6}), ModeRFC8797, CodeByteSwapped, SeverityWarning, 2, "RFC 8797 §4", "0x180eabf6 at offset 2"},
-		{cat(kernelClient, []byte{1}), ModeRFC8797, CodeTrailingData, SeverityInfo, 8, "RFC 8797 §6", "at offset 8"},
-		{cat(zeros(1), kernelClient), ModeRFC8797, CodeReaderDivergence, SeverityWarning, -1, "RFC 8797 §5.2",
+		{nil, ModeRFC8797, CodeNotFound, finding.SeverityInfo, -1, "RFC 8797 §5.1", "no RPC-over-RDMA Format Identifier 0xf6ab0e18 in 0 octets"},
+		{msg(7, 0, 0, 0), ModeRFC8797, CodeUnknownVersion, finding.SeverityWarning, 4, "RFC 8797 §5.2", "version 7"},
+		{cat(zeros(3), msg(1, 0, 0, 0)[:6]), ModeRFC8797, CodeOverrun, finding.SeverityError, 3, "RFC 8797 §5.2", "overruns the 9-octet buffer by 2 octets: the message is ignored"},
+		{msg(1, 0, 0, 0)[:7], ModeLinux, CodeOverrun, finding.SeverityError, 0, "RFC 8797 §5.2", "Linux receiver does not check the length"},
+		{msg(1, 0x80, 0, 0), ModeRFC8797, CodeReservedBits, finding.SeverityWarning, 5, "RFC 8797 §4", "reserved bits are 0x40"},
+		{cat(zeros(9), kernelClient), ModeRFC8797, CodeNotAtOffsetZero, finding.SeverityWarning, 9, "RFC 8797 §5.2", "offset 9, not 0"},
+		{cat(zeros(9), kernelClient), ModeDraft, CodeIdentifierElsewhere, finding.SeverityWarning, 9, "RFC 8797 §5.2", "offset 9, not at offset 0 where a draft reader looks"},
+		{cat(kernelClient, kernelClient), ModeRFC8797, CodeMultiple, finding.SeverityWarning, -1, "RFC 8797 §5.2", "occurs 2 times (offsets [0 8])"},
+		{cat(zeros(2), []byte{0x18, 0x0e, 0xab, 0xf6}), ModeRFC8797, CodeByteSwapped, finding.SeverityWarning, 2, "RFC 8797 §4", "0x180eabf6 at offset 2"},
+		{cat(kernelClient, []byte{1}), ModeRFC8797, CodeTrailingData, finding.SeverityInfo, 8, "RFC 8797 §6", "at offset 8"},
+		{cat(zeros(1), kernelClient), ModeRFC8797, CodeReaderDivergence, finding.SeverityWarning, -1, "RFC 8797 §5.2",
 			"rfc8797 reader: message at offset 1, send 4096 receive 4096 R=1; draft reader: no Format Identifier at offset 0, so the defaults send 1024 receive 1024 R=0; linux reader: no Format Identifier at offset 0"},
 	}
 	for _, tc := range tests {
 		p := Dissect(tc.buf, Hint{}, tc.mode)
-		var f *Finding
+		var f *finding.Finding
 		all := p.AppendFindings(nil)
 		for i := range all {
 			if all[i].Code == tc.code {
@@ -305,7 +307,7 @@ func TestSizeCodec(t *testing.T) {
 			t.Errorf("EncodeSize(%d) = %v, want ErrSizeOutOfRange", bad, err)
 		}
 		f, ok := SizeFinding("send size", bad)
-		if !ok || f.Code != CodeSizeOutOfRange || f.Severity != SeverityError || f.Section != "RFC 8797 §4.2" ||
+		if !ok || f.Code != CodeSizeOutOfRange || f.Severity != finding.SeverityError || f.Section != "RFC 8797 §4.2" ||
 			!strings.HasPrefix(f.Message, fmt.Sprintf("send size: %d octets", bad)) {
 			t.Errorf("SizeFinding(%d) = %+v, %v", bad, f, ok)
 		}
@@ -371,17 +373,17 @@ func TestModes(t *testing.T) {
 }
 
 func TestSeverity(t *testing.T) {
-	for _, s := range []Severity{SeverityInfo, SeverityWarning, SeverityError} {
+	for _, s := range []finding.Severity{finding.SeverityInfo, finding.SeverityWarning, finding.SeverityError} {
 		b, _ := s.MarshalText()
-		var back Severity
+		var back finding.Severity
 		if err := back.UnmarshalText(b); err != nil || back != s {
 			t.Errorf("%v: %v %v", s, back, err)
 		}
 	}
-	if _, err := ParseSeverity("fatal"); err == nil {
+	if _, err := finding.ParseSeverity("fatal"); err == nil {
 		t.Error("ParseSeverity(fatal) accepted")
 	}
-	f := Finding{Code: CodeOverrun, Severity: SeverityError, Message: "m", Section: "RFC 8797 §5.2", Offset: -1}
+	f := finding.Finding{Code: CodeOverrun, Severity: finding.SeverityError, Message: "m", Section: "RFC 8797 §5.2", Offset: -1}
 	b, _ := json.Marshal(f)
 	if string(b) != `{"code":"pvtdata.overrun","severity":"error","message":"m","section":"RFC 8797 §5.2"}` {
 		t.Errorf("finding JSON %s", b)
@@ -480,9 +482,9 @@ func TestAppendDivergence(t *testing.T) {
 	if got := AppendDivergence(nil, kernelClient); len(got) != 0 {
 		t.Errorf("kernel bytes diverge: %v", got)
 	}
-	pre := []Finding{{Code: "x"}}
+	pre := []finding.Finding{{Code: "x"}}
 	got := AppendDivergence(pre, msg(1, 1, 3, 3)[:7])
-	if len(got) != 2 || got[1].Code != CodeReaderDivergence || got[1].Severity != SeverityWarning {
+	if len(got) != 2 || got[1].Code != CodeReaderDivergence || got[1].Severity != finding.SeverityWarning {
 		t.Fatalf("%v", got)
 	}
 	if !strings.Contains(got[1].Message, "linux reader: message at offset 0, reading past the end of the buffer, send 4096 receive 1024 R=1") ||

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/cmpd-dissect/cmpd-dissect/field"
+	"github.com/cmpd-dissect/cmpd-dissect/finding"
 )
 
 // PrivateData is the decode of the ULP part of one CM private data field:
@@ -61,7 +62,7 @@ func (p *PrivateData) VisitFields(v field.Visitor) {
 // AppendFindings appends what the reading noticed and the reader divergence,
 // offsets relative to the start of Data. For data recognised as another
 // ULP (Other), "no RFC 8797 message" is not worth a finding and is left out.
-func (p *PrivateData) AppendFindings(dst []Finding) []Finding {
+func (p *PrivateData) AppendFindings(dst []finding.Finding) []finding.Finding {
 	start := len(dst)
 	dst = p.Reading.AppendFindings(dst)
 	if p.ULP.Kind.Other() {
@@ -82,14 +83,14 @@ func (p *PrivateData) AppendFindings(dst []Finding) []Finding {
 // AppendDivergence appends a pvtdata.reader-divergence finding to dst when
 // receivers in the rfc8797, draft and linux modes would act differently on
 // buf, saying what each would act on. It returns dst unchanged otherwise.
-func AppendDivergence(dst []Finding, buf []byte) []Finding {
+func AppendDivergence(dst []finding.Finding, buf []byte) []finding.Finding {
 	if d, rs := Diverges(buf); d {
 		dst = append(dst, divergence(rs))
 	}
 	return dst
 }
 
-func divergence(rs [len(Modes)]Reading) Finding {
+func divergence(rs [len(Modes)]Reading) finding.Finding {
 	var b strings.Builder
 	b.WriteString("receivers disagree on what this private data says: ")
 	for i := range rs {
@@ -98,7 +99,7 @@ func divergence(rs [len(Modes)]Reading) Finding {
 		}
 		b.WriteString(rs[i].Describe())
 	}
-	return Finding{Code: CodeReaderDivergence, Severity: SeverityWarning, Section: "RFC 8797 §5.2",
+	return finding.Finding{Code: CodeReaderDivergence, Severity: finding.SeverityWarning, Section: "RFC 8797 §5.2",
 		Message: b.String(), Layer: "pvtdata", Offset: -1}
 }
 
@@ -167,7 +168,7 @@ type Report struct {
 	Reserved           int  `json:"reserved"`
 	// Findings of the reading and the reader divergence, offsets relative
 	// to the ULP data.
-	Findings []Finding `json:"findings"`
+	Findings []finding.Finding `json:"findings"`
 	// Effective is what a conforming receiver in Mode acts on.
 	Effective Effective `json:"effective"`
 	// Readers is what a receiver in each mode acts on.
@@ -202,7 +203,7 @@ func (p *PrivateData) Report() Report {
 		Offset:     r.Offset,
 		Candidates: make([]int, 0, r.NumCandidates()),
 		Valid:      r.Valid,
-		Findings:   p.AppendFindings([]Finding{}),
+		Findings:   p.AppendFindings([]finding.Finding{}),
 		Effective:  r.Effective(),
 		Readers:    make([]ReaderResult, 0, len(p.Readers)),
 	}
@@ -238,13 +239,13 @@ func (p *PrivateData) Report() Report {
 // input, an expectation, a configured threshold): it returns a
 // pvtdata.size-out-of-range finding, and true, when the 8-bit Send Size and
 // Receive Size fields cannot express it (RFC 8797 §4.2).
-func SizeFinding(name string, bytes int) (Finding, bool) {
+func SizeFinding(name string, bytes int) (finding.Finding, bool) {
 	if _, err := EncodeSize(bytes); err != nil {
-		return Finding{Code: CodeSizeOutOfRange, Severity: SeverityError, Section: "RFC 8797 §4.2",
+		return finding.Finding{Code: CodeSizeOutOfRange, Severity: finding.SeverityError, Section: "RFC 8797 §4.2",
 			Message: name + ": " + strings.TrimPrefix(err.Error(), ErrSizeOutOfRange.Error()+": "),
 			Layer:   "pvtdata", Offset: -1}, true
 	}
-	return Finding{}, false
+	return finding.Finding{}, false
 }
 
 // AppendSummary appends a short label for summary lines, without a leading

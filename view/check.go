@@ -16,6 +16,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/cmpd-dissect/cmpd-dissect/conn"
+	"github.com/cmpd-dissect/cmpd-dissect/finding"
 	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
 )
 
@@ -127,7 +128,7 @@ func LoadExpectations(path string) (*Expectations, error) {
 // ExpectationsFrom describes the connections as they are, so a known-good
 // capture can be pinned: one entry per distinct connection (same match and
 // same result), with the codes of the findings it has.
-func ExpectationsFrom(cs []*conn.Connection, other []pvtdata.Finding) *Expectations {
+func ExpectationsFrom(cs []*conn.Connection, other []finding.Finding) *Expectations {
 	e := &Expectations{}
 	seen := map[string]int{}
 	for _, c := range cs {
@@ -169,7 +170,7 @@ func WriteExpectations(w io.Writer, e *Expectations, from string) error {
 	return enc.Close()
 }
 
-func findingCodes(fs []pvtdata.Finding) []string {
+func findingCodes(fs []finding.Finding) []string {
 	set := map[string]bool{}
 	for _, f := range fs {
 		set[f.Code] = true
@@ -254,7 +255,7 @@ type Difference struct {
 	Message     string `json:"message"`
 	// Finding is the finding that was not allowed, if that is the
 	// difference.
-	Finding *pvtdata.Finding `json:"finding,omitempty"`
+	Finding *finding.Finding `json:"finding,omitempty"`
 }
 
 // CheckResult is the verdict of Check.
@@ -277,7 +278,7 @@ type CheckCase struct {
 
 // Check compares connections and the findings outside them with e (nil:
 // no expectation file, so only error findings fail).
-func Check(cs []*conn.Connection, other []pvtdata.Finding, e *Expectations) CheckResult {
+func Check(cs []*conn.Connection, other []finding.Finding, e *Expectations) CheckResult {
 	if e == nil {
 		e = &Expectations{}
 	}
@@ -286,7 +287,7 @@ func Check(cs []*conn.Connection, other []pvtdata.Finding, e *Expectations) Chec
 	matched := make([]int, len(e.Connections))
 	for _, c := range cs {
 		cc := CheckCase{Name: fmt.Sprintf("connection %d %s %s → %s %s", c.ID, c.Transport, c.Client, c.Server, c.Service())}
-		diff := func(exp int, f *pvtdata.Finding, format string, args ...any) {
+		diff := func(exp int, f *finding.Finding, format string, args ...any) {
 			cc.Differences = append(cc.Differences, Difference{Connection: c.ID, Expectation: exp, Finding: f,
 				Message: fmt.Sprintf("connection %d (%s → %s): ", c.ID, c.Client, c.Server) + fmt.Sprintf(format, args...)})
 		}
@@ -329,12 +330,12 @@ func Check(cs []*conn.Connection, other []pvtdata.Finding, e *Expectations) Chec
 				diff(0, nil, "matches no expectation")
 			}
 			for _, f := range c.Findings() {
-				if f.Severity == pvtdata.SeverityError && !global[f.Code] {
+				if f.Severity == finding.SeverityError && !global[f.Code] {
 					diff(0, &f, "error finding at frame %d: %s", f.Frame, f.String())
 				}
 			}
 			for _, fc := range c.FindingCounts {
-				if fc.Severity == pvtdata.SeverityError && !global[fc.Code] && fc.Unlisted() > 0 {
+				if fc.Severity == finding.SeverityError && !global[fc.Code] && fc.Unlisted() > 0 {
 					diff(0, nil, "and %d more error findings %s%s", fc.Unlisted(), fc.Code, frameSpan(fc.FirstUnlistedFrame, fc.LastFrame))
 				}
 			}
@@ -361,7 +362,7 @@ func Check(cs []*conn.Connection, other []pvtdata.Finding, e *Expectations) Chec
 	for i := range other {
 		f := other[i]
 		res.Findings[f.Severity.String()]++
-		if f.Severity == pvtdata.SeverityError && !global[f.Code] {
+		if f.Severity == finding.SeverityError && !global[f.Code] {
 			oc.Differences = append(oc.Differences, Difference{Finding: &f,
 				Message: fmt.Sprintf("error finding at frame %d: %s", f.Frame, f.String())})
 		}
@@ -375,7 +376,7 @@ func Check(cs []*conn.Connection, other []pvtdata.Finding, e *Expectations) Chec
 // compareConn lists how c differs from the expectation x (entry n).
 func compareConn(c *conn.Connection, x *ConnExpectation, n int, global map[string]bool) []Difference {
 	var out []Difference
-	diff := func(f *pvtdata.Finding, format string, args ...any) {
+	diff := func(f *finding.Finding, format string, args ...any) {
 		out = append(out, Difference{Connection: c.ID, Expectation: n, Finding: f,
 			Message: fmt.Sprintf("connection %d (%s → %s): ", c.ID, c.Client, c.Server) + fmt.Sprintf(format, args...)})
 	}
@@ -401,7 +402,7 @@ func compareConn(c *conn.Connection, x *ConnExpectation, n int, global map[strin
 	allowed := codeSet(x.AllowedFindings)
 	reported := map[string]bool{}
 	for _, f := range c.Findings() {
-		if f.Severity < pvtdata.SeverityWarning || allowed[f.Code] || global[f.Code] || reported[f.Code] {
+		if f.Severity < finding.SeverityWarning || allowed[f.Code] || global[f.Code] || reported[f.Code] {
 			continue
 		}
 		reported[f.Code] = true

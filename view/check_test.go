@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/cmpd-dissect/cmpd-dissect/conn"
-	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
+	"github.com/cmpd-dissect/cmpd-dissect/finding"
 )
 
 const kernelExpect = `
@@ -43,7 +43,7 @@ func TestCheckDifferences(t *testing.T) {
   - match: {service: "4420"}
     allowed_findings: []
 `))
-	res := Check(kernelConns(t, srv), []pvtdata.Finding{{Code: "dissect.malformed", Severity: pvtdata.SeverityError, Frame: 9, Message: "bad"}}, e)
+	res := Check(kernelConns(t, srv), []finding.Finding{{Code: "dissect.malformed", Severity: finding.SeverityError, Frame: 9, Message: "bad"}}, e)
 	if res.Pass {
 		t.Fatal("passed")
 	}

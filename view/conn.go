@@ -15,6 +15,7 @@ import (
 	"github.com/olekukonko/tablewriter/tw"
 
 	"github.com/cmpd-dissect/cmpd-dissect/conn"
+	"github.com/cmpd-dissect/cmpd-dissect/finding"
 	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
 )
 
@@ -56,7 +57,7 @@ type ConnJSON struct {
 	// Findings lists the first findings of each code and severity (conn's
 	// Config.MaxFindingsPerCode); FindingCounts counts all of them, with
 	// the frames they span.
-	Findings      []pvtdata.Finding   `json:"findings"`
+	Findings      []finding.Finding   `json:"findings"`
 	FindingCounts []conn.FindingCount `json:"finding_counts"`
 }
 
@@ -125,7 +126,7 @@ func NewConnJSON(c *conn.Connection) ConnJSON {
 		FindingCounts:          append([]conn.FindingCount{}, c.FindingCounts...),
 	}
 	if j.Findings == nil {
-		j.Findings = []pvtdata.Finding{}
+		j.Findings = []finding.Finding{}
 	}
 	if c.HasServiceID {
 		s := fmt.Sprintf("0x%016x", c.ServiceID)
@@ -234,7 +235,7 @@ func appendNegotiatedSummary(b []byte, c *conn.Connection) []byte {
 }
 
 // FindingCounts renders "2 error, 1 warning" or "-".
-func FindingCounts(fs []pvtdata.Finding) string {
+func FindingCounts(fs []finding.Finding) string {
 	var n [4]int
 	for _, f := range fs {
 		if int(f.Severity) < len(n) {
@@ -262,7 +263,7 @@ func appendConnFindingCounts(b []byte, c *conn.Connection) []byte {
 
 func appendSeverityText(b []byte, n [4]int) []byte {
 	start := len(b)
-	for _, s := range [...]pvtdata.Severity{pvtdata.SeverityError, pvtdata.SeverityWarning, pvtdata.SeverityInfo} {
+	for _, s := range [...]finding.Severity{finding.SeverityError, finding.SeverityWarning, finding.SeverityInfo} {
 		if n[s] > 0 {
 			if len(b) > start {
 				b = append(b, ", "...)
@@ -608,7 +609,7 @@ type ladderMore struct {
 	seen []int
 }
 
-func (m *ladderMore) write(w *bufio.Writer, indent string, f pvtdata.Finding) {
+func (m *ladderMore) write(w *bufio.Writer, indent string, f finding.Finding) {
 	writeLadderFinding(w, indent, f)
 	for i := range m.c.FindingCounts {
 		fc := &m.c.FindingCounts[i]
@@ -638,7 +639,7 @@ func frameSpan(first, last int) string {
 	return fmt.Sprintf(" (frames %d–%d)", first, last)
 }
 
-func writeLadderFinding(w *bufio.Writer, indent string, f pvtdata.Finding) {
+func writeLadderFinding(w *bufio.Writer, indent string, f finding.Finding) {
 	where := ""
 	if f.Frame != 0 {
 		where = fmt.Sprintf("frame %d: ", f.Frame)
@@ -650,8 +651,8 @@ func connRelTime(d time.Duration) string {
 	return fmt.Sprintf("%.6f", d.Seconds())
 }
 
-func sortConnFindings(fs []pvtdata.Finding) {
-	key := func(f pvtdata.Finding) int {
+func sortConnFindings(fs []finding.Finding) {
+	key := func(f finding.Finding) int {
 		if f.Frame == 0 {
 			return int(^uint(0) >> 1) // not tied to a frame: last
 		}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/cmpd-dissect/cmpd-dissect/conn"
 	"github.com/cmpd-dissect/cmpd-dissect/dissect"
-	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
+	"github.com/cmpd-dissect/cmpd-dissect/finding"
 	"github.com/cmpd-dissect/cmpd-dissect/source"
 )
 
@@ -89,7 +89,7 @@ func refConnCells(c *conn.Connection) []string {
 		}
 	}
 	var parts []string
-	for _, s := range []pvtdata.Severity{pvtdata.SeverityError, pvtdata.SeverityWarning, pvtdata.SeverityInfo} {
+	for _, s := range []finding.Severity{finding.SeverityError, finding.SeverityWarning, finding.SeverityInfo} {
 		if n[s] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", n[s], s))
 		}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/cmpd-dissect/cmpd-dissect/dissect"
 	"github.com/cmpd-dissect/cmpd-dissect/field"
-	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
+	"github.com/cmpd-dissect/cmpd-dissect/finding"
 )
 
 // Printer renders records one at a time.
@@ -246,9 +246,9 @@ func (s *Summary) Print(r *dissect.Record) error {
 	sev := maxSeverity(r.Findings)
 	if color {
 		switch sev {
-		case pvtdata.SeverityError:
+		case finding.SeverityError:
 			b = append(b, ansiRed...)
-		case pvtdata.SeverityWarning:
+		case finding.SeverityWarning:
 			b = append(b, ansiYellow...)
 		}
 	}
@@ -370,8 +370,8 @@ func (s *Summary) Print(r *dissect.Record) error {
 // Flush writes buffered lines.
 func (s *Summary) Flush() error { return s.w.Flush() }
 
-func maxSeverity(fs []pvtdata.Finding) pvtdata.Severity {
-	var m pvtdata.Severity
+func maxSeverity(fs []finding.Finding) finding.Severity {
+	var m finding.Severity
 	for i := range fs {
 		if fs[i].Severity > m {
 			m = fs[i].Severity

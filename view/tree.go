@@ -7,7 +7,7 @@ import (
 
 	"github.com/cmpd-dissect/cmpd-dissect/dissect"
 	"github.com/cmpd-dissect/cmpd-dissect/field"
-	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
+	"github.com/cmpd-dissect/cmpd-dissect/finding"
 )
 
 // Tree prints every field of every layer, indented, like tshark -V:
@@ -217,9 +217,9 @@ func (t *Tree) Print(r *dissect.Record) error {
 			t.b = append(t.b, "    "...)
 			if t.opts.Color {
 				switch f.Severity {
-				case pvtdata.SeverityError:
+				case finding.SeverityError:
 					t.b = append(t.b, ansiRed...)
-				case pvtdata.SeverityWarning:
+				case finding.SeverityWarning:
 					t.b = append(t.b, ansiYellow...)
 				}
 			}

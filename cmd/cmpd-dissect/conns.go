@@ -8,6 +8,7 @@ import (
 
 	"github.com/cmpd-dissect/cmpd-dissect/conn"
 	"github.com/cmpd-dissect/cmpd-dissect/dissect"
+	"github.com/cmpd-dissect/cmpd-dissect/finding"
 	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
 	"github.com/cmpd-dissect/cmpd-dissect/view"
 )
@@ -54,18 +55,18 @@ type tracked struct {
 	tracker *conn.Tracker
 	// frameFindings are the findings raised while decoding frames (warning
 	// and error only), dropped counts those beyond maxFrameFindings.
-	frameFindings []pvtdata.Finding
+	frameFindings []finding.Finding
 	dropped       int
 	frames        int
 }
 
 // other returns the findings that belong to no connection: the frames'
 // and the tracker's own.
-func (t *tracked) other() []pvtdata.Finding {
-	out := append([]pvtdata.Finding(nil), t.frameFindings...)
+func (t *tracked) other() []finding.Finding {
+	out := append([]finding.Finding(nil), t.frameFindings...)
 	out = append(out, t.tracker.Findings()...)
 	if t.dropped > 0 {
-		out = append(out, pvtdata.Finding{Code: "conn.findings-suppressed", Severity: pvtdata.SeverityInfo, Offset: -1,
+		out = append(out, finding.Finding{Code: "conn.findings-suppressed", Severity: finding.SeverityInfo, Offset: -1,
 			Message: fmt.Sprintf("%d more frame findings were not kept (limit %d)", t.dropped, maxFrameFindings)})
 	}
 	return out
@@ -88,7 +89,7 @@ func trackCaptures(cmd *cobra.Command, files []string, flags *trackFlags) (*trac
 		t.frames++
 		t.tracker.Record(rec)
 		for _, f := range rec.Findings {
-			if f.Severity < pvtdata.SeverityWarning {
+			if f.Severity < finding.SeverityWarning {
 				continue
 			}
 			if len(t.frameFindings) >= maxFrameFindings {

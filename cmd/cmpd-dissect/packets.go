@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cmpd-dissect/cmpd-dissect/dissect"
-	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
+	"github.com/cmpd-dissect/cmpd-dissect/finding"
 	"github.com/cmpd-dissect/cmpd-dissect/view"
 )
 
@@ -204,7 +204,7 @@ func runPackets(cmd *cobra.Command, args []string, pf *packetFlags) error {
 	stderr := cmd.ErrOrStderr()
 	runErr := it.each(d, func(r *dissect.Record) (bool, error) {
 		for i := range r.Findings {
-			if r.Findings[i].Severity == pvtdata.SeverityError {
+			if r.Findings[i].Severity == finding.SeverityError {
 				errors++
 			}
 			if pf.findings {

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cmpd-dissect/cmpd-dissect/field"
+	"github.com/cmpd-dissect/cmpd-dissect/finding"
 	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
 )
 
@@ -159,13 +160,13 @@ func writeJSON(w io.Writer, v any) error {
 }
 
 // checkFindings implements --check: exit 1 when a finding is an error.
-func checkFindings(check bool, fs []pvtdata.Finding) error {
+func checkFindings(check bool, fs []finding.Finding) error {
 	if !check {
 		return nil
 	}
 	var errs []string
 	for _, f := range fs {
-		if f.Severity == pvtdata.SeverityError {
+		if f.Severity == finding.SeverityError {
 			errs = append(errs, f.Code)
 		}
 	}
@@ -178,7 +179,7 @@ func checkFindings(check bool, fs []pvtdata.Finding) error {
 // writePvtdataTree prints the decode as an indented tree, labels and units
 // taken from the field declarations, then what each reader acts on and the
 // findings.
-func writePvtdataTree(w io.Writer, p *pvtdata.PrivateData, findings []pvtdata.Finding) {
+func writePvtdataTree(w io.Writer, p *pvtdata.PrivateData, findings []finding.Finding) {
 	fmt.Fprintf(w, "%s: %d octets", pvtdata.Proto.Desc, len(p.Data))
 	if len(p.Data) > 0 {
 		fmt.Fprintf(w, ": %s", hex.EncodeToString(p.Data))
@@ -195,7 +196,7 @@ func writePvtdataTree(w io.Writer, p *pvtdata.PrivateData, findings []pvtdata.Fi
 	writeFindings(w, findings)
 }
 
-func writeFindings(w io.Writer, findings []pvtdata.Finding) {
+func writeFindings(w io.Writer, findings []finding.Finding) {
 	if len(findings) == 0 {
 		fmt.Fprintln(w, "Findings: none")
 		return
@@ -367,7 +368,7 @@ Exit status as for "cmpd-dissect pvtdata".`,
 			}
 			eff := [2]pvtdata.Effective{pvtdata.Defaults, pvtdata.Defaults}
 			var reports [2]*pvtdata.Report
-			var findings []pvtdata.Finding
+			var findings []finding.Finding
 			for i, p := range sides {
 				if p == nil {
 					continue
@@ -409,7 +410,7 @@ func writeNegotiation(w io.Writer, sides [2]*pvtdata.PrivateData, eff [2]pvtdata
 	fmt.Fprintf(w, "    server-to-client inline threshold: %d octets (min of server send %d, client receive %d)\n",
 		n.ServerToClientInline, eff[1].SendSize, eff[0].ReceiveSize)
 	fmt.Fprintf(w, "    remote invalidation: %s\n", yes[n.RemoteInvalidation])
-	var findings []pvtdata.Finding
+	var findings []finding.Finding
 	for i, p := range sides {
 		if p == nil {
 			continue

@@ -9,7 +9,7 @@ import (
 	"github.com/gopacket/gopacket/layers"
 
 	"github.com/cmpd-dissect/cmpd-dissect/field"
-	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
+	"github.com/cmpd-dissect/cmpd-dissect/finding"
 )
 
 // Opcode is a BTH OpCode: the transport in the top three bits (RC 0x00,
@@ -519,37 +519,37 @@ func (b *BTH) VisitFields(v field.Visitor) {
 }
 
 // AppendFindings appends what the BTH noticed (offsets from its first octet).
-func (b *BTH) AppendFindings(dst []pvtdata.Finding) []pvtdata.Finding {
+func (b *BTH) AppendFindings(dst []finding.Finding) []finding.Finding {
 	if b.probs == 0 && b.ICRCStatus != CRCBad {
 		return dst // the common case: nothing to report
 	}
 	icrcOff := bthLen + len(b.Payload) + int(b.PadCnt)
 	if b.ICRCStatus == CRCBad {
-		dst = append(dst, finding(CodeICRCBad, pvtdata.SeverityError, "bth", icrcOff, "IBTA vol. 1 §7.8.1",
+		dst = append(dst, newFinding(CodeICRCBad, finding.SeverityError, "bth", icrcOff, "IBTA vol. 1 §7.8.1",
 			"ICRC is 0x%08x, computed 0x%08x: a receiver drops this packet", b.ICRC, b.ICRCComputed))
 	}
 	if b.probs&bthProbNoICRC != 0 {
-		dst = append(dst, finding(CodeICRCMissing, pvtdata.SeverityError, "bth", bthLen, "IBTA vol. 1 §7.8.1",
+		dst = append(dst, newFinding(CodeICRCMissing, finding.SeverityError, "bth", bthLen, "IBTA vol. 1 §7.8.1",
 			"the packet ends %d octets after the BTH, before its 4-octet ICRC", len(b.Payload)))
 	}
 	if b.probs&bthProbPad != 0 {
-		dst = append(dst, finding(CodeLengthMismatch, pvtdata.SeverityError, "bth", 1, "IBTA vol. 1 §9.2.3",
+		dst = append(dst, newFinding(CodeLengthMismatch, finding.SeverityError, "bth", 1, "IBTA vol. 1 §9.2.3",
 			"PadCnt %d is more than the %d payload octets", b.PadCnt, len(b.Payload)))
 	}
 	if b.probs&bthProbTVer != 0 {
-		dst = append(dst, finding(CodeBadTVer, pvtdata.SeverityError, "bth", 1, "IBTA vol. 1 §9.2.5",
+		dst = append(dst, newFinding(CodeBadTVer, finding.SeverityError, "bth", 1, "IBTA vol. 1 §9.2.5",
 			"transport header version %d: only 0 is defined, receivers drop the packet", b.TVer))
 	}
 	if b.probs&bthProbReserved != 0 {
-		dst = append(dst, finding(CodeReservedBits, pvtdata.SeverityWarning, "bth", 4, "IBTA vol. 1 §9.2",
+		dst = append(dst, newFinding(CodeReservedBits, finding.SeverityWarning, "bth", 4, "IBTA vol. 1 §9.2",
 			"reserved BTH bits are set (6-bit field 0x%02x, 7-bit field 0x%02x)", b.Reserved6, b.Reserved7))
 	}
 	if b.probs&bthProbOpcode != 0 {
-		dst = append(dst, finding(CodeUnknownOpcode, pvtdata.SeverityWarning, "bth", 0, "IBTA vol. 1 §9.2.1",
+		dst = append(dst, newFinding(CodeUnknownOpcode, finding.SeverityWarning, "bth", 0, "IBTA vol. 1 §9.2.1",
 			"opcode 0x%02x is reserved or vendor-specific", uint8(b.OpCode)))
 	}
 	if b.probs&bthProbUndecoded != 0 {
-		dst = append(dst, finding(CodeNotDecoded, pvtdata.SeverityInfo, "bth", bthLen, "IBTA vol. 1 §9.2",
+		dst = append(dst, newFinding(CodeNotDecoded, finding.SeverityInfo, "bth", bthLen, "IBTA vol. 1 §9.2",
 			"%s extension headers (RDETH/XRCETH) are not decoded; they stay in the payload", b.OpCode.Transport()))
 	}
 	return dst

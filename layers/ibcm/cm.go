@@ -8,6 +8,7 @@ import (
 	"github.com/gopacket/gopacket/layers"
 
 	"github.com/cmpd-dissect/cmpd-dissect/field"
+	"github.com/cmpd-dissect/cmpd-dissect/finding"
 	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
 )
 
@@ -432,32 +433,32 @@ func b2u(b bool) int {
 // AppendFindings appends what the CM layer noticed, and pvtdata's findings
 // on the ULP data (offsets from the CM layer's first octet; pvtdata's own
 // offsets are moved to that base).
-func (c *CM) AppendFindings(dst []pvtdata.Finding) []pvtdata.Finding {
+func (c *CM) AppendFindings(dst []finding.Finding) []finding.Finding {
 	m, known := messages[c.AttributeID]
 	if c.probs&cmProbUnknownAttr != 0 {
-		dst = append(dst, finding(CodeUnknownAttribute, pvtdata.SeverityWarning, "cm", -1, "IBTA vol. 1 §12.6",
+		dst = append(dst, newFinding(CodeUnknownAttribute, finding.SeverityWarning, "cm", -1, "IBTA vol. 1 §12.6",
 			"CM attribute ID 0x%04x is not defined", c.AttributeID))
 		return dst
 	}
 	if c.probs&cmProbTruncated != 0 {
-		dst = append(dst, finding(CodeTruncated, pvtdata.SeverityWarning, "cm", m.hdr+len(c.PrivateData), "IBTA vol. 1 §12.6",
+		dst = append(dst, newFinding(CodeTruncated, finding.SeverityWarning, "cm", m.hdr+len(c.PrivateData), "IBTA vol. 1 §12.6",
 			"%s private data is %d octets, not %d: the message is cut short", m.name, len(c.PrivateData), m.pd))
 	}
 	if c.probs&cmProbMethod != 0 {
-		dst = append(dst, finding(CodeUnknownMethod, pvtdata.SeverityWarning, "cm", -1, "IBTA vol. 1 §12.6",
+		dst = append(dst, newFinding(CodeUnknownMethod, finding.SeverityWarning, "cm", -1, "IBTA vol. 1 §12.6",
 			"%s sent with MAD method 0x%02x (%s)", m.name, c.Method, madMethodNames[uint64(c.Method)]))
 	}
 	if c.probs&cmProbReserved != 0 {
-		dst = append(dst, finding(CodeReservedBits, pvtdata.SeverityWarning, "cm", -1, "IBTA vol. 1 §12.6",
+		dst = append(dst, newFinding(CodeReservedBits, finding.SeverityWarning, "cm", -1, "IBTA vol. 1 §12.6",
 			"%s has reserved bits set", m.name))
 	}
 	if c.probs&cmProbRejReason != 0 {
-		dst = append(dst, finding(CodeUnknownRejectReason, pvtdata.SeverityWarning, "cm", 10, "IBTA vol. 1 §12.6.7",
+		dst = append(dst, newFinding(CodeUnknownRejectReason, finding.SeverityWarning, "cm", 10, "IBTA vol. 1 §12.6.7",
 			"REJ reason %d is not defined", c.REJ.Reason))
 	}
 	if c.probs&cmProbIPCMInvalid != 0 {
 		svc, _ := c.ServiceID()
-		dst = append(dst, finding(CodeIPCMInvalid, pvtdata.SeverityWarning, "cm", c.pdOffset, "IBTA vol. 1 annex A11",
+		dst = append(dst, newFinding(CodeIPCMInvalid, finding.SeverityWarning, "cm", c.pdOffset, "IBTA vol. 1 annex A11",
 			"service ID %s is an rdma_cm IP service, but the private data does not start with a valid IP CM header (version 0, IP version 4 or 6)", svc))
 	}
 	if known && c.AttributeID != AttrClassPortInfo && c.PD.ULP.Kind != pvtdata.ULPZero && c.PD.ULP.Kind != pvtdata.ULPEmpty {

@@ -8,7 +8,7 @@ import (
 	"github.com/gopacket/gopacket/layers"
 
 	"github.com/cmpd-dissect/cmpd-dissect/field"
-	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
+	"github.com/cmpd-dissect/cmpd-dissect/finding"
 )
 
 // ERF record types this package decodes past.
@@ -132,9 +132,9 @@ func (e *ERF) VisitFields(v field.Visitor) {
 }
 
 // AppendFindings reports an rlen that does not fit the record.
-func (e *ERF) AppendFindings(dst []pvtdata.Finding) []pvtdata.Finding {
+func (e *ERF) AppendFindings(dst []finding.Finding) []finding.Finding {
 	if e.probs&erfProbRLen != 0 {
-		dst = append(dst, finding(CodeLengthMismatch, pvtdata.SeverityWarning, "erf", 10, "ERF types reference",
+		dst = append(dst, newFinding(CodeLengthMismatch, finding.SeverityWarning, "erf", 10, "ERF types reference",
 			"rlen %d does not fit the %d-octet record", e.RLen, len(e.Contents)+len(e.Payload)))
 	}
 	return dst

@@ -3,7 +3,7 @@ package ibcm
 import (
 	"fmt"
 
-	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
+	"github.com/cmpd-dissect/cmpd-dissect/finding"
 )
 
 // DecodeError is returned when input is too short for a field. It names the
@@ -78,8 +78,8 @@ const (
 // allocate.
 type problems uint32
 
-// finding builds a Finding with the package's conventions.
-func finding(code string, sev pvtdata.Severity, layer string, off int, section, format string, args ...any) pvtdata.Finding {
-	return pvtdata.Finding{Code: code, Severity: sev, Layer: layer, Offset: off, Section: section,
+// newFinding builds a Finding with the package's conventions.
+func newFinding(code string, sev finding.Severity, layer string, off int, section, format string, args ...any) finding.Finding {
+	return finding.Finding{Code: code, Severity: sev, Layer: layer, Offset: off, Section: section,
 		Message: fmt.Sprintf(format, args...)}
 }

@@ -9,7 +9,7 @@ import (
 	"github.com/gopacket/gopacket/layers"
 
 	"github.com/cmpd-dissect/cmpd-dissect/field"
-	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
+	"github.com/cmpd-dissect/cmpd-dissect/finding"
 )
 
 // sink is a field.Visitor that touches every value and checks Begin/End
@@ -43,7 +43,7 @@ func exercise(t *testing.T, l any) {
 		}
 	}
 	if a, ok := l.(interface {
-		AppendFindings([]pvtdata.Finding) []pvtdata.Finding
+		AppendFindings([]finding.Finding) []finding.Finding
 	}); ok {
 		for _, f := range a.AppendFindings(nil) {
 			_ = f.String()

@@ -9,7 +9,7 @@ import (
 	"github.com/gopacket/gopacket/layers"
 
 	"github.com/cmpd-dissect/cmpd-dissect/field"
-	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
+	"github.com/cmpd-dissect/cmpd-dissect/finding"
 )
 
 // ProtoGRH and its fields (tshark: infiniband.grh.*).
@@ -98,9 +98,9 @@ func (g *GRH) VisitFields(v field.Visitor) {
 }
 
 // AppendFindings appends what the GRH noticed.
-func (g *GRH) AppendFindings(dst []pvtdata.Finding) []pvtdata.Finding {
+func (g *GRH) AppendFindings(dst []finding.Finding) []finding.Finding {
 	if g.probs&grhProbLength != 0 {
-		dst = append(dst, finding(CodeLengthMismatch, pvtdata.SeverityWarning, "grh", 4, "IBTA vol. 1 §8.3",
+		dst = append(dst, newFinding(CodeLengthMismatch, finding.SeverityWarning, "grh", 4, "IBTA vol. 1 §8.3",
 			"PayLen %d runs past the %d captured octets after the GRH", g.PayLen, len(g.Payload)))
 	}
 	return dst

@@ -10,7 +10,7 @@ import (
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 
-	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
+	"github.com/cmpd-dissect/cmpd-dissect/finding"
 )
 
 // refBTHDecode is BTH.DecodeFromBytes as it was before it stored the fields
@@ -90,34 +90,34 @@ func refNextAfter(b *BTH, t gopacket.LayerType, srcQP uint32, payload []byte) go
 }
 
 // refBTHFindings is BTH.AppendFindings as it was before its early return.
-func refBTHFindings(b *BTH, dst []pvtdata.Finding) []pvtdata.Finding {
+func refBTHFindings(b *BTH, dst []finding.Finding) []finding.Finding {
 	icrcOff := bthLen + len(b.Payload) + int(b.PadCnt)
 	if b.ICRCStatus == CRCBad {
-		dst = append(dst, finding(CodeICRCBad, pvtdata.SeverityError, "bth", icrcOff, "IBTA vol. 1 §7.8.1",
+		dst = append(dst, newFinding(CodeICRCBad, finding.SeverityError, "bth", icrcOff, "IBTA vol. 1 §7.8.1",
 			"ICRC is 0x%08x, computed 0x%08x: a receiver drops this packet", b.ICRC, b.ICRCComputed))
 	}
 	if b.probs&bthProbNoICRC != 0 {
-		dst = append(dst, finding(CodeICRCMissing, pvtdata.SeverityError, "bth", bthLen, "IBTA vol. 1 §7.8.1",
+		dst = append(dst, newFinding(CodeICRCMissing, finding.SeverityError, "bth", bthLen, "IBTA vol. 1 §7.8.1",
 			"the packet ends %d octets after the BTH, before its 4-octet ICRC", len(b.Payload)))
 	}
 	if b.probs&bthProbPad != 0 {
-		dst = append(dst, finding(CodeLengthMismatch, pvtdata.SeverityError, "bth", 1, "IBTA vol. 1 §9.2.3",
+		dst = append(dst, newFinding(CodeLengthMismatch, finding.SeverityError, "bth", 1, "IBTA vol. 1 §9.2.3",
 			"PadCnt %d is more than the %d payload octets", b.PadCnt, len(b.Payload)))
 	}
 	if b.probs&bthProbTVer != 0 {
-		dst = append(dst, finding(CodeBadTVer, pvtdata.SeverityError, "bth", 1, "IBTA vol. 1 §9.2.5",
+		dst = append(dst, newFinding(CodeBadTVer, finding.SeverityError, "bth", 1, "IBTA vol. 1 §9.2.5",
 			"transport header version %d: only 0 is defined, receivers drop the packet", b.TVer))
 	}
 	if b.probs&bthProbReserved != 0 {
-		dst = append(dst, finding(CodeReservedBits, pvtdata.SeverityWarning, "bth", 4, "IBTA vol. 1 §9.2",
+		dst = append(dst, newFinding(CodeReservedBits, finding.SeverityWarning, "bth", 4, "IBTA vol. 1 §9.2",
 			"reserved BTH bits are set (6-bit field 0x%02x, 7-bit field 0x%02x)", b.Reserved6, b.Reserved7))
 	}
 	if b.probs&bthProbOpcode != 0 {
-		dst = append(dst, finding(CodeUnknownOpcode, pvtdata.SeverityWarning, "bth", 0, "IBTA vol. 1 §9.2.1",
+		dst = append(dst, newFinding(CodeUnknownOpcode, finding.SeverityWarning, "bth", 0, "IBTA vol. 1 §9.2.1",
 			"opcode 0x%02x is reserved or vendor-specific", uint8(b.OpCode)))
 	}
 	if b.probs&bthProbUndecoded != 0 {
-		dst = append(dst, finding(CodeNotDecoded, pvtdata.SeverityInfo, "bth", bthLen, "IBTA vol. 1 §9.2",
+		dst = append(dst, newFinding(CodeNotDecoded, finding.SeverityInfo, "bth", bthLen, "IBTA vol. 1 §9.2",
 			"%s extension headers (RDETH/XRCETH) are not decoded; they stay in the payload", b.OpCode.Transport()))
 	}
 	return dst
@@ -300,20 +300,20 @@ func checkLRH(t *testing.T, got, want *LRH, data []byte) {
 }
 
 // refLRHFindings is LRH.AppendFindings as it was before its early return.
-func refLRHFindings(l *LRH, dst []pvtdata.Finding) []pvtdata.Finding {
+func refLRHFindings(l *LRH, dst []finding.Finding) []finding.Finding {
 	if l.VCRCStatus == CRCBad {
-		dst = append(dst, finding(CodeVCRCBad, pvtdata.SeverityError, "lrh", int(l.PktLen)*4, "IBTA vol. 1 §7.8.2",
+		dst = append(dst, newFinding(CodeVCRCBad, finding.SeverityError, "lrh", int(l.PktLen)*4, "IBTA vol. 1 §7.8.2",
 			"VCRC is 0x%04x, computed 0x%04x: the packet was damaged on the link (or the capture altered it)", l.VCRC, l.VCRCComputed))
 	}
 	if l.probs&lrhProbNoVCRC != 0 {
-		dst = append(dst, finding(CodeLengthMismatch, pvtdata.SeverityWarning, "lrh", 4, "IBTA vol. 1 §7.7.8",
+		dst = append(dst, newFinding(CodeLengthMismatch, finding.SeverityWarning, "lrh", 4, "IBTA vol. 1 §7.7.8",
 			"PktLen %d (%d octets) leaves no room for the 2-octet VCRC in the %d captured octets: VCRC not checked", l.PktLen, int(l.PktLen)*4, len(l.Contents)+len(l.Payload)))
 	} else if l.probs&lrhProbLength != 0 {
-		dst = append(dst, finding(CodeLengthMismatch, pvtdata.SeverityWarning, "lrh", 4, "IBTA vol. 1 §7.7.8",
+		dst = append(dst, newFinding(CodeLengthMismatch, finding.SeverityWarning, "lrh", 4, "IBTA vol. 1 §7.7.8",
 			"PktLen %d (%d octets) does not fit the captured packet", l.PktLen, int(l.PktLen)*4))
 	}
 	if l.probs&lrhProbReserved != 0 {
-		dst = append(dst, finding(CodeReservedBits, pvtdata.SeverityWarning, "lrh", 1, "IBTA vol. 1 §7.7",
+		dst = append(dst, newFinding(CodeReservedBits, finding.SeverityWarning, "lrh", 1, "IBTA vol. 1 §7.7",
 			"reserved LRH bits are set (2-bit field 0x%x, 5-bit field 0x%02x)", l.Reserved2, l.Reserved5))
 	}
 	return dst

@@ -9,6 +9,7 @@ import (
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 
+	"github.com/cmpd-dissect/cmpd-dissect/finding"
 	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
 )
 
@@ -91,7 +92,7 @@ func TestShortPrivateData(t *testing.T) {
 	}
 }
 
-func hasFinding(fs []pvtdata.Finding, code string) bool {
+func hasFinding(fs []finding.Finding, code string) bool {
 	for _, f := range fs {
 		if f.Code == code {
 			return true
@@ -132,7 +133,7 @@ func TestFindings(t *testing.T) {
 				t.Fatalf("no %v layer: %v", c.layer, p.Layers())
 			}
 			fs := l.(interface {
-				AppendFindings([]pvtdata.Finding) []pvtdata.Finding
+				AppendFindings([]finding.Finding) []finding.Finding
 			}).AppendFindings(nil)
 			if !hasFinding(fs, c.code) {
 				t.Fatalf("findings %v, want %s", fs, c.code)
@@ -143,10 +144,10 @@ func TestFindings(t *testing.T) {
 	p := gopacket.NewPacket(orig, layers.LinkTypeEthernet, gopacket.Default)
 	for _, l := range p.Layers() {
 		if a, ok := l.(interface {
-			AppendFindings([]pvtdata.Finding) []pvtdata.Finding
+			AppendFindings([]finding.Finding) []finding.Finding
 		}); ok {
 			for _, f := range a.AppendFindings(nil) {
-				if f.Severity > pvtdata.SeverityInfo {
+				if f.Severity > finding.SeverityInfo {
 					t.Errorf("real REQ: %s", f)
 				}
 			}

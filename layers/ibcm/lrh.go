@@ -8,7 +8,7 @@ import (
 	"github.com/gopacket/gopacket/layers"
 
 	"github.com/cmpd-dissect/cmpd-dissect/field"
-	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
+	"github.com/cmpd-dissect/cmpd-dissect/finding"
 )
 
 const (
@@ -156,23 +156,23 @@ func (l *LRH) VisitFields(v field.Visitor) {
 }
 
 // AppendFindings appends what the LRH noticed (offsets from its first octet).
-func (l *LRH) AppendFindings(dst []pvtdata.Finding) []pvtdata.Finding {
+func (l *LRH) AppendFindings(dst []finding.Finding) []finding.Finding {
 	if l.probs == 0 && l.VCRCStatus != CRCBad {
 		return dst // the common case: nothing to report
 	}
 	if l.VCRCStatus == CRCBad {
-		dst = append(dst, finding(CodeVCRCBad, pvtdata.SeverityError, "lrh", int(l.PktLen)*4, "IBTA vol. 1 §7.8.2",
+		dst = append(dst, newFinding(CodeVCRCBad, finding.SeverityError, "lrh", int(l.PktLen)*4, "IBTA vol. 1 §7.8.2",
 			"VCRC is 0x%04x, computed 0x%04x: the packet was damaged on the link (or the capture altered it)", l.VCRC, l.VCRCComputed))
 	}
 	if l.probs&lrhProbNoVCRC != 0 {
-		dst = append(dst, finding(CodeLengthMismatch, pvtdata.SeverityWarning, "lrh", 4, "IBTA vol. 1 §7.7.8",
+		dst = append(dst, newFinding(CodeLengthMismatch, finding.SeverityWarning, "lrh", 4, "IBTA vol. 1 §7.7.8",
 			"PktLen %d (%d octets) leaves no room for the 2-octet VCRC in the %d captured octets: VCRC not checked", l.PktLen, int(l.PktLen)*4, len(l.Contents)+len(l.Payload)))
 	} else if l.probs&lrhProbLength != 0 {
-		dst = append(dst, finding(CodeLengthMismatch, pvtdata.SeverityWarning, "lrh", 4, "IBTA vol. 1 §7.7.8",
+		dst = append(dst, newFinding(CodeLengthMismatch, finding.SeverityWarning, "lrh", 4, "IBTA vol. 1 §7.7.8",
 			"PktLen %d (%d octets) does not fit the captured packet", l.PktLen, int(l.PktLen)*4))
 	}
 	if l.probs&lrhProbReserved != 0 {
-		dst = append(dst, finding(CodeReservedBits, pvtdata.SeverityWarning, "lrh", 1, "IBTA vol. 1 §7.7",
+		dst = append(dst, newFinding(CodeReservedBits, finding.SeverityWarning, "lrh", 1, "IBTA vol. 1 §7.7",
 			"reserved LRH bits are set (2-bit field 0x%x, 5-bit field 0x%02x)", l.Reserved2, l.Reserved5))
 	}
 	return dst

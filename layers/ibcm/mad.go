@@ -8,7 +8,7 @@ import (
 	"github.com/gopacket/gopacket/layers"
 
 	"github.com/cmpd-dissect/cmpd-dissect/field"
-	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
+	"github.com/cmpd-dissect/cmpd-dissect/finding"
 )
 
 const (
@@ -133,21 +133,21 @@ func (m *MAD) VisitFields(v field.Visitor) {
 
 // AppendFindings reports bad versions, a MAD that is not 256 octets, and
 // non-zero reserved octets.
-func (m *MAD) AppendFindings(dst []pvtdata.Finding) []pvtdata.Finding {
+func (m *MAD) AppendFindings(dst []finding.Finding) []finding.Finding {
 	if m.BaseVersion != 1 {
-		dst = append(dst, finding(CodeMADBaseVersion, pvtdata.SeverityError, "mad", 0, "IBTA vol. 1 §13.4.2",
+		dst = append(dst, newFinding(CodeMADBaseVersion, finding.SeverityError, "mad", 0, "IBTA vol. 1 §13.4.2",
 			"BaseVersion %d: only 1 is defined; a receiver drops the MAD", m.BaseVersion))
 	}
 	if m.MgmtClass == MgmtClassCM && m.ClassVersion != CMClassVersion {
-		dst = append(dst, finding(CodeMADClassVersion, pvtdata.SeverityWarning, "mad", 2, "IBTA vol. 1 §12.6",
+		dst = append(dst, newFinding(CodeMADClassVersion, finding.SeverityWarning, "mad", 2, "IBTA vol. 1 §12.6",
 			"CM ClassVersion %d, not 2: a CM that does not support it answers REJ reason 31 (invalid class version)", m.ClassVersion))
 	}
 	if m.Length != MADLen {
-		dst = append(dst, finding(CodeMADLength, pvtdata.SeverityWarning, "mad", 0, "IBTA vol. 1 §13.4.1",
+		dst = append(dst, newFinding(CodeMADLength, finding.SeverityWarning, "mad", 0, "IBTA vol. 1 §13.4.1",
 			"MAD is %d octets, not %d", m.Length, MADLen))
 	}
 	if m.Reserved != 0 {
-		dst = append(dst, finding(CodeReservedBits, pvtdata.SeverityWarning, "mad", 18, "IBTA vol. 1 §13.4.2",
+		dst = append(dst, newFinding(CodeReservedBits, finding.SeverityWarning, "mad", 18, "IBTA vol. 1 §13.4.2",
 			"reserved MAD header octets are 0x%04x", m.Reserved))
 	}
 	return dst

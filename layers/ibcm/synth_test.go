@@ -9,6 +9,7 @@ import (
 	"github.com/gopacket/gopacket"
 
 	"github.com/cmpd-dissect/cmpd-dissect/field"
+	"github.com/cmpd-dissect/cmpd-dissect/finding"
 	"github.com/cmpd-dissect/cmpd-dissect/layers/ibcm"
 	"github.com/cmpd-dissect/cmpd-dissect/layers/ibcm/ibcmtest"
 	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
@@ -40,11 +41,11 @@ func decode(t *testing.T, enc ibcmtest.Encoding, p ibcmtest.Packet) gopacket.Pac
 	return pkt
 }
 
-func findings(pkt gopacket.Packet) []pvtdata.Finding {
-	var out []pvtdata.Finding
+func findings(pkt gopacket.Packet) []finding.Finding {
+	var out []finding.Finding
 	for _, l := range pkt.Layers() {
 		if a, ok := l.(interface {
-			AppendFindings([]pvtdata.Finding) []pvtdata.Finding
+			AppendFindings([]finding.Finding) []finding.Finding
 		}); ok {
 			out = a.AppendFindings(out)
 		}
@@ -80,7 +81,7 @@ func TestEveryCMMessageInEveryEncoding(t *testing.T) {
 					t.Errorf("%s: VCRC %s", p.Name, lrh.VCRCStatus)
 				}
 				for _, f := range findings(pkt) {
-					if f.Severity >= pvtdata.SeverityWarning {
+					if f.Severity >= finding.SeverityWarning {
 						t.Errorf("%s: unexpected finding %s", p.Name, f)
 					}
 				}
@@ -242,7 +243,7 @@ func TestBadCRCs(t *testing.T) {
 	}
 }
 
-func hasCode(fs []pvtdata.Finding, code string) bool {
+func hasCode(fs []finding.Finding, code string) bool {
 	for _, f := range fs {
 		if f.Code == code {
 			return true

@@ -4,10 +4,11 @@ import (
 	"encoding/binary"
 	"fmt"
 
-	"github.com/cmpd-dissect/cmpd-dissect/field"
-	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
+
+	"github.com/cmpd-dissect/cmpd-dissect/field"
+	"github.com/cmpd-dissect/cmpd-dissect/finding"
 )
 
 // DDP header sizes (RFC 5041 §4).
@@ -142,13 +143,13 @@ func (d *DDP) VisitFields(v field.Visitor) {
 }
 
 // AppendFindings reports a DDP version other than 1 and reserved bits.
-func (d *DDP) AppendFindings(dst []pvtdata.Finding) []pvtdata.Finding {
+func (d *DDP) AppendFindings(dst []finding.Finding) []finding.Finding {
 	if d.Version != DDPVersion1 {
-		dst = append(dst, pvtdata.Finding{Code: CodeDDPVersion, Severity: pvtdata.SeverityError, Section: refDDP,
+		dst = append(dst, finding.Finding{Code: CodeDDPVersion, Severity: finding.SeverityError, Section: refDDP,
 			Layer: "ddp", Offset: 0, Message: fmt.Sprintf("DDP version %d; RFC 5041 defines version 1", d.Version)})
 	}
 	if d.Reserved != 0 {
-		dst = append(dst, pvtdata.Finding{Code: CodeDDPReserved, Severity: pvtdata.SeverityWarning, Section: refDDP,
+		dst = append(dst, finding.Finding{Code: CodeDDPReserved, Severity: finding.SeverityWarning, Section: refDDP,
 			Layer: "ddp", Offset: 0, Message: fmt.Sprintf("DDP reserved control bits are 0x%x", d.Reserved)})
 	}
 	return dst

@@ -5,10 +5,11 @@ import (
 	"fmt"
 	"hash/crc32"
 
-	"github.com/cmpd-dissect/cmpd-dissect/field"
-	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
+
+	"github.com/cmpd-dissect/cmpd-dissect/field"
+	"github.com/cmpd-dissect/cmpd-dissect/finding"
 )
 
 // FPDU framing constants (RFC 5044 §4).
@@ -302,22 +303,22 @@ func (f *FPDU) VisitFields(v field.Visitor) {
 
 // AppendFindings reports a bad CRC, non-zero pad and bad markers. Offsets
 // are relative to the FPDU's first octet on the wire.
-func (f *FPDU) AppendFindings(dst []pvtdata.Finding) []pvtdata.Finding {
+func (f *FPDU) AppendFindings(dst []finding.Finding) []finding.Finding {
 	if f.CRCStatus == CRCStatusBad {
-		dst = append(dst, pvtdata.Finding{Code: CodeCRCBad, Severity: pvtdata.SeverityError, Section: "RFC 5044 §4.4",
+		dst = append(dst, finding.Finding{Code: CodeCRCBad, Severity: finding.SeverityError, Section: "RFC 5044 §4.4",
 			Layer: "fpdu", Offset: len(f.Contents) - CRCLen,
 			Message: fmt.Sprintf("CRC 0x%08x does not match the FPDU (expected 0x%08x): a receiver drops the stream", f.CRC, f.CRCWant)})
 	}
 	for _, p := range f.Pad {
 		if p != 0 {
-			dst = append(dst, pvtdata.Finding{Code: CodePadNonZero, Severity: pvtdata.SeverityWarning, Section: "RFC 5044 §4.1",
+			dst = append(dst, finding.Finding{Code: CodePadNonZero, Severity: finding.SeverityWarning, Section: "RFC 5044 §4.1",
 				Layer: "fpdu", Offset: -1, Message: fmt.Sprintf("pad octets % x are not zero", f.Pad)})
 			break
 		}
 	}
 	for _, m := range f.Markers {
 		if m.Reserved != 0 || m.FPDUPtr != m.Want {
-			dst = append(dst, pvtdata.Finding{Code: CodeMarkerBad, Severity: pvtdata.SeverityError, Section: "RFC 5044 §4.3",
+			dst = append(dst, finding.Finding{Code: CodeMarkerBad, Severity: finding.SeverityError, Section: "RFC 5044 §4.3",
 				Layer: "fpdu", Offset: m.Offset,
 				Message: fmt.Sprintf("marker reserved 0x%04x FPDUPTR %d; expected reserved 0 and FPDUPTR %d", m.Reserved, m.FPDUPtr, m.Want)})
 		}

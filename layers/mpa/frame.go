@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/cmpd-dissect/cmpd-dissect/field"
-	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
+
+	"github.com/cmpd-dissect/cmpd-dissect/field"
+	"github.com/cmpd-dissect/cmpd-dissect/finding"
+	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
 )
 
 // The 16-octet keys that open MPA request and reply frames (RFC 5044 §7.1).
@@ -436,40 +438,40 @@ func (f *Frame) pdLimit() int {
 
 // AppendFindings appends what the frame's header and private data show.
 // Offsets are relative to the first octet of the frame.
-func (f *Frame) AppendFindings(dst []pvtdata.Finding) []pvtdata.Finding {
-	add := func(code string, sev pvtdata.Severity, sec string, off int, msg string, args ...any) {
-		dst = append(dst, pvtdata.Finding{Code: code, Severity: sev, Section: sec, Layer: "mpa",
+func (f *Frame) AppendFindings(dst []finding.Finding) []finding.Finding {
+	add := func(code string, sev finding.Severity, sec string, off int, msg string, args ...any) {
+		dst = append(dst, finding.Finding{Code: code, Severity: sev, Section: sec, Layer: "mpa",
 			Offset: off, Message: fmt.Sprintf(msg, args...)})
 	}
 	if limit := f.pdLimit(); int(f.PDLength) > limit {
-		add(CodePDLengthOver512, pvtdata.SeverityError, refMPA, 18,
+		add(CodePDLengthOver512, finding.SeverityError, refMPA, 18,
 			"PD_Length is %d: at most %d octets of private data are allowed (RFC 5044: %d)", f.PDLength, limit, MaxPrivateData)
 	}
 	if f.Overrun {
-		add(CodePDLengthOverrun, pvtdata.SeverityError, refMPA, 18,
+		add(CodePDLengthOverrun, finding.SeverityError, refMPA, 18,
 			"PD_Length %d runs past the frame: only %d octets of private data follow", f.PDLength, len(f.PrivateData))
 	}
 	if f.SiwGSO() {
-		add(CodeGSOFlag, pvtdata.SeverityInfo, "Linux drivers/infiniband/sw/siw/iwarp.h", 16,
+		add(CodeGSOFlag, finding.SeverityInfo, "Linux drivers/infiniband/sw/siw/iwarp.h", 16,
 			"flag 0x08 is siw's non-standard MPA_RR_FLAG_GSO_EXP, a bit RFC 5044 reserves")
 	}
 	if f.Reserved() != 0 {
-		add(CodeReservedFlags, pvtdata.SeverityWarning, refMPA, 16,
+		add(CodeReservedFlags, finding.SeverityWarning, refMPA, 16,
 			"reserved flag bits are 0x%02x: senders must set them to zero", f.Reserved())
 	}
 	if f.Revision != 1 && f.Revision != 2 {
-		add(CodeRevision, pvtdata.SeverityWarning, refMPAv2, 17, "revision %d is neither 1 (RFC 5044) nor 2 (RFC 6581)", f.Revision)
+		add(CodeRevision, finding.SeverityWarning, refMPAv2, 17, "revision %d is neither 1 (RFC 5044) nor 2 (RFC 6581)", f.Revision)
 	}
 	if f.Enhanced() && len(f.PrivateData) < IRDORDLen {
-		add(CodeEnhancedShort, pvtdata.SeverityError, refMPAv2, FrameHeaderLen,
+		add(CodeEnhancedShort, finding.SeverityError, refMPAv2, FrameHeaderLen,
 			"the Enhanced flag is set but only %d octets of private data carry the 4-octet IRD/ORD", len(f.PrivateData))
 	}
 	if f.IRDORD.LittleEndian() {
-		add(CodeIRDORDLittleEndian, pvtdata.SeverityWarning, refMPAv2, FrameHeaderLen,
+		add(CodeIRDORDLittleEndian, finding.SeverityWarning, refMPAv2, FrameHeaderLen,
 			"IRD/ORD read as %s: ird=%d ord=%d", f.IRDORD, f.IRDValue(), f.ORDValue())
 	}
 	if f.Kind == FrameReply && f.Rejected() {
-		add(CodeRejected, pvtdata.SeverityInfo, refMPA, 16, "the responder rejected the connection (R flag)")
+		add(CodeRejected, finding.SeverityInfo, refMPA, 16, "the responder rejected the connection (R flag)")
 	}
 	start := len(dst)
 	dst = f.PD.AppendFindings(dst)

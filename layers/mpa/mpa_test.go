@@ -9,9 +9,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cmpd-dissect/cmpd-dissect/field"
-	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
 	"github.com/gopacket/gopacket"
+
+	"github.com/cmpd-dissect/cmpd-dissect/field"
+	"github.com/cmpd-dissect/cmpd-dissect/finding"
+	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
 )
 
 // TCP payloads of the real capture testdata/pcaps/real/siw-nfs42-rdma.pcap
@@ -76,7 +78,7 @@ func TestFrameReal(t *testing.T) {
 				t.Fatalf("summary %q, want %q", got, tc.summary)
 			}
 			for _, fd := range f.AppendFindings(nil) {
-				if fd.Severity != pvtdata.SeverityInfo {
+				if fd.Severity != finding.SeverityInfo {
 					t.Errorf("unexpected finding %v", fd)
 				}
 			}

@@ -5,10 +5,11 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/cmpd-dissect/cmpd-dissect/field"
-	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
+
+	"github.com/cmpd-dissect/cmpd-dissect/field"
+	"github.com/cmpd-dissect/cmpd-dissect/finding"
 )
 
 // Opcode is an RDMAP message opcode (RFC 5040 §4.2).
@@ -457,31 +458,31 @@ var opcodeSummaryNames = func() (t [16]string) {
 // AppendFindings reports version and reserved-bit violations, an opcode
 // used with the wrong buffer model or queue, and Terminate messages.
 // Offsets are relative to the DDP segment's first octet.
-func (r *RDMAP) AppendFindings(dst []pvtdata.Finding) []pvtdata.Finding {
-	add := func(code string, sev pvtdata.Severity, off int, msg string, args ...any) {
-		dst = append(dst, pvtdata.Finding{Code: code, Severity: sev, Section: refRDMAP, Layer: "rdmap",
+func (r *RDMAP) AppendFindings(dst []finding.Finding) []finding.Finding {
+	add := func(code string, sev finding.Severity, off int, msg string, args ...any) {
+		dst = append(dst, finding.Finding{Code: code, Severity: sev, Section: refRDMAP, Layer: "rdmap",
 			Offset: off, Message: fmt.Sprintf(msg, args...)})
 	}
 	if r.Version != RDMAPVersion1 {
-		add(CodeRDMAPVersion, pvtdata.SeverityError, 1, "RDMAP version %d; RFC 5040 defines version 1", r.Version)
+		add(CodeRDMAPVersion, finding.SeverityError, 1, "RDMAP version %d; RFC 5040 defines version 1", r.Version)
 	}
 	if r.Reserved != 0 {
-		add(CodeRDMAPReserved, pvtdata.SeverityWarning, 1, "RDMAP reserved control bits are 0x%x", r.Reserved)
+		add(CodeRDMAPReserved, finding.SeverityWarning, 1, "RDMAP reserved control bits are 0x%x", r.Reserved)
 	}
 	switch {
 	case r.Opcode > OpTerminate:
-		add(CodeRDMAPOpcode, pvtdata.SeverityError, 1, "opcode 0x%x is not defined by RFC 5040", uint8(r.Opcode))
+		add(CodeRDMAPOpcode, finding.SeverityError, 1, "opcode 0x%x is not defined by RFC 5040", uint8(r.Opcode))
 	case r.Opcode.Tagged() != r.Tagged:
 		model := "untagged"
 		if r.Opcode.Tagged() {
 			model = "tagged"
 		}
-		add(CodeRDMAPOpcode, pvtdata.SeverityError, 0, "%v uses the %s buffer model, but the DDP T bit says otherwise", r.Opcode, model)
+		add(CodeRDMAPOpcode, finding.SeverityError, 0, "%v uses the %s buffer model, but the DDP T bit says otherwise", r.Opcode, model)
 	case !r.Tagged && r.QN != r.Opcode.Queue():
-		add(CodeRDMAPOpcode, pvtdata.SeverityError, 6, "%v goes on queue %d, not %d", r.Opcode, r.Opcode.Queue(), r.QN)
+		add(CodeRDMAPOpcode, finding.SeverityError, 6, "%v goes on queue %d, not %d", r.Opcode, r.Opcode.Queue(), r.QN)
 	}
 	if r.Opcode == OpTerminate && len(r.Contents) > 0 {
-		add(CodeTerminate, pvtdata.SeverityError, len(r.Contents), "Terminate: %s", r.Terminate.Error())
+		add(CodeTerminate, finding.SeverityError, len(r.Contents), "Terminate: %s", r.Terminate.Error())
 		dst[len(dst)-1].Section = "RFC 5040 §7"
 		dst[len(dst)-1].Offset = DDPUntaggedHeaderLen
 	}

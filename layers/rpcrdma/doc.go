@@ -25,8 +25,9 @@ package rpcrdma
 import (
 	"fmt"
 
-	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
 	"github.com/gopacket/gopacket"
+
+	"github.com/cmpd-dissect/cmpd-dissect/finding"
 )
 
 // Layer type numbers (the project's range for this package is 1880–1899).
@@ -45,7 +46,7 @@ func init() {
 		Name: "NFS", Decoder: gopacket.DecodeFunc(decodeNFS)})
 }
 
-// Finding codes raised by this package (pvtdata.Finding.Code).
+// Finding codes raised by this package (finding.Finding.Code).
 const (
 	// CodeTruncated: the buffer ends inside a fixed field.
 	CodeTruncated = "rpcrdma.truncated"
@@ -115,8 +116,8 @@ func (e *Error) Error() string {
 
 // Finding turns the error into the project's finding (severity error,
 // Offset relative to the layer's first byte).
-func (e *Error) Finding() pvtdata.Finding {
-	return pvtdata.Finding{Code: e.Code, Severity: pvtdata.SeverityError, Message: e.Error(),
+func (e *Error) Finding() finding.Finding {
+	return finding.Finding{Code: e.Code, Severity: finding.SeverityError, Message: e.Error(),
 		Section: sectionFor(e.Code), Layer: e.Layer, Offset: e.Offset}
 }
 
@@ -144,7 +145,7 @@ func sectionFor(code string) string {
 // allocating; AppendFindings turns notes into findings.
 type note struct {
 	code   string
-	sev    pvtdata.Severity
+	sev    finding.Severity
 	offset int
 	a, b   uint32
 }
@@ -157,7 +158,7 @@ type notes struct {
 	buf [maxNotes]note
 }
 
-func (ns *notes) add(code string, sev pvtdata.Severity, off int, a, b uint32) {
+func (ns *notes) add(code string, sev finding.Severity, off int, a, b uint32) {
 	if ns.n < maxNotes {
 		ns.buf[ns.n] = note{code: code, sev: sev, offset: off, a: a, b: b}
 		ns.n++

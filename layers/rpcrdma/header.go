@@ -8,7 +8,7 @@ import (
 	"github.com/gopacket/gopacket/layers"
 
 	"github.com/cmpd-dissect/cmpd-dissect/field"
-	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
+	"github.com/cmpd-dissect/cmpd-dissect/finding"
 )
 
 // Proc is rdma_proc, the transport header's procedure.
@@ -218,7 +218,7 @@ func (h *Header) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error 
 		// in every version; show the rest as it is.
 		h.Unknown = data[8:]
 		h.Contents, h.Payload = data, nil
-		h.notes.add(CodeUnknownVersion, pvtdata.SeverityWarning, 4, h.Version, 0)
+		h.notes.add(CodeUnknownVersion, finding.SeverityWarning, 4, h.Version, 0)
 		return nil
 	}
 	if len(data) < 16 {
@@ -234,7 +234,7 @@ func (h *Header) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error 
 	case ProcMsg, ProcNoMsg:
 		off, err = h.decodeLists(data, off)
 	case ProcMsgP:
-		h.notes.add(CodeDeprecatedProc, pvtdata.SeverityWarning, 12, uint32(h.Proc), 0)
+		h.notes.add(CodeDeprecatedProc, finding.SeverityWarning, 12, uint32(h.Proc), 0)
 		if h.Version == 1 {
 			if len(data) < off+8 {
 				df.SetTruncated()
@@ -245,19 +245,19 @@ func (h *Header) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error 
 			off, err = h.decodeLists(data, off+8)
 		}
 	case ProcDone:
-		h.notes.add(CodeDeprecatedProc, pvtdata.SeverityWarning, 12, uint32(h.Proc), 0)
+		h.notes.add(CodeDeprecatedProc, finding.SeverityWarning, 12, uint32(h.Proc), 0)
 	case ProcError:
 		off, err = h.decodeError(data, off, df)
 	case ProcOptional:
 		if h.Version != 2 {
-			h.notes.add(CodeUnknownProc, pvtdata.SeverityError, 12, uint32(h.Proc), h.Version)
+			h.notes.add(CodeUnknownProc, finding.SeverityError, 12, uint32(h.Proc), h.Version)
 			h.Unknown = data[off:]
 			off = len(data)
 			break
 		}
 		off, err = h.decodeOptional(data, off, df)
 	default:
-		h.notes.add(CodeUnknownProc, pvtdata.SeverityError, 12, uint32(h.Proc), h.Version)
+		h.notes.add(CodeUnknownProc, finding.SeverityError, 12, uint32(h.Proc), h.Version)
 		h.Unknown = data[off:]
 		off = len(data)
 	}
@@ -270,10 +270,10 @@ func (h *Header) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error 
 		return err
 	}
 	if len(h.Payload) == 0 && h.Proc == ProcMsg {
-		h.notes.add(CodeMissingRPC, pvtdata.SeverityWarning, off, 0, 0)
+		h.notes.add(CodeMissingRPC, finding.SeverityWarning, off, 0, 0)
 	}
 	if len(h.Payload) > 0 && !h.CarriesRPC() {
-		h.notes.add(CodeUnexpectedPayload, pvtdata.SeverityWarning, off, uint32(len(h.Payload)), 0)
+		h.notes.add(CodeUnexpectedPayload, finding.SeverityWarning, off, uint32(len(h.Payload)), 0)
 	}
 	return nil
 }
@@ -296,7 +296,7 @@ func (h *Header) decodeError(data []byte, off int, df gopacket.DecodeFeedback) (
 	case h.Err == ErrChunk, h.Version == 2 && h.Err == ErrInvalOption:
 		return off, nil
 	}
-	h.notes.add(CodeUnknownError, pvtdata.SeverityError, off-4, uint32(h.Err), h.Version)
+	h.notes.add(CodeUnknownError, finding.SeverityError, off-4, uint32(h.Err), h.Version)
 	h.Unknown = data[off:]
 	return len(data), nil
 }
@@ -322,7 +322,7 @@ func (h *Header) decodeOptional(data []byte, off int, df gopacket.DecodeFeedback
 	}
 	for _, c := range data[off : off+p] {
 		if c != 0 {
-			h.notes.add(CodeNonZeroPadding, pvtdata.SeverityWarning, off, uint32(p), 0)
+			h.notes.add(CodeNonZeroPadding, finding.SeverityWarning, off, uint32(p), 0)
 			break
 		}
 	}
@@ -791,9 +791,9 @@ func appendHex32(b []byte, v uint32) []byte {
 
 // AppendFindings appends the non-fatal conditions noticed while decoding
 // (Offset relative to the header's first byte).
-func (h *Header) AppendFindings(dst []pvtdata.Finding) []pvtdata.Finding {
+func (h *Header) AppendFindings(dst []finding.Finding) []finding.Finding {
 	for _, n := range h.notes.buf[:h.notes.n] {
-		f := pvtdata.Finding{Code: n.code, Severity: n.sev, Section: sectionFor(n.code), Layer: "rpcrdma", Offset: n.offset}
+		f := finding.Finding{Code: n.code, Severity: n.sev, Section: sectionFor(n.code), Layer: "rpcrdma", Offset: n.offset}
 		switch n.code {
 		case CodeUnknownVersion:
 			f.Message = fmt.Sprintf("RPC-over-RDMA version %d is not 1 or 2; the header after rdma_vers (%d octets) is shown undecoded", n.a, len(h.Unknown))

@@ -6,7 +6,7 @@ import (
 	"github.com/gopacket/gopacket"
 
 	"github.com/cmpd-dissect/cmpd-dissect/field"
-	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
+	"github.com/cmpd-dissect/cmpd-dissect/finding"
 )
 
 // CallMatcher pairs RPC replies with their calls. Message.Decode calls
@@ -120,14 +120,14 @@ func (m *Message) Layers(dst []field.Layer) []field.Layer {
 
 // AppendFindings appends the findings of every decoded layer and the
 // xid check, Offsets relative to the start of the payload.
-func (m *Message) AppendFindings(dst []pvtdata.Finding) []pvtdata.Finding {
+func (m *Message) AppendFindings(dst []finding.Finding) []finding.Finding {
 	// The layers' notes are checked here: most Sends have none, and the
 	// calls cost more than the checks.
 	if m.HasHeader && m.Header.notes.n > 0 {
 		dst = m.Header.AppendFindings(dst)
 	}
 	if m.xidMismatch {
-		dst = append(dst, pvtdata.Finding{Code: CodeXIDMismatch, Severity: pvtdata.SeverityError,
+		dst = append(dst, finding.Finding{Code: CodeXIDMismatch, Severity: finding.SeverityError,
 			Message: fmt.Sprintf("RPC xid 0x%08x differs from rdma_xid 0x%08x", m.RPC.XID, m.Header.XID),
 			Section: sectionFor(CodeXIDMismatch), Layer: "rpcrdma", Offset: m.RPCOffset})
 	}

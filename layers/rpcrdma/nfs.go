@@ -8,7 +8,7 @@ import (
 	"github.com/gopacket/gopacket/layers"
 
 	"github.com/cmpd-dissect/cmpd-dissect/field"
-	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
+	"github.com/cmpd-dissect/cmpd-dissect/finding"
 )
 
 // DefaultMaxOps caps the COMPOUND operations listed when NFS.MaxOps is 0.
@@ -135,12 +135,12 @@ func (n *NFS) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 		perOp = 8
 	}
 	if uint64(n.NumOps)*uint64(perOp) > uint64(x.left()) {
-		n.notes.add(CodeNFSTooManyOps, pvtdata.SeverityError, x.off-4, n.NumOps, uint32(x.left()))
+		n.notes.add(CodeNFSTooManyOps, finding.SeverityError, x.off-4, n.NumOps, uint32(x.left()))
 	}
 	i := uint32(0)
 	for ; i < n.NumOps; i++ {
 		if int(i) >= max {
-			n.notes.add(CodeNFSTooManyOps, pvtdata.SeverityWarning, x.off, n.NumOps, uint32(max))
+			n.notes.add(CodeNFSTooManyOps, finding.SeverityWarning, x.off, n.NumOps, uint32(max))
 			break
 		}
 		start := x.off
@@ -169,7 +169,7 @@ func (n *NFS) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 		}
 		if !ok || x.bad {
 			n.Undecoded = n.NumOps - i - 1
-			n.notes.add(CodeNFSOpsUndecoded, pvtdata.SeverityInfo, start, op.Opcode, n.Undecoded)
+			n.notes.add(CodeNFSOpsUndecoded, finding.SeverityInfo, start, op.Opcode, n.Undecoded)
 			return nil
 		}
 	}
@@ -879,9 +879,9 @@ func (n *NFS) AppendSummary(b []byte) []byte {
 }
 
 // AppendFindings appends the non-fatal conditions noticed while decoding.
-func (n *NFS) AppendFindings(dst []pvtdata.Finding) []pvtdata.Finding {
+func (n *NFS) AppendFindings(dst []finding.Finding) []finding.Finding {
 	for _, nt := range n.notes.buf[:n.notes.n] {
-		f := pvtdata.Finding{Code: nt.code, Severity: nt.sev, Section: sectionFor(nt.code), Layer: "nfs", Offset: nt.offset}
+		f := finding.Finding{Code: nt.code, Severity: nt.sev, Section: sectionFor(nt.code), Layer: "nfs", Offset: nt.offset}
 		switch nt.code {
 		case CodeNFSOpsUndecoded:
 			f.Message = fmt.Sprintf("COMPOUND: the body of operation %s is not walked by this decoder; %d later operations are counted, not named",

@@ -8,7 +8,7 @@ import (
 	"github.com/gopacket/gopacket/layers"
 
 	"github.com/cmpd-dissect/cmpd-dissect/field"
-	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
+	"github.com/cmpd-dissect/cmpd-dissect/finding"
 )
 
 // RPC message types and reply states (RFC 5531 §9).
@@ -284,7 +284,7 @@ func (r *RPC) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 		r.RPCVersion, r.Program, r.ProgVersion, r.Procedure = be32(data, 8), be32(data, 12), be32(data, 16), be32(data, 20)
 		r.CallKnown = true
 		if r.RPCVersion != 2 {
-			r.notes.add(CodeRPCBadVersion, pvtdata.SeverityError, 8, r.RPCVersion, 0)
+			r.notes.add(CodeRPCBadVersion, finding.SeverityError, 8, r.RPCVersion, 0)
 		}
 		off = 24
 		if off, err = readAuth(data, off, &credFields, &r.Cred, df); err != nil {
@@ -713,9 +713,9 @@ var (
 )
 
 // AppendFindings appends the non-fatal conditions noticed while decoding.
-func (r *RPC) AppendFindings(dst []pvtdata.Finding) []pvtdata.Finding {
+func (r *RPC) AppendFindings(dst []finding.Finding) []finding.Finding {
 	for _, n := range r.notes.buf[:r.notes.n] {
-		f := pvtdata.Finding{Code: n.code, Severity: n.sev, Section: sectionFor(n.code), Layer: "rpc", Offset: n.offset}
+		f := finding.Finding{Code: n.code, Severity: n.sev, Section: sectionFor(n.code), Layer: "rpc", Offset: n.offset}
 		if n.code == CodeRPCBadVersion {
 			f.Message = fmt.Sprintf("RPC call with rpcvers %d; RFC 5531 §9 requires 2", n.a)
 		}

@@ -1,4 +1,7 @@
-package pvtdata
+// Package finding holds what every layer and analysis step reports about a
+// capture (Finding, Severity) and the catalogue of finding codes (Code):
+// each package that raises findings declares its codes once, as a Catalog.
+package finding
 
 import (
 	"encoding/json"
@@ -91,3 +94,19 @@ func (f Finding) String() string {
 	}
 	return s
 }
+
+// Entry is one finding code in the catalogue: what it means, where the rule
+// is written, and what a user can do about it. Severity is the highest the
+// code is raised with (a few codes are raised milder where the context makes
+// the deviation harmless).
+type Entry struct {
+	Code     string   `json:"code"`
+	Severity Severity `json:"severity"`
+	Section  string   `json:"section,omitempty"`
+	Summary  string   `json:"summary"`
+	Remedy   string   `json:"remedy,omitempty"`
+}
+
+// Catalog is the list of codes one package raises, declared once in that
+// package next to the code constants.
+type Catalog []Entry
