@@ -278,20 +278,6 @@ func appendSeverityText(b []byte, n [4]int) []byte {
 	return b
 }
 
-func connStateText(c *conn.Connection) string { return string(appendConnState(nil, c)) }
-
-func appendConnState(b []byte, c *conn.Connection) []byte {
-	b = append(b, c.State.String()...)
-	if c.State == conn.StateRejected {
-		if c.RejectReasonName != "" {
-			b = append(append(append(b, " ("...), c.RejectReasonName...), ')')
-		} else {
-			b = append(strconv.AppendUint(append(b, " (reason "...), uint64(c.RejectReason), 10), ')')
-		}
-	}
-	return b
-}
-
 // appendConnQPs appends the QPNs "0x000100/0x000101" ("?" unknown, "-"
 // on iWARP).
 func appendConnQPs(b []byte, c *conn.Connection) []byte {
@@ -361,7 +347,7 @@ func (r *connRow) build(c *conn.Connection) {
 	r.ends[4] = len(b)
 	b = appendConnQPs(b, c)
 	r.ends[5] = len(b)
-	b = appendConnState(b, c)
+	b = c.AppendStateText(b)
 	r.ends[6] = len(b)
 	b = appendConnFrames(b, c)
 	r.ends[7] = len(b)
@@ -473,7 +459,7 @@ func writeLadder(w *bufio.Writer, c *conn.Connection) {
 	if c.Kind == conn.KindSIDR {
 		kind = " (SIDR)"
 	}
-	fmt.Fprintf(w, "Connection %d%s  %s  %s → %s%s  %s\n", c.ID, kind, c.Transport, c.Client, c.Server, svc, connStateText(c))
+	fmt.Fprintf(w, "Connection %d%s  %s  %s → %s%s  %s\n", c.ID, kind, c.Transport, c.Client, c.Server, svc, c.StateText())
 	if c.Transport != conn.IWARP {
 		fmt.Fprintf(w, "  QPN client %s server %s, comm ID client 0x%08x server 0x%08x\n",
 			connQP(c.ClientQPN), connQP(c.ServerQPN), c.ClientCommID, c.ServerCommID)
@@ -621,22 +607,10 @@ func (m *ladderMore) write(w *bufio.Writer, indent string, f finding.Finding) {
 		}
 		m.seen[i]++
 		if m.seen[i] == fc.Listed && fc.Unlisted() > 0 {
-			fmt.Fprintf(w, "%s  … and %d more like this%s\n", indent, fc.Unlisted(), frameSpan(fc.FirstUnlistedFrame, fc.LastFrame))
+			fmt.Fprintf(w, "%s  … and %d more like this%s\n", indent, fc.Unlisted(), fc.UnlistedSpan())
 		}
 		return
 	}
-}
-
-// frameSpan renders " (frames 405–1965)", " (frame 405)" or "" (not tied
-// to frames).
-func frameSpan(first, last int) string {
-	switch {
-	case first == 0:
-		return ""
-	case first == last:
-		return fmt.Sprintf(" (frame %d)", first)
-	}
-	return fmt.Sprintf(" (frames %d–%d)", first, last)
 }
 
 func writeLadderFinding(w *bufio.Writer, indent string, f finding.Finding) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cmpd-dissect/cmpd-dissect/conn"
 	"github.com/cmpd-dissect/cmpd-dissect/dissect"
+	"github.com/cmpd-dissect/cmpd-dissect/expect"
 	"github.com/cmpd-dissect/cmpd-dissect/source"
 )
 
@@ -94,11 +95,11 @@ func FuzzConnsPipeline(f *testing.F) {
 				t.Fatal(err)
 			}
 		}
-		res := Check(cs, tr.Findings(), ExpectationsFrom(cs, tr.Findings()))
+		res := expect.Check(cs, tr.Findings(), expect.From(cs, tr.Findings()))
 		if !res.Pass {
 			t.Fatalf("a capture fails the expectations written from it: %+v", res.Differences)
 		}
-		if err := WriteCheckJUnit(io.Discard, res, "fuzz"); err != nil {
+		if err := expect.WriteJUnit(io.Discard, res, "fuzz"); err != nil {
 			t.Fatal(err)
 		}
 	})

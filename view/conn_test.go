@@ -3,55 +3,17 @@ package view
 import (
 	"bytes"
 	"encoding/json"
-	"net/netip"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/cmpd-dissect/cmpd-dissect/conn"
+	"github.com/cmpd-dissect/cmpd-dissect/internal/testconn"
 	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
 )
 
-var (
-	tClient = conn.Peer{Addr: netip.MustParseAddr("192.168.122.10")}
-	tServer = conn.Peer{Addr: netip.MustParseAddr("192.168.122.11")}
-	tStart  = time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
-)
-
-// kernelConns builds the Linux NFS/RDMA exchange on RoCEv2 (REQ, REP, RTU,
-// one oversized reply Send, DREQ, DREP) with the kernel's private data.
-func kernelConns(t *testing.T, serverULP []byte) []*conn.Connection {
-	t.Helper()
-	reqPD := make([]byte, 92)
-	reqPD[1] = 0x40
-	reqPD[2], reqPD[3] = 0x03, 0xff
-	copy(reqPD[36:], []byte{0xf6, 0xab, 0x0e, 0x18, 0x01, 0x01, 0x03, 0x03})
-	repPD := make([]byte, 196)
-	copy(repPD, serverULP)
-	at := func(n int) time.Time { return tStart.Add(time.Duration(n) * time.Millisecond) }
-	tr := conn.New(conn.Config{})
-	tr.CM(&conn.CMEvent{Frame: 1, Time: at(1), Transport: conn.RoCEv2, Src: tClient, Dst: tServer, Type: conn.CMREQ,
-		TID: 1, LocalCommID: 0xa, ServiceID: 0x1064e51, QPN: 0x11, PrivateData: reqPD, ULPOffset: 36,
-		CMAValid: true, CMAPort: 1023})
-	tr.CM(&conn.CMEvent{Frame: 2, Time: at(2), Transport: conn.RoCEv2, Src: tServer, Dst: tClient, Type: conn.CMREP,
-		TID: 2, LocalCommID: 0xb, RemoteCommID: 0xa, QPN: 0x12, PrivateData: repPD})
-	tr.CM(&conn.CMEvent{Frame: 3, Time: at(3), Transport: conn.RoCEv2, Src: tClient, Dst: tServer, Type: conn.CMRTU,
-		TID: 3, LocalCommID: 0xa, RemoteCommID: 0xb})
-	tr.Send(&conn.SendEvent{FirstFrame: 4, LastFrame: 4, Time: at(4), Transport: conn.RoCEv2, Src: tServer, Dst: tClient,
-		DestQP: 0x11, Length: 5000, RPCRDMA: true, XID: 0x77})
-	tr.CM(&conn.CMEvent{Frame: 5, Time: at(5), Transport: conn.RoCEv2, Src: tClient, Dst: tServer, Type: conn.CMDREQ,
-		TID: 5, LocalCommID: 0xa, RemoteCommID: 0xb, QPN: 0x12})
-	tr.CM(&conn.CMEvent{Frame: 6, Time: at(6), Transport: conn.RoCEv2, Src: tServer, Dst: tClient, Type: conn.CMDREP,
-		TID: 5, LocalCommID: 0xb, RemoteCommID: 0xa})
-	tr.Finish()
-	return tr.Connections()
-}
-
-var linuxServer = []byte{0xf6, 0xab, 0x0e, 0x18, 0x01, 0x00, 0x03, 0x03}
-
 func TestConnsJSON(t *testing.T) {
 	var b bytes.Buffer
-	if err := WriteConnsJSON(&b, kernelConns(t, linuxServer)); err != nil {
+	if err := WriteConnsJSON(&b, testconn.Kernel(t, testconn.LinuxServer)); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
@@ -92,7 +54,7 @@ func TestConnsJSON(t *testing.T) {
 
 func TestConnsTable(t *testing.T) {
 	var b bytes.Buffer
-	if err := WriteConnsTable(&b, kernelConns(t, linuxServer)); err != nil {
+	if err := WriteConnsTable(&b, testconn.Kernel(t, testconn.LinuxServer)); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()
@@ -106,7 +68,7 @@ func TestConnsTable(t *testing.T) {
 
 func TestConnsLadder(t *testing.T) {
 	var b bytes.Buffer
-	if err := WriteConnsLadder(&b, kernelConns(t, linuxServer)); err != nil {
+	if err := WriteConnsLadder(&b, testconn.Kernel(t, testconn.LinuxServer)); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(b.String(), "\n")
@@ -133,7 +95,7 @@ func TestConnsLadder(t *testing.T) {
 }
 
 func TestPrivateDataSummary(t *testing.T) {
-	cs := kernelConns(t, append([]byte{0, 0, 0, 0}, linuxServer...))
+	cs := testconn.Kernel(t, append([]byte{0, 0, 0, 0}, testconn.LinuxServer...))
 	if got := PrivateDataSummary(cs[0].ServerData); got != "v1 R=0 4096/4096 @4 (readers differ)" {
 		t.Errorf("summary %q", got)
 	}

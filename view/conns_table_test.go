@@ -3,6 +3,8 @@ package view
 import (
 	"bytes"
 	"testing"
+
+	"github.com/cmpd-dissect/cmpd-dissect/internal/testconn"
 )
 
 // TestConnsTableLayout pins the table byte for byte (the layout the
@@ -21,7 +23,7 @@ func TestConnsTableLayout(t *testing.T) {
 └───┴───────────┴────────┴────────┴─────────┴─────────┴───────┴───────────────┴───────────┴───────────┴────────────────────┴──────────┘
 `
 	var b bytes.Buffer
-	if err := WriteConnsTable(&b, kernelConns(t, linuxServer)); err != nil {
+	if err := WriteConnsTable(&b, testconn.Kernel(t, testconn.LinuxServer)); err != nil {
 		t.Fatal(err)
 	}
 	if b.String() != want {

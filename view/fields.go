@@ -7,6 +7,7 @@ import (
 
 	"github.com/cmpd-dissect/cmpd-dissect/dissect"
 	"github.com/cmpd-dissect/cmpd-dissect/field"
+	"github.com/cmpd-dissect/cmpd-dissect/fieldval"
 )
 
 // FieldsOptions shape -T fields output (tshark's -E options).
@@ -31,7 +32,7 @@ type Fields struct {
 	w      *bufio.Writer
 	opts   FieldsOptions
 	fields []*field.Field
-	col    *collector
+	col    *fieldval.Collector
 	b      []byte
 	idx    []int
 }
@@ -48,7 +49,7 @@ func NewFields(w io.Writer, names []string, opts FieldsOptions) (*Fields, error)
 	if opts.Aggregator == "" {
 		opts.Aggregator = ","
 	}
-	p := &Fields{w: bufio.NewWriterSize(w, 64<<10), opts: opts, col: newCollector()}
+	p := &Fields{w: bufio.NewWriterSize(w, 64<<10), opts: opts, col: fieldval.New()}
 	for _, n := range names {
 		f, ok := field.Lookup(n)
 		if !ok {
@@ -58,7 +59,7 @@ func NewFields(w io.Writer, names []string, opts FieldsOptions) (*Fields, error)
 			return nil, fmt.Errorf("-e %s: no such field (cmpd-dissect fields lists them)", n)
 		}
 		p.fields = append(p.fields, f)
-		p.col.want(f)
+		p.col.Want(f)
 	}
 	if opts.Header {
 		var b []byte
@@ -76,16 +77,17 @@ func NewFields(w io.Writer, names []string, opts FieldsOptions) (*Fields, error)
 
 // Print renders one line.
 func (p *Fields) Print(r *dissect.Record) error {
-	p.col.collect(r)
+	p.col.Collect(r)
 	b := p.b[:0]
 	for i, f := range p.fields {
 		if i > 0 {
 			b = append(b, p.opts.Separator...)
 		}
-		slot := p.col.slots[f]
+		slot := p.col.Slot(f)
+		vals := p.col.Values()
 		p.idx = p.idx[:0]
-		for k := range p.col.vals {
-			if p.col.vals[k].slot == slot {
+		for k := range vals {
+			if vals[k].Slot == slot {
 				p.idx = append(p.idx, k)
 			}
 		}
@@ -105,12 +107,12 @@ func (p *Fields) Print(r *dissect.Record) error {
 			if k > 0 {
 				b = append(b, p.opts.Aggregator...)
 			}
-			v := &p.col.vals[vi]
-			if v.f.Kind == field.KindGroup {
-				b = append(b, v.f.Name...)
+			v := &vals[vi]
+			if v.Field.Kind == field.KindGroup {
+				b = append(b, v.Field.Name...)
 				continue
 			}
-			b = p.col.appendValue(b, v)
+			b = appendValue(b, p.col, v)
 		}
 	}
 	b = append(b, '\n')
@@ -121,3 +123,26 @@ func (p *Fields) Print(r *dissect.Record) error {
 
 // Flush writes buffered output.
 func (p *Fields) Flush() error { return p.w.Flush() }
+
+// appendValue formats v as -T fields prints it (tshark's conventions: raw
+// numbers, hex with 0x, bytes colon-separated, text escaped).
+func appendValue(b []byte, c *fieldval.Collector, v *fieldval.Value) []byte {
+	switch v.Field.Kind {
+	case field.KindUint, field.KindHex, field.KindMAC, field.KindEUI64:
+		return appendUint(b, v.Field, v.Uint)
+	case field.KindInt:
+		return appendInt(b, v.Int)
+	case field.KindBool:
+		if v.Bool {
+			return append(b, '1')
+		}
+		return append(b, '0')
+	case field.KindString:
+		return appendEscapedBytes(b, c.BytesOf(v))
+	case field.KindBytes:
+		return appendColonBytes(b, c.BytesOf(v))
+	case field.KindAddr:
+		return appendAddr(b, v.Addr)
+	}
+	return b
+}

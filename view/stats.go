@@ -10,6 +10,7 @@ import (
 
 	"github.com/cmpd-dissect/cmpd-dissect/dissect"
 	"github.com/cmpd-dissect/cmpd-dissect/field"
+	"github.com/cmpd-dissect/cmpd-dissect/fieldval"
 )
 
 // Stats counts packets by protocol, by the values of chosen enumerated
@@ -29,7 +30,7 @@ type Stats struct {
 	Severity  map[string]string
 
 	breakdown []*field.Field
-	col       *collector
+	col       *fieldval.Collector
 	counter   valueCounter
 	one       oneCounter
 	// byProto is protoCounts' index+1 by Proto.ID.
@@ -86,8 +87,8 @@ func (s *Stats) protoCount(p *field.Proto) *protoCount {
 			}
 		}
 	}
-	pc := protoCount{p: p, stamp: -1, wanted: s.col.wantsProto(p)}
-	for i, f := range s.col.fields {
+	pc := protoCount{p: p, stamp: -1, wanted: s.col.WantsProto(p)}
+	for i, f := range s.col.Wanted() {
 		if f.Proto == p {
 			pc.fields = append(pc.fields, slotField{f, i})
 		}
@@ -116,11 +117,11 @@ func NewStats(breakdown []string) (*Stats, error) {
 		ByValue:   map[*field.Field]map[uint64]int{},
 		ByFinding: map[string]int{},
 		Severity:  map[string]string{},
-		col:       newCollector(),
+		col:       fieldval.New(),
 	}
 	// Breakdown fields are top-level fields of their own protocol's layer:
 	// only those layers need visiting.
-	s.col.ownOnly = true
+	s.col.OwnOnly = true
 	for _, n := range breakdown {
 		f, ok := field.Lookup(n)
 		if !ok {
@@ -131,9 +132,9 @@ func NewStats(breakdown []string) (*Stats, error) {
 		}
 		s.breakdown = append(s.breakdown, f)
 		s.ByValue[f] = map[uint64]int{}
-		s.col.want(f)
+		s.col.Want(f)
 	}
-	s.dense = make([][denseValues]int, len(s.col.fields))
+	s.dense = make([][denseValues]int, len(s.col.Wanted()))
 	s.counter = valueCounter{s: s}
 	return s, nil
 }
@@ -215,7 +216,7 @@ type valueCounter struct {
 
 func (c *valueCounter) Uint(f *field.Field, v uint64) {
 	s := c.s
-	slot := s.col.slot(f)
+	slot := s.col.Slot(f)
 	if slot < 0 {
 		return
 	}
@@ -276,7 +277,7 @@ func (s *Stats) Flush() error {
 		s.ByProto[pc.p.Name] = pc.n
 	}
 	for slot := range s.dense {
-		m := s.ByValue[s.col.fields[slot]]
+		m := s.ByValue[s.col.Wanted()[slot]]
 		for v, n := range s.dense[slot] {
 			if n > 0 {
 				m[uint64(v)] = n

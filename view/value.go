@@ -1,6 +1,6 @@
 // Package view renders dissected records: the one-line summary, the field
-// tree (-V), JSON lines (-T json), tab-separated fields (-T fields), the
-// display filter (-Y), statistics and the field list. It knows no protocol:
+// tree (-V), JSON lines (-T json), tab-separated fields (-T fields),
+// statistics, the connection tables and the field list. It knows no protocol:
 // everything comes from the field declarations and the layers' Visitors.
 package view
 

@@ -3,7 +3,6 @@ package view
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/netip"
 	"path/filepath"
@@ -13,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/cmpd-dissect/cmpd-dissect/dfilter"
 	"github.com/cmpd-dissect/cmpd-dissect/dissect"
 	"github.com/cmpd-dissect/cmpd-dissect/field"
 	"github.com/cmpd-dissect/cmpd-dissect/source"
@@ -90,7 +90,7 @@ func TestEveryFieldFilterAndFields(t *testing.T) {
 					continue
 				}
 				tested[o.f] = true
-				pres, err := CompileFilter(o.f.Name)
+				pres, err := dfilter.Compile(o.f.Name)
 				if err != nil || !pres.Match(r) {
 					t.Errorf("frame %d: -Y %s: %v (match %v)", r.Frame, o.f.Name, err, err == nil && pres.Match(r))
 					continue
@@ -99,7 +99,7 @@ func TestEveryFieldFilterAndFields(t *testing.T) {
 					continue
 				}
 				expr := o.f.Name + " == " + o.lit
-				eq, err := CompileFilter(expr)
+				eq, err := dfilter.Compile(expr)
 				if err != nil {
 					t.Errorf("-Y %s: %v", expr, err)
 					continue
@@ -107,7 +107,7 @@ func TestEveryFieldFilterAndFields(t *testing.T) {
 				if !eq.Match(r) {
 					t.Errorf("frame %d: -Y %s does not match its own value", r.Frame, expr)
 				}
-				ne, _ := CompileFilter(o.f.Name + " != " + o.lit)
+				ne, _ := dfilter.Compile(o.f.Name + " != " + o.lit)
 				if ne.Match(r) {
 					t.Errorf("frame %d: -Y %s != … matches", r.Frame, o.f.Name)
 				}
@@ -130,11 +130,11 @@ func TestEveryFieldFilterAndFields(t *testing.T) {
 	}
 	t.Logf("%d fields round-tripped through -Y and -T fields (of %d declared)", len(tested), declaredFields())
 	for _, p := range field.Protos() {
-		if _, err := CompileFilter(p.Name); err != nil {
+		if _, err := dfilter.Compile(p.Name); err != nil {
 			t.Errorf("-Y %s: %v", p.Name, err)
 		}
 		for _, f := range p.Fields {
-			if _, err := CompileFilter(f.Name); err != nil {
+			if _, err := dfilter.Compile(f.Name); err != nil {
 				t.Errorf("-Y %s: %v", f.Name, err)
 			}
 			if _, err := NewFields(&bytes.Buffer{}, []string{f.Name}, FieldsOptions{}); err != nil {
@@ -142,133 +142,6 @@ func TestEveryFieldFilterAndFields(t *testing.T) {
 			}
 		}
 	}
-}
-
-func TestFilterSemantics(t *testing.T) {
-	var first *dissect.Record
-	var records []string
-	eachRecord(t, realCaptures[0], func(r *dissect.Record) {
-		if r.Frame == 4 {
-			// Keep frame 4's verdicts for the table.
-			for _, tc := range filterCases {
-				f, err := CompileFilter(tc.expr)
-				if err != nil {
-					t.Errorf("%s: %v", tc.expr, err)
-					continue
-				}
-				if got := f.Match(r); got != tc.want {
-					t.Errorf("frame 4: %s = %v, want %v", tc.expr, got, tc.want)
-				}
-			}
-			first = r
-		}
-		records = append(records, "")
-	})
-	if first == nil {
-		t.Fatal("no frame 4")
-	}
-}
-
-// Frame 4 of the rxe capture: 192.0.2.2:56589 → 192.0.2.1:4791, 84 bytes
-// of UDP payload, frame 126 bytes.
-var filterCases = []struct {
-	expr string
-	want bool
-}{
-	{"udp", true},
-	{"tcp", false},
-	{"!tcp", true},
-	{"not tcp and udp", true},
-	{"udp.dstport == 4791", true},
-	{"udp.dstport eq 0x12b7", true},
-	{"udp.dstport != 4791", false},
-	{"udp.srcport > 56588 && udp.srcport < 56590", true},
-	{"udp.srcport >= 56590", false},
-	{"udp.srcport <= 56589", true},
-	{"ipv4.src == 192.0.2.2", true},
-	{"ipv4.src == 192.0.2.0/24", true},
-	{"ipv4.src == 10.0.0.0/8", false},
-	{"ipv4.dst != 192.0.2.2", true},
-	{"ipv4.proto == UDP", true},
-	{"ipv4.proto == tcp", false},
-	{"ethernet.type == IPv4", true},
-	{"ethernet.src == 52:54:00:00:00:02", true},
-	{"ipv4.flags.df == true", true},
-	{"ipv4.flags.mf == 1", false},
-	{"frame.number == 4", true},
-	{"frame.len == 126 or frame.len == 1", true},
-	{"frame.time_relative > 0.01", true},
-	{"frame.time_relative < 0.001", false},
-	{`frame.protocols contains "udp"`, true},
-	{`frame.protocols contains "tcp"`, false},
-	{`frame.source contains "rxe"`, true},
-	{"(tcp or udp) and not (ipv6)", true},
-	{"((udp))", true},
-	{"tcp.srcport == 1 or udp.length == 92", true},
-}
-
-func TestFilterErrors(t *testing.T) {
-	for _, tc := range []struct {
-		expr string
-		pos  int
-	}{
-		{"udp.dstport == ", 15},
-		{"", 0},
-		{"udp.dstport ==", 14},
-		{"nosuch.field", 0},
-		{"udp and", 7},
-		{"(udp", 4},
-		{"udp)", 3},
-		{"udp.dstport == abc", 15},
-		{"ipv4.src == 1.2.3", 12},
-		{"ipv4.src < 10.0.0.0/8", 11},
-		{"udp contains 1", 4},
-		{"udp.dstport contains 1", 12},
-		{`frame.source == "x`, 16},
-		{"udp.dstport == 1 $", 17},
-		{"ethernet.src == 1:2:3", 16},
-		{"ipv4.flags.df == maybe", 17},
-	} {
-		_, err := CompileFilter(tc.expr)
-		var fe *FilterError
-		if !errors.As(err, &fe) {
-			t.Errorf("%q: err %v, want a FilterError", tc.expr, err)
-			continue
-		}
-		if fe.Pos != tc.pos {
-			t.Errorf("%q: position %d, want %d (%v)", tc.expr, fe.Pos, tc.pos, err)
-		}
-		lines := strings.Split(err.Error(), "\n")
-		if len(lines) != 3 || strings.Index(lines[2], "^") != tc.pos+2 {
-			t.Errorf("%q: caret misplaced:\n%v", tc.expr, err)
-		}
-	}
-}
-
-func FuzzFilter(f *testing.F) {
-	for _, tc := range filterCases {
-		f.Add(tc.expr)
-	}
-	f.Add(`frame.source == "a\x41\"" and (not udp || ipv6.src == ::1)`)
-	var recs []*dissect.Record
-	fs, _ := source.OpenFiles([]string{realCaptures[0]}, nil)
-	var fr source.Frame
-	fs.Next(&fr)
-	d := dissect.New(dissect.Options{})
-	recs = append(recs, d.Dissect(&fr))
-	f.Fuzz(func(t *testing.T, expr string) {
-		flt, err := CompileFilter(expr)
-		if err != nil {
-			var fe *FilterError
-			if !errors.As(err, &fe) || fe.Pos < 0 || fe.Pos > len(expr) {
-				t.Fatalf("%q: %v", expr, err)
-			}
-			return
-		}
-		for _, r := range recs {
-			flt.Match(r)
-		}
-	})
 }
 
 func TestViewsOnRealCaptures(t *testing.T) {

@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/cmpd-dissect/cmpd-dissect/view"
+	"github.com/cmpd-dissect/cmpd-dissect/expect"
 )
 
 func init() { addCommand(newCheckCmd) }
@@ -41,9 +41,9 @@ known-good capture. --format junit writes a JUnit XML report for CI systems.`,
 			if writeExpect != "" && expectFile != "" {
 				return usageErr("check: --expect and --write-expect are exclusive")
 			}
-			var exp *view.Expectations
+			var exp *expect.Expectations
 			if expectFile != "" {
-				e, err := view.LoadExpectations(expectFile)
+				e, err := expect.Load(expectFile)
 				if err != nil {
 					return usageErr("check: %v", err)
 				}
@@ -56,7 +56,7 @@ known-good capture. --format junit writes a JUnit XML report for CI systems.`,
 			cs := t.tracker.Connections()
 			if writeExpect != "" {
 				var b bytes.Buffer
-				if err := view.WriteExpectations(&b, view.ExpectationsFrom(cs, t.other()), strings.Join(args, " ")); err != nil {
+				if err := expect.Write(&b, expect.From(cs, t.other()), strings.Join(args, " ")); err != nil {
 					return err
 				}
 				if err := os.WriteFile(writeExpect, b.Bytes(), 0o644); err != nil {
@@ -64,15 +64,15 @@ known-good capture. --format junit writes a JUnit XML report for CI systems.`,
 				}
 				return nil
 			}
-			res := view.Check(cs, t.other(), exp)
+			res := expect.Check(cs, t.other(), exp)
 			out := cmd.OutOrStdout()
 			switch format {
 			case "json":
-				err = view.WriteCheckJSON(out, res)
+				err = expect.WriteJSON(out, res)
 			case "junit":
-				err = view.WriteCheckJUnit(out, res, "cmpd-dissect check "+strings.Join(args, " "))
+				err = expect.WriteJUnit(out, res, "cmpd-dissect check "+strings.Join(args, " "))
 			default:
-				err = view.WriteCheckText(out, res)
+				err = expect.WriteText(out, res)
 			}
 			if err != nil {
 				return err

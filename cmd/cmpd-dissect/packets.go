@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cmpd-dissect/cmpd-dissect/dfilter"
 	"github.com/cmpd-dissect/cmpd-dissect/dissect"
 	"github.com/cmpd-dissect/cmpd-dissect/finding"
 	"github.com/cmpd-dissect/cmpd-dissect/view"
@@ -155,9 +156,9 @@ func runPackets(cmd *cobra.Command, args []string, pf *packetFlags) error {
 		return usageErr("%v", err)
 	}
 	opts := view.Options{Color: view.UseColor(mode, out), All: pf.all}
-	var filter *view.Filter
+	var filter *dfilter.Filter
 	if pf.filter != "" {
-		if filter, err = view.CompileFilter(pf.filter); err != nil {
+		if filter, err = dfilter.Compile(pf.filter); err != nil {
 			return usageErr("%v", err)
 		}
 		// The user's filter chooses the packets: -Y tcp shows TCP packets

@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cmpd-dissect/cmpd-dissect/dfilter"
 	"github.com/cmpd-dissect/cmpd-dissect/dissect"
 	"github.com/cmpd-dissect/cmpd-dissect/view"
 )
@@ -35,9 +36,9 @@ RDMAP opcode, the RPC-over-RDMA procedure …) and findings per code.`,
 			if err != nil {
 				return usageErr("%v", err)
 			}
-			var f *view.Filter
+			var f *dfilter.Filter
 			if filter != "" {
-				if f, err = view.CompileFilter(filter); err != nil {
+				if f, err = dfilter.Compile(filter); err != nil {
 					return usageErr("%v", err)
 				}
 			}

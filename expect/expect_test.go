@@ -1,4 +1,4 @@
-package view
+package expect
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/cmpd-dissect/cmpd-dissect/conn"
 	"github.com/cmpd-dissect/cmpd-dissect/finding"
+	"github.com/cmpd-dissect/cmpd-dissect/internal/testconn"
 )
 
 const kernelExpect = `
@@ -20,16 +21,16 @@ connections:
 `
 
 func TestCheckPasses(t *testing.T) {
-	e, err := ParseExpectations([]byte(kernelExpect))
+	e, err := Parse([]byte(kernelExpect))
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := Check(kernelConns(t, linuxServer), nil, e)
+	res := Check(testconn.Kernel(t, testconn.LinuxServer), nil, e)
 	if !res.Pass {
 		t.Fatalf("differences: %+v", res.Differences)
 	}
 	var b bytes.Buffer
-	WriteCheckText(&b, res)
+	WriteText(&b, res)
 	if !strings.HasPrefix(b.String(), "PASS: 1 connections, 0 differences; findings: 1 error") {
 		t.Errorf("text %q", b.String())
 	}
@@ -39,11 +40,11 @@ func TestCheckDifferences(t *testing.T) {
 	// The server advertises 8 KiB send, R=1: negotiated values and a new
 	// finding differ from the expectation.
 	srv := []byte{0xf6, 0xab, 0x0e, 0x18, 0x01, 0x01, 0x07, 0x03}
-	e, _ := ParseExpectations([]byte(kernelExpect + `
+	e, _ := Parse([]byte(kernelExpect + `
   - match: {service: "4420"}
     allowed_findings: []
 `))
-	res := Check(kernelConns(t, srv), []finding.Finding{{Code: "dissect.malformed", Severity: finding.SeverityError, Frame: 9, Message: "bad"}}, e)
+	res := Check(testconn.Kernel(t, srv), []finding.Finding{{Code: "dissect.malformed", Severity: finding.SeverityError, Frame: 9, Message: "bad"}}, e)
 	if res.Pass {
 		t.Fatal("passed")
 	}
@@ -66,7 +67,7 @@ func TestCheckDifferences(t *testing.T) {
 		t.Errorf("%d differences:\n%s", len(res.Differences), all)
 	}
 	var b bytes.Buffer
-	if err := WriteCheckJUnit(&b, res, "suite"); err != nil {
+	if err := WriteJUnit(&b, res, "suite"); err != nil {
 		t.Fatal(err)
 	}
 	var suites junitSuites
@@ -79,19 +80,19 @@ func TestCheckDifferences(t *testing.T) {
 }
 
 func TestCheckWithoutExpectations(t *testing.T) {
-	res := Check(kernelConns(t, linuxServer), nil, nil)
+	res := Check(testconn.Kernel(t, testconn.LinuxServer), nil, nil)
 	if res.Pass || len(res.Differences) != 1 || res.Differences[0].Finding.Code != conn.CodeSendExceedsInline {
 		t.Errorf("%+v", res.Differences)
 	}
 }
 
-func TestWriteExpectationsRoundTrip(t *testing.T) {
-	cs := kernelConns(t, linuxServer)
+func TestWriteRoundTrip(t *testing.T) {
+	cs := testconn.Kernel(t, testconn.LinuxServer)
 	var b bytes.Buffer
-	if err := WriteExpectations(&b, ExpectationsFrom(cs, nil), "test"); err != nil {
+	if err := Write(&b, From(cs, nil), "test"); err != nil {
 		t.Fatal(err)
 	}
-	e, err := ParseExpectations(b.Bytes())
+	e, err := Parse(b.Bytes())
 	if err != nil {
 		t.Fatalf("%v\n%s", err, b.String())
 	}
@@ -106,14 +107,14 @@ func TestWriteExpectationsRoundTrip(t *testing.T) {
 	}
 }
 
-func TestParseExpectationsErrors(t *testing.T) {
+func TestParseErrors(t *testing.T) {
 	for _, bad := range []string{
 		"connections:\n  - match: {transport: carrier-pigeon}\n",
 		"connections:\n  - state: sleepy\n",
 		"connections:\n  - negotiated: {client_to_server_inline: 1000}\n",
 		"connection:\n  - state: established\n",
 	} {
-		if _, err := ParseExpectations([]byte(bad)); err == nil {
+		if _, err := Parse([]byte(bad)); err == nil {
 			t.Errorf("accepted %q", bad)
 		}
 	}

@@ -1,4 +1,8 @@
-package view
+// Package expect is what "cmpd-dissect check" checks a capture against: the
+// expectation file (YAML) of what each connection must look like, the
+// check of the connections a capture holds against it, and the verdict as
+// text, JSON or a JUnit report.
+package expect
 
 import (
 	"bufio"
@@ -79,9 +83,9 @@ type NegotiatedExpectation struct {
 	RemoteInvalidation   *bool `yaml:"remote_invalidation,omitempty" json:"remote_invalidation,omitempty"`
 }
 
-// ParseExpectations reads an expectation file's YAML. Unknown keys are an
+// Parse reads an expectation file's YAML. Unknown keys are an
 // error, so a typo does not silently check nothing.
-func ParseExpectations(data []byte) (*Expectations, error) {
+func Parse(data []byte) (*Expectations, error) {
 	var e Expectations
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
@@ -112,23 +116,23 @@ func ParseExpectations(data []byte) (*Expectations, error) {
 	return &e, nil
 }
 
-// LoadExpectations reads and parses an expectation file.
-func LoadExpectations(path string) (*Expectations, error) {
+// Load reads and parses an expectation file.
+func Load(path string) (*Expectations, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	e, err := ParseExpectations(data)
+	e, err := Parse(data)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return e, nil
 }
 
-// ExpectationsFrom describes the connections as they are, so a known-good
+// From describes the connections as they are, so a known-good
 // capture can be pinned: one entry per distinct connection (same match and
 // same result), with the codes of the findings it has.
-func ExpectationsFrom(cs []*conn.Connection, other []finding.Finding) *Expectations {
+func From(cs []*conn.Connection, other []finding.Finding) *Expectations {
 	e := &Expectations{}
 	seen := map[string]int{}
 	for _, c := range cs {
@@ -156,8 +160,8 @@ func ExpectationsFrom(cs []*conn.Connection, other []finding.Finding) *Expectati
 	return e
 }
 
-// WriteExpectations writes e as YAML with a short header.
-func WriteExpectations(w io.Writer, e *Expectations, from string) error {
+// Write writes e as YAML with a short header.
+func Write(w io.Writer, e *Expectations, from string) error {
 	fmt.Fprintf(w, "# cmpd-dissect check expectations, written by --write-expect from %s.\n", from)
 	fmt.Fprintln(w, "# A connection is checked against the first entry whose match keys agree and whose")
 	fmt.Fprintln(w, "# expectations it meets (else the first whose match keys agree); every warning or")
@@ -258,8 +262,8 @@ type Difference struct {
 	Finding *finding.Finding `json:"finding,omitempty"`
 }
 
-// CheckResult is the verdict of Check.
-type CheckResult struct {
+// Result is the verdict of Check.
+type Result struct {
 	Pass        bool         `json:"pass"`
 	Connections int          `json:"connections"`
 	Differences []Difference `json:"differences"`
@@ -267,26 +271,26 @@ type CheckResult struct {
 	Findings map[string]int `json:"findings"`
 	// Cases is one entry per connection (and one for the findings outside
 	// connections), for the JUnit report.
-	Cases []CheckCase `json:"cases"`
+	Cases []Case `json:"cases"`
 }
 
-// CheckCase is the verdict on one connection.
-type CheckCase struct {
+// Case is the verdict on one connection.
+type Case struct {
 	Name        string       `json:"name"`
 	Differences []Difference `json:"differences"`
 }
 
 // Check compares connections and the findings outside them with e (nil:
 // no expectation file, so only error findings fail).
-func Check(cs []*conn.Connection, other []finding.Finding, e *Expectations) CheckResult {
+func Check(cs []*conn.Connection, other []finding.Finding, e *Expectations) Result {
 	if e == nil {
 		e = &Expectations{}
 	}
-	res := CheckResult{Connections: len(cs), Findings: map[string]int{}, Differences: []Difference{}}
+	res := Result{Connections: len(cs), Findings: map[string]int{}, Differences: []Difference{}}
 	global := codeSet(e.AllowedFindings)
 	matched := make([]int, len(e.Connections))
 	for _, c := range cs {
-		cc := CheckCase{Name: fmt.Sprintf("connection %d %s %s → %s %s", c.ID, c.Transport, c.Client, c.Server, c.Service())}
+		cc := Case{Name: fmt.Sprintf("connection %d %s %s → %s %s", c.ID, c.Transport, c.Client, c.Server, c.Service())}
 		diff := func(exp int, f *finding.Finding, format string, args ...any) {
 			cc.Differences = append(cc.Differences, Difference{Connection: c.ID, Expectation: exp, Finding: f,
 				Message: fmt.Sprintf("connection %d (%s → %s): ", c.ID, c.Client, c.Server) + fmt.Sprintf(format, args...)})
@@ -336,7 +340,7 @@ func Check(cs []*conn.Connection, other []finding.Finding, e *Expectations) Chec
 			}
 			for _, fc := range c.FindingCounts {
 				if fc.Severity == finding.SeverityError && !global[fc.Code] && fc.Unlisted() > 0 {
-					diff(0, nil, "and %d more error findings %s%s", fc.Unlisted(), fc.Code, frameSpan(fc.FirstUnlistedFrame, fc.LastFrame))
+					diff(0, nil, "and %d more error findings %s%s", fc.Unlisted(), fc.Code, fc.UnlistedSpan())
 				}
 			}
 		} else {
@@ -351,14 +355,14 @@ func Check(cs []*conn.Connection, other []finding.Finding, e *Expectations) Chec
 		case matched[i] == 0:
 			d := Difference{Expectation: i + 1, Message: fmt.Sprintf("expectation %d (%s): no connection matches", i+1, x.Match)}
 			res.Differences = append(res.Differences, d)
-			res.Cases = append(res.Cases, CheckCase{Name: fmt.Sprintf("expectation %d %s", i+1, x.Match), Differences: []Difference{d}})
+			res.Cases = append(res.Cases, Case{Name: fmt.Sprintf("expectation %d %s", i+1, x.Match), Differences: []Difference{d}})
 		case x.Count > 0 && matched[i] != x.Count:
 			d := Difference{Expectation: i + 1, Message: fmt.Sprintf("expectation %d (%s): %d connections match, expected %d", i+1, x.Match, matched[i], x.Count)}
 			res.Differences = append(res.Differences, d)
-			res.Cases = append(res.Cases, CheckCase{Name: fmt.Sprintf("expectation %d %s", i+1, x.Match), Differences: []Difference{d}})
+			res.Cases = append(res.Cases, Case{Name: fmt.Sprintf("expectation %d %s", i+1, x.Match), Differences: []Difference{d}})
 		}
 	}
-	oc := CheckCase{Name: "findings outside connections"}
+	oc := Case{Name: "findings outside connections"}
 	for i := range other {
 		f := other[i]
 		res.Findings[f.Severity.String()]++
@@ -381,7 +385,7 @@ func compareConn(c *conn.Connection, x *ConnExpectation, n int, global map[strin
 			Message: fmt.Sprintf("connection %d (%s → %s): ", c.ID, c.Client, c.Server) + fmt.Sprintf(format, args...)})
 	}
 	if x.State != "" && x.State != c.State.String() {
-		diff(nil, "state is %s, expected %s", connStateText(c), x.State)
+		diff(nil, "state is %s, expected %s", c.StateText(), x.State)
 	}
 	if x.Negotiated != nil {
 		if !c.Replied() || c.State == conn.StateRejected {
@@ -443,9 +447,9 @@ func codeSet(codes []string) map[string]bool {
 	return m
 }
 
-// WriteCheckText writes the verdict: each difference on its own line,
+// WriteText writes the verdict: each difference on its own line,
 // then PASS or FAIL with the counts.
-func WriteCheckText(w io.Writer, r CheckResult) error {
+func WriteText(w io.Writer, r Result) error {
 	bw := bufio.NewWriter(w)
 	for _, d := range r.Differences {
 		fmt.Fprintf(bw, "- %s\n", d.Message)
@@ -472,8 +476,8 @@ func severityCounts(m map[string]int) string {
 	return strings.Join(parts, ", ")
 }
 
-// WriteCheckJSON writes the verdict as one JSON object.
-func WriteCheckJSON(w io.Writer, r CheckResult) error {
+// WriteJSON writes the verdict as one JSON object.
+func WriteJSON(w io.Writer, r Result) error {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	return enc.Encode(r)
@@ -502,10 +506,10 @@ type junitFailure struct {
 	Text    string `xml:",chardata"`
 }
 
-// WriteCheckJUnit writes the verdict as a JUnit XML report (one test case
+// WriteJUnit writes the verdict as a JUnit XML report (one test case
 // per connection, per unmatched expectation and for the findings outside
 // connections), the format CI systems display.
-func WriteCheckJUnit(w io.Writer, r CheckResult, suite string) error {
+func WriteJUnit(w io.Writer, r Result, suite string) error {
 	s := junitSuite{Name: suite}
 	for _, c := range r.Cases {
 		jc := junitCase{Name: c.Name, ClassName: "cmpd-dissect.check"}

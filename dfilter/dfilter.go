@@ -1,18 +1,8 @@
-package view
-
-import (
-	"bytes"
-	"encoding/hex"
-	"fmt"
-	"net/netip"
-	"strconv"
-	"strings"
-
-	"github.com/cmpd-dissect/cmpd-dissect/dissect"
-	"github.com/cmpd-dissect/cmpd-dissect/field"
-)
-
-// Display filters (-Y), Wireshark-like:
+// Package dfilter is the display-filter language (-Y), Wireshark-like: it
+// compiles an expression over the declared fields and protocols and tests
+// dissected records against it.
+//
+// The language:
 //
 //	expr    = orExpr
 //	orExpr  = andExpr { ("or" | "||") andExpr }
@@ -27,10 +17,25 @@ import (
 // true when any occurrence of the field satisfies it, except "!=", which is
 // true when no occurrence equals the value (Wireshark's "!==" / "not ==").
 // Address fields compare with a prefix too: ipv4.src == 10.0.0.0/8.
+package dfilter
 
-// FilterError is a bad display filter: Pos is the 0-based byte offset in
+import (
+	"bytes"
+	"encoding/hex"
+	"fmt"
+	"net/netip"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/cmpd-dissect/cmpd-dissect/dissect"
+	"github.com/cmpd-dissect/cmpd-dissect/field"
+	"github.com/cmpd-dissect/cmpd-dissect/fieldval"
+)
+
+// Error is a bad display filter: Pos is the 0-based byte offset in
 // Expr where the problem is.
-type FilterError struct {
+type Error struct {
 	Expr string
 	Pos  int
 	Msg  string
@@ -42,7 +47,7 @@ type FilterError struct {
 //	display filter: expected a value after "==" at column 15
 //	  bth.opcode ==
 //	                ^
-func (e *FilterError) Error() string {
+func (e *Error) Error() string {
 	return fmt.Sprintf("display filter: %s at column %d\n  %s\n  %s^", e.Msg, e.Pos+1, e.Expr, strings.Repeat(" ", e.Pos))
 }
 
@@ -50,7 +55,7 @@ func (e *FilterError) Error() string {
 type Filter struct {
 	expr string
 	root node
-	col  *collector
+	col  *fieldval.Collector
 	// needValues is false when the filter only tests protocol presence.
 	needValues bool
 }
@@ -95,8 +100,9 @@ func (n protoNode) eval(f *Filter, r *dissect.Record) bool {
 			return true
 		}
 	}
-	for i := range f.col.vals {
-		if f.col.vals[i].f.Proto == n.p {
+	vals := f.col.Values()
+	for i := range vals {
+		if vals[i].Field.Proto == n.p {
 			return true
 		}
 	}
@@ -121,18 +127,19 @@ type cmpNode struct {
 
 func (n *cmpNode) eval(f *Filter, r *dissect.Record) bool {
 	c := f.col
+	vals := c.Values()
 	if n.op == opNe {
-		for i := range c.vals {
-			v := &c.vals[i]
-			if v.slot == n.slot && n.test(c, v, opEq) {
+		for i := range vals {
+			v := &vals[i]
+			if v.Slot == n.slot && n.test(c, v, opEq) {
 				return false
 			}
 		}
 		return true
 	}
-	for i := range c.vals {
-		v := &c.vals[i]
-		if v.slot == n.slot && n.test(c, v, n.op) {
+	for i := range vals {
+		v := &vals[i]
+		if v.Slot == n.slot && n.test(c, v, n.op) {
 			return true
 		}
 	}
@@ -167,30 +174,30 @@ func cmpU(a, b uint64) int {
 	return 0
 }
 
-func (n *cmpNode) test(c *collector, v *value, op opKind) bool {
+func (n *cmpNode) test(c *fieldval.Collector, v *fieldval.Value, op opKind) bool {
 	if op == opPresent {
 		return true
 	}
 	switch n.fld.Kind {
 	case field.KindUint, field.KindHex, field.KindMAC, field.KindEUI64:
-		return order(op, cmpU(v.u, n.u))
+		return order(op, cmpU(v.Uint, n.u))
 	case field.KindInt:
 		switch {
-		case v.i < n.i:
+		case v.Int < n.i:
 			return order(op, -1)
-		case v.i > n.i:
+		case v.Int > n.i:
 			return order(op, 1)
 		}
 		return order(op, 0)
 	case field.KindBool:
-		return order(op, cmpU(b2u(v.b), b2u(n.b)))
+		return order(op, cmpU(b2u(v.Bool), b2u(n.b)))
 	case field.KindAddr:
 		if n.prefix.IsValid() && n.prefix.Bits() < n.prefix.Addr().BitLen() && op == opEq {
-			return n.prefix.Contains(v.a.Unmap())
+			return n.prefix.Contains(v.Addr.Unmap())
 		}
-		return order(op, v.a.Unmap().Compare(n.prefix.Addr()))
+		return order(op, v.Addr.Unmap().Compare(n.prefix.Addr()))
 	case field.KindString:
-		got := c.bytesOf(v)
+		got := c.BytesOf(v)
 		if op == opContains {
 			return bytes.Contains(got, n.bs)
 		}
@@ -207,7 +214,7 @@ func (n *cmpNode) test(c *collector, v *value, op opKind) bool {
 		}
 		return order(op, bytes.Compare(got, n.bs))
 	case field.KindBytes:
-		got := c.bytesOf(v)
+		got := c.BytesOf(v)
 		if op == opContains {
 			return bytes.Contains(got, n.bs)
 		}
@@ -229,8 +236,9 @@ func b2u(b bool) uint64 {
 type presenceNode struct{ slot int }
 
 func (n presenceNode) eval(f *Filter, r *dissect.Record) bool {
-	for i := range f.col.vals {
-		if f.col.vals[i].slot == n.slot {
+	vals := f.col.Values()
+	for i := range vals {
+		if vals[i].Slot == n.slot {
 			return true
 		}
 	}
@@ -240,7 +248,7 @@ func (n presenceNode) eval(f *Filter, r *dissect.Record) bool {
 // Match reports whether the record passes the filter.
 func (f *Filter) Match(r *dissect.Record) bool {
 	if f.needValues {
-		f.col.collect(r)
+		f.col.Collect(r)
 	}
 	return f.root.eval(f, r)
 }
@@ -248,12 +256,12 @@ func (f *Filter) Match(r *dissect.Record) bool {
 // String is the expression as given.
 func (f *Filter) String() string { return f.expr }
 
-// CompileFilter parses a display filter.
-func CompileFilter(expr string) (*Filter, error) {
-	p := &parser{src: expr, col: newCollector()}
+// Compile parses a display filter.
+func Compile(expr string) (*Filter, error) {
+	p := &parser{src: expr, col: fieldval.New()}
 	p.next()
 	if p.tok.kind == tkEOF {
-		return nil, &FilterError{Expr: expr, Pos: 0, Msg: "empty expression"}
+		return nil, &Error{Expr: expr, Pos: 0, Msg: "empty expression"}
 	}
 	root, err := p.parseOr()
 	if err != nil {
@@ -262,7 +270,7 @@ func CompileFilter(expr string) (*Filter, error) {
 	if p.tok.kind != tkEOF {
 		return nil, p.errf(p.tok.pos, "unexpected %q", p.tok.text)
 	}
-	return &Filter{expr: expr, root: root, col: p.col, needValues: len(p.col.slots) > 0}, nil
+	return &Filter{expr: expr, root: root, col: p.col, needValues: len(p.col.Wanted()) > 0}, nil
 }
 
 // --- lexer ---
@@ -292,11 +300,11 @@ type parser struct {
 	src string
 	pos int
 	tok token
-	col *collector
+	col *fieldval.Collector
 }
 
 func (p *parser) errf(pos int, format string, args ...any) error {
-	return &FilterError{Expr: p.src, Pos: pos, Msg: fmt.Sprintf(format, args...)}
+	return &Error{Expr: p.src, Pos: pos, Msg: fmt.Sprintf(format, args...)}
 }
 
 func isWordByte(c byte) bool {
@@ -475,12 +483,12 @@ func (p *parser) parsePrimary() (node, error) {
 	}
 	if p.tok.kind != tkOp {
 		if isField {
-			return presenceNode{slot: p.col.want(f)}, nil
+			return presenceNode{slot: p.col.Want(f)}, nil
 		}
 		if !dissect.IsTransport(proto) {
 			// Its fields may be reported inside other layers.
 			for _, pf := range proto.Fields {
-				p.col.want(pf)
+				p.col.Want(pf)
 			}
 		}
 		return protoNode{p: proto}, nil
@@ -499,7 +507,7 @@ func (p *parser) parsePrimary() (node, error) {
 		return nil, p.errf(lit.pos, "expected a value after %q", opTok.text)
 	}
 	p.next()
-	n := &cmpNode{fld: f, slot: p.col.want(f), op: op}
+	n := &cmpNode{fld: f, slot: p.col.Want(f), op: op}
 	if err := p.literal(n, lit, opTok); err != nil {
 		return nil, err
 	}
@@ -613,10 +621,10 @@ func nameList(m map[uint64]string) string {
 		names = append(names, n)
 	}
 	if len(names) > 8 {
-		sortStrings(names)
+		sort.Strings(names)
 		return strings.Join(names[:8], ", ") + ", …"
 	}
-	sortStrings(names)
+	sort.Strings(names)
 	return strings.Join(names, ", ")
 }
 

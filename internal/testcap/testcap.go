@@ -1,0 +1,126 @@
+// Package testcap finds the repository's test data and reads its captures,
+// for tests in any directory: paths come from the repository root, not
+// from the test's working directory.
+//
+// It imports nothing of the project but source, so every package's tests
+// but source's own can use it.
+package testcap
+
+import (
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"testing"
+
+	"github.com/cmpd-dissect/cmpd-dissect/source"
+)
+
+// The two real captures of the Linux kernel's NFSv4.2 mount most tests
+// read: over soft-RoCE (RoCEv2) and over soft-iWARP.
+var (
+	RXE = Real("rxe-nfs42-rdma.pcap")
+	SIW = Real("siw-nfs42-rdma.pcap")
+)
+
+var root = sync.OnceValue(func() string {
+	// This file is internal/testcap/testcap.go under the root.
+	if _, file, _, ok := runtime.Caller(0); ok {
+		dir := filepath.Join(filepath.Dir(file), "..", "..")
+		if isRoot(dir) {
+			return filepath.Clean(dir)
+		}
+	}
+	// Built without source paths (-trimpath): walk up from the test's
+	// working directory, which go test sets to the package's directory.
+	dir, err := os.Getwd()
+	if err != nil {
+		panic("testcap: " + err.Error())
+	}
+	for {
+		if isRoot(dir) {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			panic("testcap: no go.mod with a testdata directory above the working directory")
+		}
+		dir = parent
+	}
+})
+
+func isRoot(dir string) bool {
+	if _, err := os.Stat(filepath.Join(dir, "go.mod")); err != nil {
+		return false
+	}
+	st, err := os.Stat(filepath.Join(dir, "testdata"))
+	return err == nil && st.IsDir()
+}
+
+// Root is the repository's root directory.
+func Root() string { return root() }
+
+// Path is elem joined under the repository's testdata directory:
+// Path("expect", "x.yaml") is testdata/expect/x.yaml.
+func Path(elem ...string) string {
+	return filepath.Join(append([]string{root(), "testdata"}, elem...)...)
+}
+
+// Real is the path of a capture in testdata/pcaps/real.
+func Real(name string) string { return Path("pcaps", "real", name) }
+
+// Synthetic is the path of a capture in testdata/pcaps/synthetic.
+func Synthetic(name string) string { return Path("pcaps", "synthetic", name) }
+
+// Glob returns the test data files matching pattern (filepath.Match's
+// syntax), which is relative to testdata; it fails t when none does.
+func Glob(t testing.TB, pattern string) []string {
+	t.Helper()
+	m, err := filepath.Glob(Path(pattern))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m) == 0 {
+		t.Fatalf("no test data matches testdata/%s", pattern)
+	}
+	return m
+}
+
+// Frames reads every frame of a capture with the source package, each
+// with its own copy of the bytes. A capture that does not read to its end
+// fails t.
+func Frames(t testing.TB, path string) []source.Frame {
+	t.Helper()
+	src, err := source.OpenFiles([]string{path}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	var out []source.Frame
+	for {
+		var f source.Frame
+		err := src.Next(&f)
+		if errors.Is(err, io.EOF) {
+			return out
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		f.Data = append([]byte(nil), f.Data...)
+		out = append(out, f)
+	}
+}
+
+// Data is the bytes of every frame of a capture (Frames without the
+// metadata).
+func Data(t testing.TB, path string) [][]byte {
+	t.Helper()
+	frames := Frames(t, path)
+	out := make([][]byte, len(frames))
+	for i := range frames {
+		out[i] = frames[i].Data
+	}
+	return out
+}

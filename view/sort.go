@@ -1,5 +1,0 @@
-package view
-
-import "sort"
-
-func sortStrings(s []string) { sort.Strings(s) }
