@@ -61,6 +61,7 @@ func newRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
+	setVersion(root)
 	if rootSetup != nil {
 		rootSetup(root)
 	}
