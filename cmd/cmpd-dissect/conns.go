@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -58,6 +59,36 @@ type tracked struct {
 	frameFindings []finding.Finding
 	dropped       int
 	frames        int
+	// sources are the captures read, each with the first frame read from
+	// it, in order.
+	sources []sourceSpan
+}
+
+// sourceSpan is one capture of a run and the first frame read from it.
+type sourceSpan struct {
+	first int
+	name  string
+}
+
+// source names the capture frame was read from ("" when unknown).
+func (t *tracked) source(frame int) string {
+	name := ""
+	for _, s := range t.sources {
+		if s.first > frame {
+			break
+		}
+		name = s.name
+	}
+	return name
+}
+
+// connSource names the capture c's first message was read from.
+func (t *tracked) connSource(c *conn.Connection) string {
+	frame := c.RequestFrame
+	if c.NumSteps() > 0 {
+		frame = c.StepFrame(0)
+	}
+	return t.source(frame)
 }
 
 // other returns the findings that belong to no connection: the frames'
@@ -87,6 +118,9 @@ func trackCaptures(cmd *cobra.Command, files []string, flags *trackFlags) (*trac
 	t := &tracked{tracker: conn.New(cfg)}
 	err = it.each(flags.input.dissector(), func(rec *dissect.Record) (bool, error) {
 		t.frames++
+		if n := len(t.sources); rec.Source != "" && (n == 0 || t.sources[n-1].name != rec.Source) {
+			t.sources = append(t.sources, sourceSpan{first: rec.Frame, name: rec.Source})
+		}
 		t.tracker.Record(rec)
 		for _, f := range rec.Findings {
 			if f.Severity < finding.SeverityWarning {
@@ -164,6 +198,7 @@ count, listed, first and last frame) next to "findings".`,
 				return err
 			}
 			out := cmd.OutOrStdout()
+			width := view.TerminalWidth(out)
 			cs := t.tracker.Connections()
 			switch {
 			case asJSON:
@@ -173,14 +208,22 @@ count, listed, first and last frame) next to "findings".`,
 					return err
 				}
 			default:
-				if err := view.WriteConnsTable(out, cs); err != nil {
+				opts := view.ConnsTableOptions{Width: width}
+				if len(t.sources) > 1 {
+					opts.File = func(c *conn.Connection) string { return filepath.Base(t.connSource(c)) }
+				}
+				if err := view.WriteConnsTableWith(out, cs, opts); err != nil {
 					return err
 				}
 			}
 			if other := t.tracker.Findings(); len(other) > 0 {
 				fmt.Fprintf(out, "\nOutside any connection:\n")
 				for _, f := range other {
-					fmt.Fprintf(out, "  ! frame %d: %s\n", f.Frame, f.String())
+					line := fmt.Sprintf("  ! frame %d: %s", f.Frame, f.String())
+					if !verbose {
+						line = view.WrapText(line, width, "      ")
+					}
+					fmt.Fprintln(out, line)
 				}
 			}
 			if len(cs) == 0 {
