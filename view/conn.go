@@ -405,15 +405,7 @@ func WriteConnsTable(w io.Writer, cs []*conn.Connection) error {
 	for i, n := range widths {
 		mapper.Set(i, n)
 	}
-	t := tablewriter.NewTable(w,
-		tablewriter.WithStreaming(tw.StreamConfig{Enable: true}),
-		tablewriter.WithColumnWidths(mapper),
-		tablewriter.WithHeaderAutoFormat(tw.Off),
-		tablewriter.WithRowAutoWrap(tw.WrapNone),
-		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
-		tablewriter.WithRowAlignment(tw.AlignLeft),
-		tablewriter.WithHeaderAlignment(tw.AlignLeft),
-	)
+	t := newConnsTable(w, mapper, false)
 	// Drawing allocates a lot that is garbage at once: collect it more
 	// often than the default (heap growth of 100% over what is live) while
 	// the table is drawn, so it does not double the peak memory.
@@ -433,6 +425,25 @@ func WriteConnsTable(w io.Writer, cs []*conn.Connection) error {
 		}
 	}
 	return t.Close()
+}
+
+// newConnsTable makes the streaming table the conns table is drawn in:
+// columns of the mapper's widths (padding included), cells left-aligned as
+// given (the caller wraps them); rules between the rows when ruled.
+func newConnsTable(w io.Writer, widths tw.Mapper[int, int], ruled bool) *tablewriter.Table {
+	opts := []tablewriter.Option{
+		tablewriter.WithStreaming(tw.StreamConfig{Enable: true}),
+		tablewriter.WithColumnWidths(widths),
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithRowAutoWrap(tw.WrapNone),
+		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
+		tablewriter.WithRowAlignment(tw.AlignLeft),
+		tablewriter.WithHeaderAlignment(tw.AlignLeft),
+	}
+	if ruled {
+		opts = append(opts, tablewriter.WithRendition(tw.Rendition{Settings: tw.Settings{Separators: tw.Separators{BetweenRows: tw.On}}}))
+	}
+	return tablewriter.NewTable(w, opts...)
 }
 
 // WriteConnsLadder writes each connection's ladder: its messages with

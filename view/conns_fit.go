@@ -8,7 +8,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/pkg/twwidth"
 	"github.com/olekukonko/tablewriter/tw"
 	"golang.org/x/term"
@@ -116,21 +115,8 @@ func WriteConnsTableWith(w io.Writer, cs []*conn.Connection, opts ConnsTableOpti
 		mapper.Set(i, col.width+2)
 		headers[i] = wrapCell(col.header, col.width)
 	}
-	rows := tw.Off
-	if wrap {
-		// Rows of several lines need a rule between them to be read.
-		rows = tw.On
-	}
-	t := tablewriter.NewTable(w,
-		tablewriter.WithStreaming(tw.StreamConfig{Enable: true}),
-		tablewriter.WithColumnWidths(mapper),
-		tablewriter.WithHeaderAutoFormat(tw.Off),
-		tablewriter.WithRowAutoWrap(tw.WrapNone),
-		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
-		tablewriter.WithRowAlignment(tw.AlignLeft),
-		tablewriter.WithHeaderAlignment(tw.AlignLeft),
-		tablewriter.WithRendition(tw.Rendition{Settings: tw.Settings{Separators: tw.Separators{BetweenRows: rows}}}),
-	)
+	// Rows of several lines need a rule between them to be read.
+	t := newConnsTable(w, mapper, wrap)
 	defer debug.SetGCPercent(debug.SetGCPercent(20))
 	if err := t.Start(); err != nil {
 		return err
