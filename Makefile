@@ -35,25 +35,29 @@ KERNEL_CLIENT_PD := f6ab0e1801010303
 KERNEL_SERVER_PD := f6ab0e1801000303
 
 .DEFAULT_GOAL := build
-.PHONY: help build install man test fmt-check vet unit fuzz bench demo testdata clean $(DEMO_STEPS)
+.PHONY: help help-check build install man test fmt-check vet unit fuzz bench bench-go demo testdata clean snapshot $(DEMO_STEPS)
 
-help:
-	@echo "make build      build $(BIN) (static, no cgo)"
-	@echo "make install    install the binary, man pages and completions (PREFIX, DESTDIR)"
-	@echo "make man        regenerate docs/man/*.1 and completions/ from the commands"
-	@echo "make test       gofmt check, go vet, go test $(RACE) ./..."
-	@echo "make demo       run the tool on bundled real data"
-	@echo "make fuzz       run every fuzz target for FUZZTIME each (now $(FUZZTIME))"
-	@echo "make bench      every benchmark, with allocations"
-	@echo "make testdata   regenerate the synthetic captures (go run ./internal/gen)"
+# Every target carries a "## what it does" comment on its rule line, here
+# and in mk/*.mk: "make help" prints them, "make help-check" (part of make
+# test) fails on a target without one, so the list cannot drift.
+help: ## list every target (this)
+	@echo "make TARGET [VAR=value ...] (the VARs are the capitals below and at the top of Makefile and mk/*.mk)"
+	@awk -F':[^#]*## ' '/^[a-zA-Z0-9_.-]+:.*## / { printf "  %-16s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
+
+help-check: ## fail if a target in Makefile or mk/*.mk has no "## " help text
+	@missing=$$(grep -HnE '^[a-zA-Z0-9_.-]+( [a-zA-Z0-9_.-]+)*:([^=]|$$)' $(MAKEFILE_LIST) \
+		| grep -vE ':[0-9]+:\.[A-Z_]+:' | grep -v '## '); \
+	if [ -n "$$missing" ]; then \
+		echo "help-check: these targets have no \"## help text\" on their rule line:"; echo "$$missing"; exit 1; \
+	fi
 
 # A static binary: no cgo (the replay engine's cgo part is behind the rdmacm
 # build tag), so it runs on any Linux of the same architecture. -buildvcs=auto
 # overrides a GOFLAGS=-buildvcs=false so --version names the commit.
-build:
+build: ## build BIN (bin/cmpd-dissect): static, no cgo, VERSION/COMMIT stamped
 	CGO_ENABLED=0 $(GO) build -buildvcs=auto -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/cmpd-dissect
 
-install: build
+install: build ## install the binary, man pages and completions (PREFIX, DESTDIR)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR) \
 		$(DESTDIR)$(PREFIX)/share/bash-completion/completions \
 		$(DESTDIR)$(PREFIX)/share/zsh/site-functions \
@@ -66,31 +70,31 @@ install: build
 
 # The man pages and completion scripts are generated from the cobra command
 # definitions and committed; TestDocsInSync fails when they are stale.
-man:
+man: ## regenerate docs/man/*.1 and completions/ from the commands
 	$(GO) run ./cmd/cmpd-dissect gen-docs --man docs/man --completions completions
 
-# make test is what CI runs (.ci/run): formatting, vet, every unit test (with
-# -race), and the hostile-input harness (make torture, mk/torture.mk). With
-# TEST_LIVE=1 (.ci/run sets it when it runs as root on Linux) it also boots the
-# VM lab and checks fresh captures from the real Linux RDMA stack
-# (test-live-ci, mk/live.mk).
-test: fmt-check vet unit torture $(if $(TEST_LIVE),test-live-ci)
+# make test is what CI runs (.ci/run): formatting, vet, the help check, every
+# unit test (with -race) but the hostile-input harness's, and the harness once
+# (make torture, mk/torture.mk: TORTURE_TESTS). With TEST_LIVE=1 (.ci/run sets
+# it when it runs as root on Linux) it also boots the VM lab and checks fresh
+# captures from the real Linux RDMA stack (test-live-ci, mk/live.mk).
+test: fmt-check vet help-check unit torture $(if $(TEST_LIVE),test-live-ci) ## what CI runs: gofmt check, vet, help-check, unit, torture (TEST_LIVE=1: also test-live-ci)
 
-fmt-check:
+fmt-check: ## fail if a Go file is not gofmt-formatted
 	@unformatted=$$(gofmt -l $$(find . -name '*.go' -not -path './.git/*' -not -path '*/testdata/*' -not -path './live/work/*')); \
 	if [ -n "$$unformatted" ]; then \
 		echo "gofmt: these files are not formatted (run gofmt -w):"; echo "$$unformatted"; exit 1; \
 	fi
 
-vet:
+vet: ## go vet PKGS (default ./...)
 	$(GO) vet $(PKGS)
 
-unit:
-	$(GO) test $(RACE) -timeout $(TEST_TIMEOUT) $(PKGS)
+unit: ## go test RACE PKGS (-race, ./...), all but the torture harness's tests (make torture runs those)
+	$(GO) test $(RACE) -timeout $(TEST_TIMEOUT) -skip '$(TORTURE_TESTS)' $(PKGS)
 
 # Every "func FuzzXxx(" in a _test.go file, each run alone for FUZZTIME.
 # A failure stops the run; go test keeps the crasher under testdata/fuzz/.
-fuzz:
+fuzz: ## run every fuzz target for FUZZTIME each
 	@set -e; \
 	targets=$$(grep -rE --include='*_test.go' -o '^func Fuzz[A-Za-z0-9_]*\(' . \
 		| grep -v '^./.git/' | sed -E 's/^(.*)\/[^/]*_test\.go:func (Fuzz[A-Za-z0-9_]*)\($$/\1 \2/' | sort -u); \
@@ -100,23 +104,36 @@ fuzz:
 		$(GO) test -run='^$$' -fuzz="^$$name\$$" -fuzztime=$(FUZZTIME) "$$dir"; \
 	done
 
-bench:
+# make bench runs both kinds of benchmark: bench-go, then bench-compare
+# (mk/bench.mk), which generates captures of 200k and 2M packets and times
+# whole processes against tshark: it takes minutes.
+bench: bench-go bench-compare ## bench-go, then bench-compare (the 200k- and 2M-packet comparison with tshark: minutes)
+
+bench-go: ## every Go benchmark of PKGS, with allocations (go test -bench=. -benchmem)
 	$(GO) test -run='^$$' -bench=. -benchmem $(PKGS)
 
-testdata:
+testdata: ## regenerate the synthetic captures (go run ./internal/gen)
 	$(GO) run ./internal/gen
 
-clean:
+clean: ## remove bin/
 	rm -rf bin
+
+# make snapshot BIN=/tmp/me/cmpd-dissect OUT=/tmp/me/out builds this tree
+# into BIN and writes every view's output on every capture under testdata/
+# to OUT (internal/snapshot/views.sh); snapshots of two trees compare byte
+# for byte with diff -r.
+snapshot: build ## build BIN, then every view on every capture into OUT= (for diff -r against another tree's)
+	@test -n "$(OUT)" || { echo "make snapshot: set OUT=DIR (where the outputs go)"; exit 2; }
+	internal/snapshot/views.sh $(BIN) $(OUT)
 
 # ---- demo ------------------------------------------------------------------
 # Each step is a target; add yours with "DEMO_STEPS += demo-yours" and a rule.
 DEMO_STEPS += demo-pvtdata
 
-demo: build
+demo: build ## run the tool on bundled real data (every DEMO_STEPS target)
 	@$(MAKE) --no-print-directory $(DEMO_STEPS)
 
-demo-pvtdata:
+demo-pvtdata: ## demo: the RFC 8797 private data of the Linux NFS client and server
 	@echo "== RFC 8797 private data the Linux NFS client sends in its CM REQ / MPA Request"
 	$(BIN) pvtdata $(KERNEL_CLIENT_PD)
 	@echo

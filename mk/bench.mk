@@ -1,14 +1,12 @@
 # ---- bench: whole processes against tshark (issue 6) -----------------------
-# "make bench" also runs internal/gen/bench.sh: the generator makes captures of
-# 200k and 2M packets of mixed RoCEv2 traffic (kept in BENCH_DIR, not
+# make bench-compare runs internal/gen/bench.sh ("make bench" runs it after
+# bench-go): the generator makes captures of 200k and 2M packets of mixed RoCEv2 traffic (kept in BENCH_DIR, not
 # committed) and the script times cmpd-dissect stats, conns and the default
 # view against tshark -T fields -e frame.number on them, side by side, RUNS
 # (3) times, and prints the medians of wall and CPU time and peak RSS.
 # "make bench-compare BENCH_SIZES=200000" for the small one only.
 .PHONY: bench-compare
-bench: bench-compare
-
-bench-compare:
+bench-compare: ## whole processes against tshark on generated 200k- and 2M-packet captures (BENCH_SIZES, RUNS; minutes)
 	GO=$(GO) BIN=$(BIN) sh internal/gen/bench.sh
 
 # ---- pgo: the profile the compiler optimises the command with -------------
@@ -19,7 +17,7 @@ bench-compare:
 # changes to the hot path.
 PGO_DIR ?= /tmp/cmpd-pgo
 .PHONY: pgo
-pgo:
+pgo: ## remake cmd/cmpd-dissect/default.pgo from CPU profiles of stats, conns and the default view
 	mkdir -p $(PGO_DIR)
 	test -s $(PGO_DIR)/bench.pcap || $(GO) run ./internal/gen -bench-out $(PGO_DIR)/bench.pcap -bench-packets 200000
 	for c in Stats Conns View; do \

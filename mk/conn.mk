@@ -5,7 +5,7 @@ RXE_CAPTURE := testdata/pcaps/real/rxe-nfs42-rdma.pcap
 DEMO_STEPS += demo-conns
 .PHONY: demo-conns
 
-demo-conns:
+demo-conns: ## demo: the kernel NFSv4.2 mount over soft-RoCE: packets, conns, the ladder, check
 	@echo "== The Linux kernel's NFSv4.2 mount over soft-RoCE: the first packets"
 	$(BIN) -r $(RXE_CAPTURE) -c 8
 	@echo

@@ -12,10 +12,10 @@
 
 LIVE_ONLY ?=
 
-live-traces:
+live-traces: ## (Linux, root) capture every live/scenarios.sh scenario in two qemu VMs into testdata/pcaps/real/live-*
 	live/live-traces.sh $(LIVE_ONLY)
 
-test-live:
+test-live: ## (Linux, root) fresh captures from the VM lab, checked against testdata/expect/live-*.yaml
 	live/test-live.sh $(LIVE_ONLY)
 
 # test-live-ci: make test-live as CI runs it (make test TEST_LIVE=1). A fresh
@@ -23,7 +23,7 @@ test-live:
 # is known to send fails (exit 1). When the lab itself fails to produce some
 # captures (a VM that does not boot: exit 3 from test-live.sh) it says so
 # loudly but does not fail the run: every capture it did produce was checked.
-test-live-ci:
+test-live-ci: ## test-live as make test TEST_LIVE=1 runs it (a VM that does not boot is a warning)
 	@live/test-live.sh; rc=$$?; \
 	if [ $$rc -eq 3 ]; then \
 		echo "test-live: WARNING: the VM lab did not produce every capture (see above);"; \

@@ -19,7 +19,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cmpd-dissect/cmpd-dissect/torture"
+	"github.com/cmpd-dissect/cmpd-dissect/internal/torture"
 	"github.com/spf13/cobra"
 )
 

@@ -44,8 +44,8 @@ import (
 
 	"github.com/cmpd-dissect/cmpd-dissect/dissect"
 	"github.com/cmpd-dissect/cmpd-dissect/field"
+	"github.com/cmpd-dissect/cmpd-dissect/internal/torture"
 	"github.com/cmpd-dissect/cmpd-dissect/source"
-	"github.com/cmpd-dissect/cmpd-dissect/torture"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )

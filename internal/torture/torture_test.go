@@ -4,14 +4,15 @@ import (
 	"bytes"
 	"encoding/binary"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
 )
 
 func loadReal(t testing.TB, name string) (*Capture, []byte) {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "testdata", "pcaps", "real", name))
+	b, err := os.ReadFile(testcap.Real(name))
 	if err != nil {
 		t.Fatal(err)
 	}
