@@ -7,11 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"net/netip"
 	"sync/atomic"
-
-	"github.com/gopacket/gopacket"
-	"github.com/gopacket/gopacket/layers"
-	"github.com/gopacket/gopacket/pcapgo"
 )
 
 // Format is a capture file format.
@@ -52,7 +49,7 @@ var (
 const readBufferSize = 256 << 10
 
 // countingReader counts the bytes read through it, so a record's file
-// offset is known although gopacket's readers buffer ahead.
+// offset is known although the readers buffer ahead.
 type countingReader struct {
 	r io.Reader
 	n atomic.Int64 // read by progress bars from another goroutine
@@ -64,11 +61,6 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// packetReader is what pcapgo's Reader and NgReader have in common.
-type packetReader interface {
-	ZeroCopyReadPacketData() ([]byte, gopacket.CaptureInfo, error)
-}
-
 // File is one capture being read.
 type File struct {
 	name     string
@@ -77,10 +69,9 @@ type File struct {
 	closer   io.Closer
 	raw      *countingReader // bytes of the file itself (compressed, if gzip)
 	stream   *countingReader // bytes of the capture (decompressed)
-	buf      *bufio.Reader   // what gopacket reads from: stream, buffered
-	pcap     *pcapgo.Reader
-	ng       *pcapgo.NgReader
-	rd       packetReader
+	buf      *bufio.Reader   // what the readers read from: stream, buffered
+	pcap     *pcapStream
+	ng       *ngReader
 	linkType int
 	size     int64 // file size on disk, 0 if unknown (stdin)
 	frames   int   // frames read from this file
@@ -177,20 +168,20 @@ func NewFile(name string, r io.Reader) (*File, error) {
 	copy(magic[:], m)
 	switch magic {
 	case magicPcapMicroLE, magicPcapMicroBE, magicPcapNanoLE, magicPcapNanoBE:
-		// pcapgo wraps its reader in bufio.NewReader, which returns f.buf
-		// itself (it is already a large enough *bufio.Reader): the offsets
-		// computed from f.stream and f.buf stay exact.
-		pr, err := pcapgo.NewReader(f.buf)
+		pr, err := newPcapStream(f.buf)
 		if err != nil {
 			return nil, herr(fmt.Errorf("pcap file header: %w", err))
 		}
-		f.format, f.pcap, f.rd, f.linkType = FormatPcap, pr, pr, int(pr.LinkType())
+		f.format, f.pcap, f.linkType = FormatPcap, pr, pr.linkType
 	case magicPcapNG:
-		nr, err := pcapgo.NewNgReader(f.buf, pcapgo.NgReaderOptions{WantMixedLinkType: true})
+		nr, err := newNgReader(f.buf, f.offset)
 		if err != nil {
 			return nil, herr(fmt.Errorf("pcapng section header: %w", err))
 		}
-		f.format, f.ng, f.rd, f.linkType = FormatPcapNG, nr, nr, int(nr.LinkType())
+		f.format, f.ng = FormatPcapNG, nr
+		if len(nr.ifaces) > 0 {
+			f.linkType = nr.ifaces[0].linkType
+		}
 	default:
 		return nil, &HeaderError{File: name, Err: fmt.Errorf("%w (first bytes % x)", errNotACapture, m)}
 	}
@@ -234,45 +225,80 @@ func (f *File) Next(fr *Frame, number int) error {
 			if err == io.EOF {
 				return io.EOF
 			}
-			return &RecordError{File: f.name, Frame: number, Offset: off, Err: err}
+			return &RecordError{File: f.name, Frame: number, Offset: off, Err: err,
+				Time: ts, CaptureLength: capLen, Length: origLen, LinkType: f.linkType}
 		}
 		f.frames++
 		*fr = Frame{Source: f.name, Number: number, Time: ts, CaptureLength: capLen, Length: origLen,
 			LinkType: f.linkType, Data: data, Offset: off}
 		return nil
 	}
-	off := f.offset()
-	data, ci, err := f.rd.ZeroCopyReadPacketData()
+	var off int64
+	var err error
+	if f.ng != nil {
+		err = f.ng.next(fr)
+		off = f.ng.at
+	} else {
+		off = f.offset() + int64(f.pcap.pending)
+		err = f.pcap.next(fr)
+	}
 	if err != nil {
-		// pcapgo reports a record whose data is missing altogether as
-		// io.EOF: it is a clean end only if nothing of the record was read.
-		if err == io.EOF && f.offset() == off {
+		if err == io.EOF {
 			return io.EOF
 		}
-		if err == io.EOF {
-			err = io.ErrUnexpectedEOF
+		re := &RecordError{File: f.name, Frame: number, Offset: off, Err: err,
+			CaptureLength: -1, Length: -1, LinkType: -1}
+		var be *blockError
+		if errors.As(err, &be) {
+			re.Err = be.err
+			if be.frame != nil {
+				re.Time, re.CaptureLength, re.Length, re.LinkType = be.frame.Time, be.frame.CaptureLength, be.frame.Length, be.frame.LinkType
+			}
+		} else {
+			re.Time, re.CaptureLength, re.Length, re.LinkType = fr.Time, fr.CaptureLength, fr.Length, fr.LinkType
 		}
-		if errors.Is(err, io.ErrUnexpectedEOF) {
-			err = fmt.Errorf("%w after %d bytes", ErrTruncated, f.offset()-off)
-		}
-		return &RecordError{File: f.name, Frame: number, Offset: off, Err: err}
+		return re
 	}
 	f.frames++
 	fr.Source = f.name
 	fr.Number = number
-	fr.Time = ci.Timestamp
-	fr.CaptureLength = ci.CaptureLength
-	fr.Length = ci.Length
-	fr.Data = data
 	fr.Offset = off
-	fr.LinkType = f.linkType
-	fr.Ahead = Ahead{}
-	if f.ng != nil && len(ci.AncillaryData) > 0 {
-		if lt, ok := ci.AncillaryData[0].(layers.LinkType); ok {
-			fr.LinkType = int(lt)
-		}
-	}
 	return nil
+}
+
+// Ready reports whether the next frame (or the end of the file) can be
+// read without waiting for input: a pipe's reader flushes its output when
+// it cannot.
+func (f *File) Ready() bool {
+	switch {
+	case f.mapped != nil:
+		return true
+	case f.ng != nil:
+		return f.ng.ready()
+	}
+	return f.pcap.ready()
+}
+
+// InterfaceStats are the counts of the file's Interface Statistics Blocks
+// read so far (pcapng), one per interface, in the order first seen.
+func (f *File) InterfaceStats() []InterfaceStats {
+	if f.ng == nil {
+		return nil
+	}
+	out := append([]InterfaceStats(nil), f.ng.stats...)
+	for i := range out {
+		out[i].File = f.name
+	}
+	return out
+}
+
+// Names are the host names of the file's Name Resolution Blocks read so
+// far (pcapng), by address; nil when there are none.
+func (f *File) Names() map[netip.Addr][]string {
+	if f.ng == nil {
+		return nil
+	}
+	return f.ng.names
 }
 
 // closeKeepMapping closes the file descriptor but leaves a mapping in

@@ -19,6 +19,8 @@ type Files struct {
 	curRead atomic.Pointer[File]
 	// unmaps release the mappings of finished files at Close.
 	unmaps []func() error
+	// stats are the interface statistics of the files finished.
+	stats []InterfaceStats
 }
 
 // OpenFiles prepares to read names in order ("-" is stdin). The first file
@@ -74,6 +76,7 @@ func (fs *Files) Next(f *Frame) error {
 }
 
 func (fs *Files) finishCurrent() {
+	fs.stats = append(fs.stats, fs.cur.InterfaceStats()...)
 	fs.done.Add(fs.cur.BytesRead())
 	fs.curRead.Store(nil)
 	// A mapped file stays mapped until Close: reassembly flushed at the
@@ -82,6 +85,20 @@ func (fs *Files) finishCurrent() {
 		fs.unmaps = append(fs.unmaps, unmap)
 	}
 	fs.cur = nil
+}
+
+// Ready reports whether the next frame can be read without waiting for
+// input (see File.Ready); false between files.
+func (fs *Files) Ready() bool { return fs.cur != nil && fs.cur.Ready() }
+
+// InterfaceStats are the pcapng interface statistics of the files read so
+// far (File.InterfaceStats), in file order.
+func (fs *Files) InterfaceStats() []InterfaceStats {
+	out := append([]InterfaceStats(nil), fs.stats...)
+	if fs.cur != nil {
+		out = append(out, fs.cur.InterfaceStats()...)
+	}
+	return out
 }
 
 // BytesRead is how many bytes of the files (on disk) have been read; safe

@@ -38,6 +38,9 @@ type Frame struct {
 	// Offset is where the frame's record starts in its file (in the
 	// decompressed stream for gzip files); -1 for live capture.
 	Offset int64
+	// Comments are the packet's comments (pcapng opt_comment), nil when
+	// it has none.
+	Comments []string
 	// Ahead is what a Prefetch hook computed from Data ahead of decoding;
 	// zero (Kind 0) from every other source.
 	Ahead Ahead
@@ -75,6 +78,13 @@ type RecordError struct {
 	// stream for gzip files).
 	Offset int64
 	Err    error
+	// What the damaged record's header says, as far as the file holds
+	// it: Time is zero, and the lengths and LinkType are -1, where it
+	// does not (a record cut inside its header, a block that is not a
+	// packet).
+	Time                  time.Time
+	CaptureLength, Length int
+	LinkType              int
 }
 
 func (e *RecordError) Error() string {
