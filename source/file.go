@@ -6,8 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"net/netip"
+	"os"
 	"sync/atomic"
 )
 
