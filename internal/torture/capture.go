@@ -64,7 +64,8 @@ type Capture struct {
 	Gzipped bool
 	// Snaplen as stated by the file (pcap header or first IDB).
 	Snaplen int
-	// Nanosecond reports a pcap file with nanosecond timestamps.
+	// Nanosecond reports nanosecond timestamps (a nanosecond pcap, or a
+	// pcapng interface with if_tsresol 9).
 	Nanosecond bool
 	Packets    []Packet
 }
@@ -186,6 +187,9 @@ func parsePcapng(c *Capture, b []byte) error {
 			}
 			ifc := iface{link: int(bo.Uint16(body)), tsUnit: 1000}
 			parseIDBOptions(body[8:], bo, &ifc.tsUnit)
+			if ifc.tsUnit == 1 {
+				c.Nanosecond = true
+			}
 			if len(ifaces) == 0 {
 				c.Snaplen = int(bo.Uint32(body[4:]))
 			}
@@ -266,7 +270,8 @@ type RecordIndex struct {
 
 // Encode writes the capture in format f (uncompressed) and returns the
 // bytes and the index of what was written. Timestamps are microseconds for
-// pcap (nanoseconds when c.Nanosecond), microseconds for pcapng.
+// pcap and pcapng (nanoseconds when c.Nanosecond: a pcapng interface with
+// if_tsresol 9).
 func (c *Capture) Encode(f Format) ([]byte, Index) {
 	if f == FormatPcapng {
 		return c.encodePcapng()
@@ -351,20 +356,10 @@ func (c *Capture) encodePcapng() ([]byte, Index) {
 			continue
 		}
 		ifaceOf[p.LinkType] = len(ifaceOf)
-		b = le.AppendUint32(b, 1)
-		b = le.AppendUint32(b, 20)
-		b = le.AppendUint16(b, uint16(p.LinkType))
-		b = le.AppendUint16(b, 0)
-		b = le.AppendUint32(b, uint32(c.snaplen()))
-		b = le.AppendUint32(b, 20)
+		b = c.appendIDB(b, p.LinkType)
 	}
 	if len(c.Packets) == 0 {
-		b = le.AppendUint32(b, 1)
-		b = le.AppendUint32(b, 20)
-		b = le.AppendUint16(b, LinkEthernet)
-		b = le.AppendUint16(b, 0)
-		b = le.AppendUint32(b, uint32(c.snaplen()))
-		b = le.AppendUint32(b, 20)
+		b = c.appendIDB(b, LinkEthernet)
 	}
 	idx := Index{HeaderEnd: len(b), Records: make([]RecordIndex, 0, len(c.Packets))}
 	for _, p := range c.Packets {
@@ -372,6 +367,9 @@ func (c *Capture) encodePcapng() ([]byte, Index) {
 		padded := (len(p.Data) + 3) &^ 3
 		total := 32 + padded
 		ts := uint64(p.Time.UnixMicro())
+		if c.Nanosecond {
+			ts = uint64(p.Time.UnixNano())
+		}
 		b = le.AppendUint32(b, 6)
 		b = le.AppendUint32(b, uint32(total))
 		b = le.AppendUint32(b, uint32(ifaceOf[p.LinkType]))
@@ -388,6 +386,29 @@ func (c *Capture) encodePcapng() ([]byte, Index) {
 		})
 	}
 	return b, idx
+}
+
+// appendIDB appends an Interface Description Block for link type lt:
+// link type at offset 8, snap length at 12, then if_tsresol 9 when the
+// capture has nanosecond timestamps.
+func (c *Capture) appendIDB(b []byte, lt int) []byte {
+	le := binary.LittleEndian
+	total := uint32(20)
+	if c.Nanosecond {
+		total = 32
+	}
+	b = le.AppendUint32(b, 1)
+	b = le.AppendUint32(b, total)
+	b = le.AppendUint16(b, uint16(lt))
+	b = le.AppendUint16(b, 0)
+	b = le.AppendUint32(b, uint32(c.snaplen()))
+	if c.Nanosecond {
+		b = le.AppendUint16(b, 9) // if_tsresol
+		b = le.AppendUint16(b, 1)
+		b = append(b, 9, 0, 0, 0)
+		b = le.AppendUint32(b, 0) // opt_endofopt
+	}
+	return le.AppendUint32(b, total)
 }
 
 // Gzip compresses b (deterministically: no name, no modification time).
