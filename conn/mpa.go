@@ -125,3 +125,13 @@ func (t *Tracker) TCPClose(frame int, at time.Time, src, dst Peer, rst bool) {
 		c.State = StateDisconnecting
 	}
 }
+
+// StepMPA returns the MPA revision and flags octet of the i-th step of the
+// ladder when it is an MPA Request, Reply or Reject (ok false otherwise).
+func (c *Connection) StepMPA(i int) (revision, flags uint8, ok bool) {
+	s := &c.steps[i]
+	if s.note != noteMPA {
+		return 0, 0, false
+	}
+	return s.a, s.b, true
+}
