@@ -7,27 +7,16 @@ import (
 	"time"
 
 	"github.com/cmpd-dissect/cmpd-dissect/conn"
-	"github.com/cmpd-dissect/cmpd-dissect/dissect"
 	"github.com/cmpd-dissect/cmpd-dissect/finding"
 	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
-	"github.com/cmpd-dissect/cmpd-dissect/source"
+	"github.com/cmpd-dissect/cmpd-dissect/internal/testconn"
 )
 
 // explainFile follows the connections of a committed capture as the conns
 // command does and explains them.
 func explainFile(t *testing.T, path string) *Capture {
 	t.Helper()
-	src, err := source.OpenFiles([]string{path}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-	tr := conn.New(conn.Config{})
-	d := dissect.New(dissect.Options{})
-	if err := d.Run(src, func(r *dissect.Record) error { tr.Record(r); return nil }); err != nil {
-		t.Fatal(err)
-	}
-	tr.Finish()
+	tr := testconn.TrackFile(t, path)
 	return Explain(path, tr.Connections(), tr.Findings())
 }
 
