@@ -19,7 +19,7 @@ const (
 	markH       = 15
 	noteX       = serverX + 14
 	// bandOut is how far the traffic band reaches past the lanes.
-	bandOut = 70
+	bandOut = 85
 )
 
 // ladder is one connection's diagram: two lanes, a row per message (and
