@@ -8,64 +8,6 @@ import (
 	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
 )
 
-// Finding codes raised by this package. They are stable: expectation files
-// and users key on them.
-const (
-	// CodeSendExceedsInline: an RPC-over-RDMA Send larger than the
-	// receiver's negotiated inline threshold.
-	CodeSendExceedsInline = "conn.send-exceeds-inline"
-	// CodeSendInvNotNegotiated: Send with Invalidate although R was not
-	// set by both peers.
-	CodeSendInvNotNegotiated = "conn.send-inv-not-negotiated"
-	// CodeSendInvFromRequester: the requester (client) sent Send with
-	// Invalidate; RFC 8797 lets only the responder use it.
-	CodeSendInvFromRequester = "conn.send-inv-from-requester"
-	// CodeInvalidatedSTagNotOffered: the STag a Send with Invalidate names
-	// is not among the handles the requester offered in that xid's chunks.
-	CodeInvalidatedSTagNotOffered = "conn.invalidated-stag-not-offered"
-	// CodeServerSendExceedsClientReceive: the server advertises a Send Size
-	// above the client's Receive Size (the Linux server deviation).
-	CodeServerSendExceedsClientReceive = "conn.server-send-exceeds-client-receive"
-	// CodeAdvertisedValuesChanged: a reconnection between the same peers
-	// advertised different values than the previous connection.
-	CodeAdvertisedValuesChanged = "conn.advertised-values-changed"
-	// CodeREPWithoutREQ, CodeRTUWithoutREP, CodeDREQUnknown: CM messages
-	// for a connection whose earlier steps were not seen.
-	CodeREPWithoutREQ = "conn.rep-without-req"
-	CodeRTUWithoutREP = "conn.rtu-without-rep"
-	CodeDREQUnknown   = "conn.dreq-unknown-connection"
-	// CodeUnknownConnection: another CM message (MRA, REJ, DREP, SIDR_REP,
-	// MPA Reply) that matches no connection.
-	CodeUnknownConnection = "conn.unknown-connection"
-	// CodeRejected: the server rejected the connection (REJ, MPA Reject).
-	CodeRejected = "conn.rejected"
-	// CodeTimedOut: setup or teardown did not finish in time.
-	CodeTimedOut = "conn.timed-out"
-	// CodeTableFull: the connection table was full; the oldest was evicted.
-	CodeTableFull = "conn.table-full"
-	// CodeFindingsSuppressed: more findings of one code than listed.
-	CodeFindingsSuppressed = "conn.findings-suppressed"
-)
-
-// Codes lists every code this package raises, with its usual severity, for
-// documentation and expectation files.
-var Codes = map[string]finding.Severity{
-	CodeSendExceedsInline:              finding.SeverityError,
-	CodeSendInvNotNegotiated:           finding.SeverityError,
-	CodeSendInvFromRequester:           finding.SeverityWarning,
-	CodeInvalidatedSTagNotOffered:      finding.SeverityError,
-	CodeServerSendExceedsClientReceive: finding.SeverityWarning,
-	CodeAdvertisedValuesChanged:        finding.SeverityInfo,
-	CodeREPWithoutREQ:                  finding.SeverityWarning,
-	CodeRTUWithoutREP:                  finding.SeverityWarning,
-	CodeDREQUnknown:                    finding.SeverityWarning,
-	CodeUnknownConnection:              finding.SeverityInfo,
-	CodeRejected:                       finding.SeverityInfo,
-	CodeTimedOut:                       finding.SeverityWarning,
-	CodeTableFull:                      finding.SeverityWarning,
-	CodeFindingsSuppressed:             finding.SeverityInfo,
-}
-
 // readPrivateData copies and decodes one side's private data. frameOffset
 // is where data[0] sits in its frame, 0 when unknown; kind is the message
 // kind for pvtdata's ULP recognition.

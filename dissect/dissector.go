@@ -15,22 +15,6 @@ import (
 	"github.com/cmpd-dissect/cmpd-dissect/source"
 )
 
-// Finding codes raised by dissect itself.
-const (
-	// CodeMalformed: a layer could not be decoded; the layers before it
-	// are kept. Severity error.
-	CodeMalformed = "dissect.malformed"
-	// CodeTruncated: the frame was cut short by the capture's snap length
-	// inside a layer. Severity warning.
-	CodeTruncated = "dissect.truncated"
-	// CodeUnknownLinkType: a frame of a link type this program does not
-	// dissect. Severity warning.
-	CodeUnknownLinkType = "dissect.unknown-link-type"
-	// CodeRecordDamaged: the capture file's record is damaged or the file
-	// ends inside it; the rest of that file is skipped. Severity error.
-	CodeRecordDamaged = "source.record-damaged"
-)
-
 // RoCEv2Port is the IANA UDP destination port of RoCEv2.
 const RoCEv2Port = 4791
 

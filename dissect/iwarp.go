@@ -14,38 +14,6 @@ import (
 	"github.com/cmpd-dissect/cmpd-dissect/layers/mpa"
 )
 
-// Finding codes raised by iWARP stream reassembly. They are stable.
-const (
-	// CodeIWARPBufferLimit: out-of-order data reached the buffered-page
-	// cap (per connection or in total); the reassembler skipped the hole
-	// it was waiting for. Severity warning.
-	CodeIWARPBufferLimit = "iwarp.buffer-limit"
-	// CodeIWARPStreamLimit: more TCP streams than the cap were tracked;
-	// the least recently seen were flushed and forgotten. Severity
-	// warning.
-	CodeIWARPStreamLimit = "iwarp.stream-limit"
-	// CodeIWARPGap: octets of an iWARP stream were never captured; the
-	// decoder resynchronises on the next FPDU. Severity warning.
-	CodeIWARPGap = "iwarp.stream-gap"
-	// CodeIWARPResync: FPDU framing was (re)found by its header and CRC
-	// or the header of the next FPDU, after a gap or in a capture that
-	// starts mid-stream. Severity info.
-	CodeIWARPResync = "iwarp.resync"
-	// CodeIWARPFramingLost: an FPDU header is not plausible (DDP or
-	// RDMAP version, reserved bits, opcode); the decoder resynchronises.
-	// Severity error.
-	CodeIWARPFramingLost = "iwarp.framing-lost"
-	// CodeIWARPSendLimit: a multi-FPDU Send exceeded the reassembly cap,
-	// or more partial Sends were pending than allowed. Severity warning.
-	CodeIWARPSendLimit = "iwarp.send-limit"
-	// CodeIWARPIncomplete: the stream ended inside an MPA frame or FPDU,
-	// or with a Send still missing pieces. Severity warning.
-	CodeIWARPIncomplete = "iwarp.incomplete"
-	// codeMalformed is dissect's code for a layer that cannot be decoded
-	// (dissect.malformed), raised here for PDUs from reassembled bytes.
-	codeMalformed = "dissect.malformed"
-)
-
 // IWARPConfig bounds the iWARP TCP reassembly. Zero fields take the
 // defaults of DefaultIWARPConfig.
 type IWARPConfig struct {
@@ -299,10 +267,9 @@ func (w *IWARP) addFinding(code string, sev finding.Severity, off int, msg strin
 	if w.rec == nil {
 		return
 	}
-	section := "RFC 5044 §4"
-	switch code {
-	case CodeIWARPBufferLimit, CodeIWARPStreamLimit, CodeIWARPSendLimit:
-		section = "" // this program's limits, not the protocol's
+	section := Catalog.Section(code)
+	if code == CodeMalformed {
+		section = sectionIWARP // an MPA frame, FPDU, DDP or RDMAP header in the stream
 	}
 	w.rec.Findings = append(w.rec.Findings, finding.Finding{Code: code, Severity: sev, Message: msg,
 		Section: section, Frame: w.rec.Frame, Layer: "tcp", Offset: off})

@@ -381,7 +381,7 @@ func (h *iwarpHalf) frame(b []byte, p int, final bool) (int, bool) {
 	}
 	f := new(mpa.Frame)
 	if err := f.DecodeFromBytes(b[:n], gopacket.NilDecodeFeedback); err != nil {
-		w.addFinding(codeMalformed, finding.SeverityError, h.placeOf(h.pos+p, n), "mpa: "+err.Error())
+		w.addFinding(CodeMalformed, finding.SeverityError, h.placeOf(h.pos+p, n), "mpa: "+err.Error())
 		h.state = stateResync
 		return 1, true // past the key, so the resync does not find it again
 	}
@@ -484,7 +484,7 @@ func (h *iwarpHalf) decodeFPDU(wire []byte, p int, opts mpa.FPDUOptions) {
 	f := new(mpa.FPDU)
 	f.Options = opts
 	if err := f.DecodeFromBytes(wire, gopacket.NilDecodeFeedback); err != nil {
-		w.addFinding(codeMalformed, finding.SeverityError, off, "fpdu: "+err.Error())
+		w.addFinding(CodeMalformed, finding.SeverityError, off, "fpdu: "+err.Error())
 		return
 	}
 	w.stats.FPDUs++
@@ -495,13 +495,13 @@ func (h *iwarpHalf) decodeFPDU(wire []byte, p int, opts mpa.FPDUOptions) {
 	}
 	d := new(mpa.DDP)
 	if err := d.DecodeFromBytes(f.ULPDU, gopacket.NilDecodeFeedback); err != nil {
-		w.addFinding(codeMalformed, finding.SeverityError, segOff, "ddp: "+err.Error())
+		w.addFinding(CodeMalformed, finding.SeverityError, segOff, "ddp: "+err.Error())
 		return
 	}
 	w.add(d, segOff)
 	r := new(mpa.RDMAP)
 	if err := r.DecodeFromDDP(d, gopacket.NilDecodeFeedback); err != nil {
-		w.addFinding(codeMalformed, finding.SeverityError, segOff, "rdmap: "+err.Error())
+		w.addFinding(CodeMalformed, finding.SeverityError, segOff, "rdmap: "+err.Error())
 		return
 	}
 	w.add(r, segOff)

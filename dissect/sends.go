@@ -19,25 +19,6 @@ import (
 // decodeSend hook) and reassembles InfiniBand/RoCE RC Sends that span
 // several packets (SEND_FIRST … SEND_LAST) by PSN (the ibSendPiece hook).
 
-// Finding codes of the RC Send reassembly.
-const (
-	// CodeSendLimit: a multi-packet Send exceeded SendsConfig.MaxSendBytes,
-	// or partial Sends were evicted to respect MaxBufferedBytes or
-	// MaxQPs. The Send is not decoded. Severity warning.
-	CodeSendLimit = "ib.send-limit"
-	// CodeSendGap: a packet of a multi-packet Send came out of sequence
-	// (PSN ahead of the one expected): it is ignored, as the responder
-	// ignores it, until the requester retransmits from the missing PSN.
-	// Reported once per Send. Severity info.
-	CodeSendGap = "ib.send-gap"
-	// CodeSendIncomplete: a new Send began on the QP, or the capture
-	// ended, before the SEND_LAST of a partial Send. Severity warning.
-	CodeSendIncomplete = "ib.send-incomplete"
-	// CodeSendOrphan: SEND_MIDDLE/LAST without its SEND_FIRST (the capture
-	// started inside the Send). Severity info.
-	CodeSendOrphan = "ib.send-orphan"
-)
-
 // SendsConfig bounds the RC Send reassembly and the RPC-over-RDMA decoding
 // of Sends. Zero fields take the defaults of DefaultSendsConfig.
 type SendsConfig struct {
@@ -203,12 +184,8 @@ func psnDiff(a, b uint32) int32 { return int32((a-b)<<8) >> 8 }
 func psnIn(p, lo, hi uint32) bool { return psnDiff(p, lo) >= 0 && psnDiff(hi, p) >= 0 }
 
 func addFinding(rec *Record, code string, sev finding.Severity, msg string) {
-	section := "IBTA Vol 1 §9.7" // reliable service: PSN order, retransmission
-	if code == CodeSendLimit {
-		section = "" // this program's limits, not the protocol's
-	}
 	rec.Findings = append(rec.Findings, finding.Finding{Code: code, Severity: sev, Message: msg,
-		Section: section, Frame: rec.Frame, Layer: "bth", Offset: -1})
+		Section: Catalog.Section(code), Frame: rec.Frame, Layer: "bth", Offset: -1})
 }
 
 func (s *RCSends) qp(rec *Record, key QPKey) *rcQP {

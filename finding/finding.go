@@ -102,11 +102,28 @@ func (f Finding) String() string {
 type Entry struct {
 	Code     string   `json:"code"`
 	Severity Severity `json:"severity"`
-	Section  string   `json:"section,omitempty"`
+	Section  string   `json:"section"`
 	Summary  string   `json:"summary"`
-	Remedy   string   `json:"remedy,omitempty"`
+	Remedy   string   `json:"remedy"`
 }
 
 // Catalog is the list of codes one package raises, declared once in that
 // package next to the code constants.
 type Catalog []Entry
+
+// Lookup returns the entry for code.
+func (c Catalog) Lookup(code string) (Entry, bool) {
+	for _, e := range c {
+		if e.Code == code {
+			return e, true
+		}
+	}
+	return Entry{}, false
+}
+
+// Section returns code's specification reference, "" when the code is not
+// in c or the rule is this program's own (a resource limit).
+func (c Catalog) Section(code string) string {
+	e, _ := c.Lookup(code)
+	return e.Section
+}

@@ -238,22 +238,6 @@ func Diverges(buf []byte) (bool, [len(Modes)]Reading) {
 	return false, rs
 }
 
-// Finding codes raised by this package. They are stable: expectation files
-// and users key on them.
-const (
-	CodeNotFound            = "pvtdata.not-found"
-	CodeUnknownVersion      = "pvtdata.unknown-version"
-	CodeOverrun             = "pvtdata.overrun"
-	CodeReservedBits        = "pvtdata.reserved-bits-set"
-	CodeNotAtOffsetZero     = "pvtdata.not-at-offset-zero"
-	CodeMultiple            = "pvtdata.multiple-identifiers"
-	CodeByteSwapped         = "pvtdata.byte-swapped-identifier"
-	CodeTrailingData        = "pvtdata.trailing-data"
-	CodeSizeOutOfRange      = "pvtdata.size-out-of-range"
-	CodeReaderDivergence    = "pvtdata.reader-divergence"
-	CodeIdentifierElsewhere = "pvtdata.identifier-not-at-start"
-)
-
 // AppendFindings appends what r found to dst. It allocates only for the
 // messages of the findings it appends.
 func (r *Reading) AppendFindings(dst []finding.Finding) []finding.Finding {

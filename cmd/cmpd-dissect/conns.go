@@ -97,7 +97,7 @@ func (t *tracked) other() []finding.Finding {
 	out := append([]finding.Finding(nil), t.frameFindings...)
 	out = append(out, t.tracker.Findings()...)
 	if t.dropped > 0 {
-		out = append(out, finding.Finding{Code: "conn.findings-suppressed", Severity: finding.SeverityInfo, Offset: -1,
+		out = append(out, finding.Finding{Code: conn.CodeFindingsSuppressed, Severity: finding.SeverityInfo, Offset: -1,
 			Message: fmt.Sprintf("%d more frame findings were not kept (limit %d)", t.dropped, maxFrameFindings)})
 	}
 	return out

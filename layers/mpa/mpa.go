@@ -40,47 +40,6 @@ var (
 	ProtoRDMAP = field.NewProto("rdmap", "iWARP Remote Direct Memory Access Protocol (RFC 5040)")
 )
 
-// Finding codes raised by this package. They are stable.
-const (
-	// CodePDLengthOver512: PD_Length above the 512 octets RFC 5044 §7.1 allows.
-	CodePDLengthOver512 = "mpa.pd-length-over-512"
-	// CodePDLengthOverrun: PD_Length runs past the bytes of the frame.
-	CodePDLengthOverrun = "mpa.pd-length-overrun"
-	// CodeReservedFlags: reserved bits of the MPA flags octet are set.
-	CodeReservedFlags = "mpa.reserved-flags"
-	// CodeGSOFlag: siw's non-standard GSO_EXP flag 0x08.
-	CodeGSOFlag = "mpa.siw-gso-flag"
-	// CodeRevision: a revision other than 1 or 2.
-	CodeRevision = "mpa.unknown-revision"
-	// CodeEnhancedShort: the Enhanced flag is set but there are fewer
-	// than 4 octets of private data for IRD/ORD.
-	CodeEnhancedShort = "mpa.irdord-missing"
-	// CodeIRDORDLittleEndian: IRD/ORD written in little-endian order.
-	CodeIRDORDLittleEndian = "mpa.irdord-little-endian"
-	// CodeRejected: the responder rejected the connection.
-	CodeRejected = "mpa.rejected"
-	// CodeCRCBad: the FPDU CRC32c does not match (CRC negotiated).
-	CodeCRCBad = "mpa.crc-bad"
-	// CodePadNonZero: FPDU pad octets are not zero.
-	CodePadNonZero = "mpa.pad-non-zero"
-	// CodeMarkerBad: a marker's reserved half is non-zero or its FPDU
-	// pointer does not point at the FPDU it sits in.
-	CodeMarkerBad = "mpa.marker-bad"
-	// CodeDDPVersion: DDP version is not 1.
-	CodeDDPVersion = "ddp.version"
-	// CodeDDPReserved: DDP reserved control bits set.
-	CodeDDPReserved = "ddp.reserved-bits"
-	// CodeRDMAPVersion: RDMAP version is not 1.
-	CodeRDMAPVersion = "rdmap.version"
-	// CodeRDMAPReserved: RDMAP reserved control bits set.
-	CodeRDMAPReserved = "rdmap.reserved-bits"
-	// CodeRDMAPOpcode: an opcode RFC 5040 does not define, or one used with
-	// the wrong buffer model or queue.
-	CodeRDMAPOpcode = "rdmap.bad-opcode"
-	// CodeTerminate: a Terminate message (its error is in the message).
-	CodeTerminate = "rdmap.terminate"
-)
-
 // Severity-free description of where in the spec a code comes from.
 const (
 	refMPA   = "RFC 5044 §7.1"

@@ -46,60 +46,6 @@ func init() {
 		Name: "NFS", Decoder: gopacket.DecodeFunc(decodeNFS)})
 }
 
-// Finding codes raised by this package (finding.Finding.Code).
-const (
-	// CodeTruncated: the buffer ends inside a fixed field.
-	CodeTruncated = "rpcrdma.truncated"
-	// CodeChunkListUnterminated: a read or write list runs to the end of
-	// the buffer without its terminating zero discriminator.
-	CodeChunkListUnterminated = "rpcrdma.chunk-list-unterminated"
-	// CodeSegmentCountOverrun: a write or reply chunk claims more segments
-	// than the remaining bytes can hold.
-	CodeSegmentCountOverrun = "rpcrdma.segment-count-overrun"
-	// CodeSegmentCap: a header holds more segments than the configured
-	// cap (Header.MaxSegments); decoding stops there.
-	CodeSegmentCap = "rpcrdma.segment-cap"
-	// CodeBadDiscriminator: an XDR optional-data discriminator is neither
-	// 0 nor 1.
-	CodeBadDiscriminator = "rpcrdma.bad-discriminator"
-	// CodeUnknownVersion: rdma_vers is neither 1 nor 2; the body is shown
-	// as bytes.
-	CodeUnknownVersion = "rpcrdma.unknown-version"
-	// CodeUnknownProc: rdma_proc is not defined for the header's version.
-	CodeUnknownProc = "rpcrdma.unknown-proc"
-	// CodeUnknownError: an RDMA_ERROR carries an error code not defined
-	// for the header's version.
-	CodeUnknownError = "rpcrdma.unknown-errcode"
-	// CodeDeprecatedProc: RDMA_MSGP or RDMA_DONE, which RFC 8166 §4.5 says
-	// are not to be used (reserved in version 2).
-	CodeDeprecatedProc = "rpcrdma.deprecated-proc"
-	// CodeUnexpectedPayload: bytes follow a header whose procedure carries
-	// no RPC message (RDMA_NOMSG, RDMA_DONE, RDMA_ERROR).
-	CodeUnexpectedPayload = "rpcrdma.unexpected-payload"
-	// CodeMissingRPC: an RDMA_MSG whose Send ends with the transport
-	// header (RFC 8166 §4.2.4: an RPC message follows RDMA_MSG).
-	CodeMissingRPC = "rpcrdma.msg-without-rpc"
-	// CodeNonZeroPadding: XDR padding octets that are not zero.
-	CodeNonZeroPadding = "rpcrdma.nonzero-padding"
-	// CodeXIDMismatch: the RPC message's xid differs from rdma_xid
-	// (RFC 8166 §4.2.1 requires them equal).
-	CodeXIDMismatch = "rpcrdma.xid-mismatch"
-	// CodeRPCTruncated: the RPC message ends inside its header.
-	CodeRPCTruncated = "rpc.truncated"
-	// CodeRPCBadVersion: an RPC call whose rpcvers is not 2.
-	CodeRPCBadVersion = "rpc.bad-rpcvers"
-	// CodeRPCBadMsgType: msg_type is neither CALL nor REPLY.
-	CodeRPCBadMsgType = "rpc.bad-msg-type"
-	// CodeNFSTruncated: an NFS body ends inside what is being read.
-	CodeNFSTruncated = "nfs.truncated"
-	// CodeNFSOpsUndecoded: COMPOUND operations after one whose arguments
-	// or results this decoder cannot skip are counted but not named.
-	CodeNFSOpsUndecoded = "nfs.ops-undecoded"
-	// CodeNFSTooManyOps: a COMPOUND claims more operations than the cap or
-	// than its bytes could hold.
-	CodeNFSTooManyOps = "nfs.too-many-ops"
-)
-
 // Error is a decode error: which field was being read, where, and the
 // finding code that describes it.
 type Error struct {
@@ -119,26 +65,6 @@ func (e *Error) Error() string {
 func (e *Error) Finding() finding.Finding {
 	return finding.Finding{Code: e.Code, Severity: finding.SeverityError, Message: e.Error(),
 		Section: sectionFor(e.Code), Layer: e.Layer, Offset: e.Offset}
-}
-
-func sectionFor(code string) string {
-	switch code {
-	case CodeChunkListUnterminated, CodeSegmentCountOverrun, CodeBadDiscriminator:
-		return "RFC 8166 §4.3"
-	case CodeSegmentCap:
-		return "" // this program's limit, not the protocol's
-	case CodeUnknownVersion, CodeUnknownProc, CodeDeprecatedProc, CodeUnexpectedPayload, CodeTruncated, CodeMissingRPC:
-		return "RFC 8166 §4.2"
-	case CodeUnknownError:
-		return "RFC 8166 §5"
-	case CodeXIDMismatch:
-		return "RFC 8166 §4.2.1"
-	case CodeRPCTruncated, CodeRPCBadVersion, CodeRPCBadMsgType:
-		return "RFC 5531 §9"
-	case CodeNFSTruncated, CodeNFSOpsUndecoded, CodeNFSTooManyOps:
-		return "RFC 8881 §16.2"
-	}
-	return ""
 }
 
 // note is a non-fatal condition recorded during decoding without

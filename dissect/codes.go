@@ -1,0 +1,79 @@
+package dissect
+
+import "github.com/cmpd-dissect/cmpd-dissect/finding"
+
+// Finding codes raised by dissect: frames, capture records, and the
+// reassembly of RC Sends and iWARP streams. They are stable: expectation
+// files and users key on them. Catalog says what each means.
+const (
+	CodeMalformed       = "dissect.malformed"
+	CodeTruncated       = "dissect.truncated"
+	CodeUnknownLinkType = "dissect.unknown-link-type"
+	CodeRecordDamaged   = "source.record-damaged"
+
+	CodeSendLimit      = "ib.send-limit"
+	CodeSendGap        = "ib.send-gap"
+	CodeSendIncomplete = "ib.send-incomplete"
+	CodeSendOrphan     = "ib.send-orphan"
+
+	CodeIWARPBufferLimit = "iwarp.buffer-limit"
+	CodeIWARPStreamLimit = "iwarp.stream-limit"
+	CodeIWARPGap         = "iwarp.stream-gap"
+	CodeIWARPResync      = "iwarp.resync"
+	CodeIWARPFramingLost = "iwarp.framing-lost"
+	CodeIWARPSendLimit   = "iwarp.send-limit"
+	CodeIWARPIncomplete  = "iwarp.incomplete"
+)
+
+// Sections of the reassembly findings; the limits are this program's, not
+// the protocol's, and have none.
+const (
+	sectionRC    = "IBTA Vol 1 §9.7" // reliable service: PSN order, retransmission
+	sectionIWARP = "RFC 5044 §4"     // FPDU framing
+)
+
+// Catalog describes every code this package raises.
+var Catalog = finding.Catalog{
+	{Code: CodeMalformed, Severity: finding.SeverityError,
+		Summary: "A layer could not be decoded; the layers before it are kept.",
+		Remedy:  "The message names the layer and the frame offset: look at the octets there (-V). If the port does not carry what its number suggests, do not decode it so (--roce-port)."},
+	{Code: CodeTruncated, Severity: finding.SeverityWarning,
+		Summary: "The capture's snap length cut the frame inside a layer.",
+		Remedy:  "Capture whole packets (tcpdump -s 0)."},
+	{Code: CodeUnknownLinkType, Severity: finding.SeverityWarning,
+		Summary: "A frame of a link type this program does not dissect (it dissects Ethernet 1, ERF 197 and InfiniBand 247).",
+		Remedy:  "Capture on an Ethernet interface (RoCE, iWARP) or with an InfiniBand link type."},
+	{Code: CodeRecordDamaged, Severity: finding.SeverityError,
+		Summary: "A capture file's record is damaged or the file ends inside it; the rest of that file is skipped.",
+		Remedy:  "The file was cut short (copied while being written, or the capture was killed): capture again, or repair the file."},
+	{Code: CodeSendLimit, Severity: finding.SeverityWarning,
+		Summary: "A multi-packet RC Send exceeded --max-send-bytes, or partial Sends were given up to stay within --max-send-buffer-bytes or the queue pairs followed: the Send is not decoded.",
+		Remedy:  "Raise --max-send-bytes or --max-send-buffer-bytes."},
+	{Code: CodeSendGap, Severity: finding.SeverityInfo, Section: sectionRC,
+		Summary: "A packet of a multi-packet Send came out of sequence (PSN ahead of the one expected); it is ignored, as the responder ignores it, until the requester retransmits.",
+		Remedy:  "If the network did not lose the packet, the capture did: check its drop count."},
+	{Code: CodeSendIncomplete, Severity: finding.SeverityWarning, Section: sectionRC,
+		Summary: "A new Send began on the queue pair, or the capture ended, before the last packet of a partial Send.",
+		Remedy:  "At the end of a capture it is expected; otherwise check the capture's drop count."},
+	{Code: CodeSendOrphan, Severity: finding.SeverityInfo, Section: sectionRC,
+		Summary: "A SEND_MIDDLE or SEND_LAST without its SEND_FIRST: the capture started inside the Send."},
+	{Code: CodeIWARPBufferLimit, Severity: finding.SeverityWarning,
+		Summary: "Buffered TCP data (an unfinished PDU, or data out of order) reached --max-tcp-stream-bytes or --max-tcp-total-bytes; the reassembler skipped the hole it was waiting for.",
+		Remedy:  "Raise --max-tcp-stream-bytes or --max-tcp-total-bytes."},
+	{Code: CodeIWARPStreamLimit, Severity: finding.SeverityWarning,
+		Summary: "More TCP streams than --max-tcp-streams; the least recently seen were flushed and forgotten.",
+		Remedy:  "Raise --max-tcp-streams."},
+	{Code: CodeIWARPGap, Severity: finding.SeverityWarning, Section: sectionIWARP,
+		Summary: "Octets of an iWARP stream were never captured; the decoder resynchronises on the next FPDU.",
+		Remedy:  "Check the capture's drop count; capture whole packets."},
+	{Code: CodeIWARPResync, Severity: finding.SeverityInfo, Section: sectionIWARP,
+		Summary: "FPDU framing was found (again) by its header and CRC or the next FPDU's header, after a gap or in a capture that starts mid-stream."},
+	{Code: CodeIWARPFramingLost, Severity: finding.SeverityError, Section: sectionIWARP,
+		Summary: "An FPDU header is not plausible (DDP or RDMAP version, reserved bits, opcode); the decoder resynchronises."},
+	{Code: CodeIWARPSendLimit, Severity: finding.SeverityWarning,
+		Summary: "A multi-FPDU Send exceeded --max-send-bytes, or more partial Sends were pending than allowed: the Send is not decoded.",
+		Remedy:  "Raise --max-send-bytes."},
+	{Code: CodeIWARPIncomplete, Severity: finding.SeverityWarning, Section: sectionIWARP,
+		Summary: "The stream ended inside an MPA frame or FPDU, or with a Send still missing pieces.",
+		Remedy:  "At the end of a capture it is expected; otherwise check the capture's drop count."},
+}
