@@ -35,7 +35,7 @@ KERNEL_CLIENT_PD := f6ab0e1801010303
 KERNEL_SERVER_PD := f6ab0e1801000303
 
 .DEFAULT_GOAL := build
-.PHONY: help help-check build install man test fmt-check vet unit fuzz bench bench-go demo testdata clean snapshot $(DEMO_STEPS)
+.PHONY: help help-check build install man test fmt-check vet unit fuzz bench bench-go demo testdata docs clean snapshot $(DEMO_STEPS)
 
 # Every target carries a "## what it does" comment on its rule line, here
 # and in mk/*.mk: "make help" prints them, "make help-check" (part of make
@@ -114,6 +114,12 @@ bench-go: ## every Go benchmark of PKGS, with allocations (go test -bench=. -ben
 
 testdata: ## regenerate the synthetic captures (go run ./internal/gen)
 	$(GO) run ./internal/gen
+
+# docs/findings.md is generated from the packages' codes.go (internal/catalog
+# tests that it is up to date), the man pages from the commands (make man).
+docs: man ## regenerate docs/findings.md from the findings catalogue, and the man pages
+	$(GO) run ./cmd/cmpd-dissect findings --markdown > docs/findings.md.tmp
+	mv docs/findings.md.tmp docs/findings.md
 
 clean: ## remove bin/
 	rm -rf bin

@@ -1,0 +1,102 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/cmpd-dissect/cmpd-dissect/finding"
+	"github.com/cmpd-dissect/cmpd-dissect/internal/catalog"
+	"github.com/cmpd-dissect/cmpd-dissect/view"
+)
+
+func TestFindingsCommand(t *testing.T) {
+	all := catalog.All()
+	var out, errOut bytes.Buffer
+	if code := run([]string{"findings", "--json"}, nil, &out, &errOut); code != exitOK {
+		t.Fatalf("findings --json: exit %d: %s", code, errOut.String())
+	}
+	var got []finding.Entry
+	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+		t.Fatalf("findings --json is not a JSON array of entries: %v", err)
+	}
+	if len(got) != len(all) {
+		t.Fatalf("findings --json lists %d codes, the catalogue has %d", len(got), len(all))
+	}
+	for i, e := range got {
+		if e != all[i] {
+			t.Errorf("entry %d: %+v, want %+v", i, e, all[i])
+		}
+	}
+
+	out.Reset()
+	if code := run([]string{"findings"}, nil, &out, &errOut); code != exitOK {
+		t.Fatalf("findings: exit %d: %s", code, errOut.String())
+	}
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	if len(lines) != len(all)+1 || !strings.HasPrefix(lines[0], "CODE") {
+		t.Fatalf("findings: %d lines, want a header and %d codes", len(lines), len(all))
+	}
+	for i, e := range all {
+		if f := strings.Fields(lines[i+1]); len(f) < 3 || f[0] != e.Code || f[1] != e.Severity.String() {
+			t.Errorf("findings line %d: %q, want %s %s …", i+2, lines[i+1], e.Code, e.Severity)
+		}
+	}
+
+	if code := run([]string{"findings", "--json", "--markdown"}, nil, &out, &errOut); code != exitUsage {
+		t.Errorf("findings --json --markdown: exit %d, want %d", code, exitUsage)
+	}
+}
+
+// TestExpectationExamples parses the expectation files users are shown
+// (check --help, docs/expectations.md) and the ones under testdata/expect,
+// and checks the codes they allow are catalogued.
+func TestExpectationExamples(t *testing.T) {
+	docs, err := os.ReadFile(filepath.Join("..", "..", "docs", "expectations.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := regexp.MustCompile("(?s)```yaml\n(.*?)```").FindAllSubmatch(docs, -1)
+	if len(blocks) == 0 {
+		t.Fatal("docs/expectations.md has no yaml example")
+	}
+	files := map[string][]byte{"check --help": []byte(strings.ReplaceAll(expectExample, "\n  ", "\n")[2:])}
+	for i, b := range blocks {
+		files["docs/expectations.md block "+string(rune('1'+i))] = b[1]
+	}
+	paths, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "expect", "*.yaml"))
+	if len(paths) == 0 {
+		t.Fatal("no expectation files under testdata/expect")
+	}
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[filepath.Base(p)] = data
+	}
+	known := map[string]bool{}
+	for _, e := range catalog.All() {
+		known[e.Code] = true
+	}
+	for name, data := range files {
+		e, err := view.ParseExpectations(data)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		codes := append([]string(nil), e.AllowedFindings...)
+		for _, c := range e.Connections {
+			codes = append(codes, c.AllowedFindings...)
+		}
+		for _, c := range codes {
+			if !known[c] {
+				t.Errorf("%s allows %s, which is not a finding code (cmpd-dissect findings)", name, c)
+			}
+		}
+	}
+}
