@@ -12,26 +12,26 @@ import (
 
 func init() { addCommand(newCheckCmd) }
 
-// expectExample is the expectation file "check --help" shows (a test parses
-// it).
-const expectExample = `  strict: true                # a connection that matches no entry is a difference
-  allowed_findings:           # codes allowed anywhere, also outside connections
-    - dissect.truncated
-  connections:
-    - match:                  # keys given must agree; keys left out match anything
-        transport: rocev2     # rocev2, rocev1, ib or iwarp
-        service: NFS/RDMA     # a service name, an rdma_cm port ("20049") or a service ID (0x…)
-        client: 192.0.2.1     # an address, or address:port
-        server: 192.0.2.2:20049
-      count: 2                # how many connections match (left out: any, at least one)
-      state: disconnected     # requested, replied, established, rejected,
-                              # disconnecting, disconnected, timed out
-      negotiated:             # RFC 8797 result; keys left out are not checked
-        client_to_server_inline: 4096
-        server_to_client_inline: 4096
-        remote_invalidation: false
-      allowed_findings:       # codes allowed on these connections
-        - conn.server-send-exceeds-client-receive
+// expectExample is the expectation file "check --help" shows, indented by
+// four spaces: a code block for the man pages' Markdown (a test parses it).
+const expectExample = `    strict: true                # a connection that matches no entry is a difference
+    allowed_findings:           # codes allowed anywhere, also outside connections
+      - dissect.truncated
+    connections:
+      - match:                  # keys given must agree; keys left out match anything
+          transport: rocev2     # rocev2, rocev1, ib or iwarp
+          service: NFS/RDMA     # a service name, an rdma_cm port ("20049") or a service ID (0x…)
+          client: 192.0.2.1     # an address, or address:port
+          server: 192.0.2.2:20049
+        count: 2                # how many connections match (left out: any, at least one)
+        state: disconnected     # requested, replied, established, rejected,
+                                # disconnecting, disconnected, timed out
+        negotiated:             # RFC 8797 result; keys left out are not checked
+          client_to_server_inline: 4096
+          server_to_client_inline: 4096
+          remote_invalidation: false
+        allowed_findings:       # codes allowed on these connections
+          - conn.server-send-exceeds-client-receive
 `
 
 func newCheckCmd() *cobra.Command {

@@ -9,9 +9,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cmpd-dissect/cmpd-dissect/expect"
 	"github.com/cmpd-dissect/cmpd-dissect/finding"
 	"github.com/cmpd-dissect/cmpd-dissect/internal/catalog"
-	"github.com/cmpd-dissect/cmpd-dissect/view"
+	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
 )
 
 func TestFindingsCommand(t *testing.T) {
@@ -56,7 +57,7 @@ func TestFindingsCommand(t *testing.T) {
 // (check --help, docs/expectations.md) and the ones under testdata/expect,
 // and checks the codes they allow are catalogued.
 func TestExpectationExamples(t *testing.T) {
-	docs, err := os.ReadFile(filepath.Join("..", "..", "docs", "expectations.md"))
+	docs, err := os.ReadFile(filepath.Join(testcap.Root(), "docs", "expectations.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,14 +65,11 @@ func TestExpectationExamples(t *testing.T) {
 	if len(blocks) == 0 {
 		t.Fatal("docs/expectations.md has no yaml example")
 	}
-	files := map[string][]byte{"check --help": []byte(strings.ReplaceAll(expectExample, "\n  ", "\n")[2:])}
+	files := map[string][]byte{"check --help": []byte(strings.ReplaceAll(expectExample, "\n    ", "\n")[4:])}
 	for i, b := range blocks {
 		files["docs/expectations.md block "+string(rune('1'+i))] = b[1]
 	}
-	paths, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "expect", "*.yaml"))
-	if len(paths) == 0 {
-		t.Fatal("no expectation files under testdata/expect")
-	}
+	paths := testcap.Glob(t, "expect/*.yaml")
 	for _, p := range paths {
 		data, err := os.ReadFile(p)
 		if err != nil {
@@ -84,7 +82,7 @@ func TestExpectationExamples(t *testing.T) {
 		known[e.Code] = true
 	}
 	for name, data := range files {
-		e, err := view.ParseExpectations(data)
+		e, err := expect.Parse(data)
 		if err != nil {
 			t.Errorf("%s: %v", name, err)
 			continue

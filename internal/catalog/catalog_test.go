@@ -18,14 +18,14 @@ import (
 	"github.com/cmpd-dissect/cmpd-dissect/conn"
 	"github.com/cmpd-dissect/cmpd-dissect/dissect"
 	"github.com/cmpd-dissect/cmpd-dissect/finding"
+	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
 	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
 	"github.com/cmpd-dissect/cmpd-dissect/source"
 )
 
-const (
-	module = "github.com/cmpd-dissect/cmpd-dissect"
-	root   = "../.."
-)
+const module = "github.com/cmpd-dissect/cmpd-dissect"
+
+var root = testcap.Root()
 
 var codePattern = regexp.MustCompile(`^[a-z][a-z0-9]*\.[a-z0-9]+(-[a-z0-9]+)*$`)
 
@@ -403,7 +403,7 @@ func TestCapturesRaiseCataloguedCodes(t *testing.T) {
 		cat[e.Code] = e
 	}
 	var files []string
-	err := filepath.WalkDir(filepath.Join(root, "testdata", "pcaps"), func(p string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(testcap.Path("pcaps"), func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
