@@ -8,6 +8,7 @@ import (
 
 	"github.com/cmpd-dissect/cmpd-dissect/conn"
 	"github.com/cmpd-dissect/cmpd-dissect/finding"
+	"github.com/cmpd-dissect/cmpd-dissect/layers/mpa"
 )
 
 // rejReason is what a REJ reason means and what usually causes it.
@@ -171,7 +172,7 @@ func (e *explainer) mpaReject() {
 	}
 	e.add(Item{Code: CodeReject, Severity: sev, Section: section, Frames: frames(reqFrame, c.RejectFrame),
 		Text: b.String(), Remedy: remedy, Finding: conn.CodeRejected, head: head})
-	e.cover("mpa.rejected")
+	e.cover(mpa.CodeRejected)
 }
 
 // noAnswer explains a setup that got no answer: the REQ's retries, MRAs.

@@ -132,6 +132,10 @@ func scanSources(t *testing.T) *scan {
 
 var codeConstName = regexp.MustCompile(`^[Cc]ode[A-Z0-9]`)
 
+// notFindings are the packages whose Code constants name something other
+// than findings: explain's name the statements of its report (Item.Code).
+var notFindings = map[string]bool{"explain": true}
+
 // collectDecls records sf's Code constants and its Catalog literal.
 func (s *scan) collectDecls(sf scannedFile) {
 	for _, decl := range sf.f.Decls {
@@ -148,7 +152,7 @@ func (s *scan) collectDecls(sf scannedFile) {
 				if gd.Tok == token.VAR && n.Name == "Catalog" && i < len(vs.Values) {
 					s.listed[sf.dir] = catalogIdents(vs.Values[i])
 				}
-				if gd.Tok != token.CONST || !codeConstName.MatchString(n.Name) || i >= len(vs.Values) {
+				if gd.Tok != token.CONST || notFindings[sf.dir] || !codeConstName.MatchString(n.Name) || i >= len(vs.Values) {
 					continue
 				}
 				if v, ok := stringLit(vs.Values[i]); ok && strings.Contains(v, ".") {
