@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/cmpd-dissect/cmpd-dissect/dissect"
+	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
 	"github.com/cmpd-dissect/cmpd-dissect/source"
 )
 
@@ -15,7 +16,7 @@ import (
 // findings counted beyond the listed ones). Only the tracker's own
 // allocations are counted, around each Record call.
 func TestRecordNoAllocs(t *testing.T) {
-	fs, err := source.OpenFiles([]string{"../testdata/pcaps/real/rxe-nfs42-rdma.pcap"}, nil)
+	fs, err := source.OpenFiles([]string{testcap.RXE}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/cmpd-dissect/cmpd-dissect/dissect"
 	"github.com/cmpd-dissect/cmpd-dissect/finding"
+	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
 	"github.com/cmpd-dissect/cmpd-dissect/layers/ibcm"
 	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
 	"github.com/cmpd-dissect/cmpd-dissect/source"
@@ -112,7 +113,7 @@ func checkKernelNegotiation(t *testing.T, c *Connection) {
 
 func TestRealRXE(t *testing.T) {
 	var cmOK bool
-	tr := trackFile(t, "../testdata/pcaps/real/rxe-nfs42-rdma.pcap", func(r *dissect.Record) {
+	tr := trackFile(t, testcap.RXE, func(r *dissect.Record) {
 		// The private-data offsets the tracker uses must point at the
 		// real bytes: the REQ's ULP data at frame offset 262.
 		for i, l := range r.Layers {
@@ -150,7 +151,7 @@ func TestRealRXE(t *testing.T) {
 }
 
 func TestRealSIW(t *testing.T) {
-	tr := trackFile(t, "../testdata/pcaps/real/siw-nfs42-rdma.pcap", nil)
+	tr := trackFile(t, testcap.SIW, nil)
 	cs := tr.Connections()
 	if len(cs) != 1 {
 		t.Fatalf("%d connections", len(cs))

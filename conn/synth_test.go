@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/cmpd-dissect/cmpd-dissect/finding"
+	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
 )
 
 // Each synthetic connection capture (internal/gen/conn.go, make testdata)
@@ -55,7 +56,7 @@ func TestSyntheticCaptures(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.file, func(t *testing.T) {
-			path := "../testdata/pcaps/synthetic/" + tc.file
+			path := testcap.Synthetic(tc.file)
 			if _, err := os.Stat(path); err != nil {
 				t.Fatalf("%v (make testdata writes it)", err)
 			}
@@ -92,7 +93,7 @@ func TestEncodings(t *testing.T) {
 		{"erf", "ib", "lid 0x0002 port 45046", "lid 0x0001 port 20049"},
 	} {
 		t.Run(tc.enc, func(t *testing.T) {
-			tr := trackFileConfig(t, "../testdata/pcaps/synthetic/synth-ibcm-"+tc.enc+"-cm-all.pcap", Config{})
+			tr := trackFileConfig(t, testcap.Synthetic("synth-ibcm-"+tc.enc+"-cm-all.pcap"), Config{})
 			cs := tr.Connections()
 			if len(cs) != 3 {
 				t.Fatalf("%d connections", len(cs))
@@ -114,7 +115,7 @@ func TestEncodings(t *testing.T) {
 // What the layers notice in a CM frame (here a bad ICRC on a repeated
 // REQ) is shown with the connection, at that step.
 func TestLayerFindingsAttached(t *testing.T) {
-	tr := trackFileConfig(t, "../testdata/pcaps/synthetic/synth-ibcm-rocev2-ipv4-bad-crc.pcap", Config{})
+	tr := trackFileConfig(t, testcap.Synthetic("synth-ibcm-rocev2-ipv4-bad-crc.pcap"), Config{})
 	c := only(t, tr)
 	if len(c.Steps()) != 2 || !c.Steps()[1].Retransmission || !c.hasFindingAt("ibcm.icrc-bad", 2) || c.hasFindingAt("ibcm.icrc-bad", 1) {
 		t.Errorf("steps %+v findings %v", c.Steps(), c.Findings())

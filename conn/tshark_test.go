@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
 )
 
 // tsharkFields runs tshark on a capture and returns the rows of the fields
@@ -45,7 +47,7 @@ func atoiT(t *testing.T, s string) int {
 // frames of every CM step, QPNs, comm IDs, service port, and the Sends and
 // Sends with Invalidate in each direction.
 func TestRXEAgainstTshark(t *testing.T) {
-	const path = "../testdata/pcaps/real/rxe-nfs42-rdma.pcap"
+	path := testcap.RXE
 	rows := tsharkFields(t, path, "infiniband.mad.attributeid", "frame.number", "infiniband.mad.attributeid",
 		"infiniband.cm.req.localqpn", "infiniband.cm.rep.localqpn", "infiniband.cm.req.serviceid.dport",
 		"infiniband.cm.rtu.localcommid", "infiniband.cm.rtu.remotecommid")
@@ -96,7 +98,7 @@ func TestRXEAgainstTshark(t *testing.T) {
 
 // The same for the siw capture: the MPA frames and the RDMAP Sends.
 func TestSIWAgainstTshark(t *testing.T) {
-	const path = "../testdata/pcaps/real/siw-nfs42-rdma.pcap"
+	path := testcap.SIW
 	mpaRows := tsharkFields(t, path, "iwarp_mpa.key.req or iwarp_mpa.key.rep", "frame.number", "tcp.srcport")
 	sends := tsharkFields(t, path, "iwarp_rdma.opcode >= 3 and iwarp_rdma.opcode <= 6 and iwarp_ddp.last_flag == 1",
 		"tcp.dstport", "iwarp_rdma.opcode")

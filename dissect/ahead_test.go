@@ -4,6 +4,7 @@ import (
 	"math/rand"
 	"testing"
 
+	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
 	"github.com/cmpd-dissect/cmpd-dissect/source"
 )
 
@@ -50,7 +51,7 @@ func TestAheadICRCSameRecords(t *testing.T) {
 // kind and offset are those of the packet it decoded, and for the octets
 // only when they end where the BTH does.
 func TestAheadICRCUsedOnlyWhereItFits(t *testing.T) {
-	frames := readFrames(t, realRXE)
+	frames := testcap.Frames(t, testcap.RXE)
 	hook := AheadICRC(Options{})
 	// A fresh Dissector for each look at a frame: one that saw the frame
 	// already would dissect it again differently (time delta, RPC calls).
@@ -110,7 +111,7 @@ func TestAheadICRCUsedOnlyWhereItFits(t *testing.T) {
 // FuzzAheadICRC: the hook takes any bytes without panicking, and what it
 // computed never changes a record.
 func FuzzAheadICRC(f *testing.F) {
-	frames := readFrames(f, realRXE)
+	frames := testcap.Frames(f, testcap.RXE)
 	for i := 0; i < len(frames); i += 5 {
 		f.Add(uint8(0), frames[i].Data)
 	}

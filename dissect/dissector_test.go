@@ -10,13 +10,9 @@ import (
 	"github.com/gopacket/gopacket"
 
 	"github.com/cmpd-dissect/cmpd-dissect/finding"
+	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
 	"github.com/cmpd-dissect/cmpd-dissect/layers/ibcm"
 	"github.com/cmpd-dissect/cmpd-dissect/source"
-)
-
-const (
-	realRXE = "../testdata/pcaps/real/rxe-nfs42-rdma.pcap"
-	realSIW = "../testdata/pcaps/real/siw-nfs42-rdma.pcap"
 )
 
 func layerNames(r *Record) string {
@@ -27,31 +23,13 @@ func layerNames(r *Record) string {
 	return strings.Join(s, ":")
 }
 
-// readFrames reads a capture into copied frames.
-func readFrames(t testing.TB, name string) []source.Frame {
-	t.Helper()
-	fs, err := source.OpenFiles([]string{name}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fs.Close()
-	var out []source.Frame
-	var f source.Frame
-	for fs.Next(&f) == nil {
-		c := f
-		c.Data = append([]byte(nil), f.Data...)
-		out = append(out, c)
-	}
-	return out
-}
-
 func TestRealCapturesTransport(t *testing.T) {
 	for _, tc := range []struct {
 		file, prefix string
 		l4off        int
 	}{
-		{realRXE, "frame:ethernet:ipv4:udp", 34},
-		{realSIW, "frame:ethernet:ipv4:tcp", 34},
+		{testcap.RXE, "frame:ethernet:ipv4:udp", 34},
+		{testcap.SIW, "frame:ethernet:ipv4:tcp", 34},
 	} {
 		d := New(Options{})
 		n := 0
@@ -85,7 +63,7 @@ func TestRealCapturesTransport(t *testing.T) {
 }
 
 func TestMalformedAndTruncated(t *testing.T) {
-	frames := readFrames(t, realRXE)
+	frames := testcap.Frames(t, testcap.RXE)
 	d := New(Options{})
 
 	// An IPv4 header length of 3 words: gopacket refuses it.
@@ -126,7 +104,7 @@ func TestMalformedAndTruncated(t *testing.T) {
 }
 
 func TestVLANAndIPv6(t *testing.T) {
-	frames := readFrames(t, realRXE)
+	frames := testcap.Frames(t, testcap.RXE)
 	// Insert an 802.1Q tag into an IPv4 frame.
 	f := frames[4]
 	tagged := append([]byte(nil), f.Data[:12]...)
@@ -162,8 +140,8 @@ func TestVLANAndIPv6(t *testing.T) {
 // TestNoAllocs: the decode path allocates nothing for a non-CM RoCE packet.
 // (TCP segments go through iWARP reassembly, which is not held to it.)
 func TestNoAllocs(t *testing.T) {
-	for _, file := range []string{realRXE} {
-		frames := readFrames(t, file)
+	for _, file := range []string{testcap.RXE} {
+		frames := testcap.Frames(t, file)
 		d := New(Options{})
 		for i := range frames {
 			d.Dissect(&frames[i])
@@ -191,8 +169,8 @@ func TestNoAllocs(t *testing.T) {
 }
 
 func BenchmarkDissect(b *testing.B) {
-	for _, file := range []string{realRXE, realSIW} {
-		frames := readFrames(b, file)
+	for _, file := range []string{testcap.RXE, testcap.SIW} {
+		frames := testcap.Frames(b, file)
 		b.Run(file[strings.LastIndex(file, "/")+1:], func(b *testing.B) {
 			d := New(Options{})
 			b.ReportAllocs()
@@ -209,12 +187,12 @@ func BenchmarkDissect(b *testing.B) {
 }
 
 func FuzzDissect(f *testing.F) {
-	for _, file := range []string{realRXE, realSIW} {
+	for _, file := range []string{testcap.RXE, testcap.SIW} {
 		raw, err := os.ReadFile(file)
 		if err != nil {
 			f.Fatal(err)
 		}
-		frames := readFrames(f, file)
+		frames := testcap.Frames(f, file)
 		for i := 0; i < len(frames); i += 7 {
 			f.Add(uint8(1), frames[i].Data)
 		}
@@ -271,7 +249,7 @@ func nativeIB(t testing.TB, roce []byte, erf bool) []byte {
 }
 
 func TestNativeIBAndERF(t *testing.T) {
-	frames := readFrames(t, realRXE)
+	frames := testcap.Frames(t, testcap.RXE)
 	d := New(Options{})
 	for _, erf := range []bool{false, true} {
 		for i, f := range frames[:12] {
@@ -312,7 +290,7 @@ func TestNativeIBAndERF(t *testing.T) {
 }
 
 func TestRoCEv2ICRCAndExtraPort(t *testing.T) {
-	frames := readFrames(t, realRXE)
+	frames := testcap.Frames(t, testcap.RXE)
 	d := New(Options{RoCEPorts: []uint16{9999}})
 	for _, f := range frames {
 		r := d.Dissect(&f)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/cmpd-dissect/cmpd-dissect/field"
+	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
 	"github.com/cmpd-dissect/cmpd-dissect/source"
 )
 
@@ -50,7 +51,7 @@ func dumpRecord(r *Record) string {
 func eachFrameDamaged(t *testing.T, rng *rand.Rand, copies int, fn func(name string, f *source.Frame)) (files, frames, damaged int) {
 	t.Helper()
 	var names []string
-	for _, g := range []string{"../testdata/pcaps/real/*.pcap*", "../testdata/pcaps/synthetic/*.pcap*"} {
+	for _, g := range []string{testcap.Path("pcaps/real/*.pcap*"), testcap.Path("pcaps/synthetic/*.pcap*")} {
 		m, _ := filepath.Glob(g)
 		names = append(names, m...)
 	}

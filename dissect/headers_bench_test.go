@@ -8,17 +8,18 @@ import (
 	"github.com/gopacket/gopacket/layers"
 
 	"github.com/cmpd-dissect/cmpd-dissect/field"
+	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
 	"github.com/cmpd-dissect/cmpd-dissect/source"
 )
 
 // headerBenchFrames are the first frames of CMPD_BENCH_PCAP (the bench
 // capture of make bench), or of the real rxe capture.
 func headerBenchFrames(b *testing.B) []source.Frame {
-	name := realRXE
+	name := testcap.RXE
 	if p := os.Getenv("CMPD_BENCH_PCAP"); p != "" {
 		name = p
 	}
-	frames := readFrames(b, name)
+	frames := testcap.Frames(b, name)
 	if len(frames) > 20000 {
 		frames = frames[:20000]
 	}

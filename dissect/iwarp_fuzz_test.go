@@ -11,6 +11,7 @@ import (
 	"github.com/gopacket/gopacket/pcapgo"
 
 	"github.com/cmpd-dissect/cmpd-dissect/field"
+	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
 )
 
 // FuzzIWARPStream feeds one TCP connection's client octets to the iWARP
@@ -23,10 +24,10 @@ import (
 // server echo), ctl[1] segment size, then the stream octets.
 func FuzzIWARPStream(f *testing.F) {
 	for _, name := range []string{"synth-iwarp-markers-crc.pcap", "synth-iwarp-rdmap-opcodes.pcap", "synth-iwarp-split-reorder-dup.pcap"} {
-		f.Add(append([]byte{0x0f, 100}, clientStream(f, synth(name))...))
-		f.Add(append([]byte{0x00, 37}, clientStream(f, synth(name))...))
+		f.Add(append([]byte{0x0f, 100}, clientStream(f, testcap.Synthetic(name))...))
+		f.Add(append([]byte{0x00, 37}, clientStream(f, testcap.Synthetic(name))...))
 	}
-	f.Add(append([]byte{0x01, 90}, clientStream(f, siwPcap)...))
+	f.Add(append([]byte{0x01, 90}, clientStream(f, testcap.SIW)...))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		if len(in) < 2 {
 			return

@@ -20,6 +20,7 @@ import (
 	"github.com/gopacket/gopacket/pcapgo"
 
 	"github.com/cmpd-dissect/cmpd-dissect/finding"
+	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
 	"github.com/cmpd-dissect/cmpd-dissect/layers/mpa"
 	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
 )
@@ -184,12 +185,8 @@ func runReader(t testing.TB, next func() ([]byte, gopacket.CaptureInfo, error), 
 	return run
 }
 
-const siwPcap = "../testdata/pcaps/real/siw-nfs42-rdma.pcap"
-
-func synth(name string) string { return filepath.Join("..", "testdata", "pcaps", "synthetic", name) }
-
 func TestIWARPRealSiw(t *testing.T) {
-	run := runIWARP(t, siwPcap, IWARPConfig{})
+	run := runIWARP(t, testcap.SIW, IWARPConfig{})
 	// The MPA Request in frame 4 and the Reply in frame 6.
 	for _, tc := range []struct {
 		frame    int
@@ -437,7 +434,7 @@ func TestIWARPSynthetic(t *testing.T) {
 		}},
 	} {
 		t.Run(name, func(t *testing.T) {
-			run := runIWARP(t, synth(name), IWARPConfig{})
+			run := runIWARP(t, testcap.Synthetic(name), IWARPConfig{})
 			fr, fp, _ := run.all()
 			if len(fr) != w.frames || len(fp) != w.fpdus || len(run.sends) != w.sends {
 				t.Fatalf("%d frames, %d FPDUs, %d Sends; want %d, %d, %d (findings %v)", len(fr), len(fp), len(run.sends),
@@ -559,7 +556,7 @@ func TestIWARPIdleFlush(t *testing.T) {
 // TestIWARPHalfOpenCapture runs the committed half-open capture with
 // small caps.
 func TestIWARPHalfOpenCapture(t *testing.T) {
-	run := runIWARP(t, synth("synth-iwarp-half-open.pcap"), IWARPConfig{MaxStreams: 64, MaxPagesTotal: 32})
+	run := runIWARP(t, testcap.Synthetic("synth-iwarp-half-open.pcap"), IWARPConfig{MaxStreams: 64, MaxPagesTotal: 32})
 	st := run.w.Stats()
 	if st.PeakStreams > 64 || st.PeakPages > 33 || st.Streams != 0 {
 		t.Fatalf("%+v", st)
@@ -623,7 +620,7 @@ func TestIWARPNotIWARP(t *testing.T) {
 }
 
 func BenchmarkIWARPSiw(b *testing.B) {
-	data, err := os.ReadFile(siwPcap)
+	data, err := os.ReadFile(testcap.SIW)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -724,9 +721,9 @@ func TestIWARPTshark(t *testing.T) {
 	// TCP segment (packet-iwarp-mpa.c, expected_ulpdu_length), and the
 	// last Send of the markers capture is three FPDUs in two segments.
 	beyondTshark := map[string]map[int]bool{"synth-iwarp-markers-crc.pcap": {23: true, 24: true}}
-	for _, path := range []string{siwPcap, synth("synth-iwarp-mpa-v1.pcap"), synth("synth-iwarp-mpa-v2-p2p-rtr.pcap"),
-		synth("synth-iwarp-crc-bad.pcap"), synth("synth-iwarp-rdmap-opcodes.pcap"), synth("synth-iwarp-markers-crc.pcap"),
-		synth("synth-iwarp-reject.pcap")} {
+	for _, path := range []string{testcap.SIW, testcap.Synthetic("synth-iwarp-mpa-v1.pcap"), testcap.Synthetic("synth-iwarp-mpa-v2-p2p-rtr.pcap"),
+		testcap.Synthetic("synth-iwarp-crc-bad.pcap"), testcap.Synthetic("synth-iwarp-rdmap-opcodes.pcap"), testcap.Synthetic("synth-iwarp-markers-crc.pcap"),
+		testcap.Synthetic("synth-iwarp-reject.pcap")} {
 		t.Run(filepath.Base(path), func(t *testing.T) {
 			extra := beyondTshark[filepath.Base(path)]
 			args := []string{"-r", path, "-T", "fields", "-E", "separator=/t", "-E", "occurrence=a", "-E", "aggregator=,", "-e", "frame.number"}
@@ -840,8 +837,8 @@ func BenchmarkIWARPSegment(b *testing.B) {
 func TestIWARPWithoutHandshake(t *testing.T) {
 	for _, name := range []string{"synth-iwarp-mpa-v1.pcap", "synth-iwarp-markers-crc.pcap", "synth-iwarp-rdmap-opcodes.pcap"} {
 		t.Run(name, func(t *testing.T) {
-			full := runIWARP(t, synth(name), IWARPConfig{})
-			fh, err := os.Open(synth(name))
+			full := runIWARP(t, testcap.Synthetic(name), IWARPConfig{})
+			fh, err := os.Open(testcap.Synthetic(name))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -875,7 +872,7 @@ func TestIWARPWithoutHandshake(t *testing.T) {
 // packet a second): data behind the hole is decoded once it waited
 // HoleTimeout, in the frame that comes then, not only at the end.
 func TestIWARPHoleTimeout(t *testing.T) {
-	fh, err := os.Open(synth("synth-iwarp-gap.pcap"))
+	fh, err := os.Open(testcap.Synthetic("synth-iwarp-gap.pcap"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/gopacket/gopacket/layers"
 
 	"github.com/cmpd-dissect/cmpd-dissect/field"
+	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
 	"github.com/cmpd-dissect/cmpd-dissect/layers/ibcm"
 	"github.com/cmpd-dissect/cmpd-dissect/layers/rpcrdma"
 )
@@ -31,7 +32,7 @@ type sendPacket struct {
 // sendPackets dissects the first max frames of file and keeps the RC Send
 // packets, as sendOn receives them.
 func sendPackets(t testing.TB, file string, max int) []sendPacket {
-	frames := readFrames(t, file)
+	frames := testcap.Frames(t, file)
 	if len(frames) > max {
 		frames = frames[:max]
 	}
@@ -85,7 +86,7 @@ func sendPackets(t testing.TB, file string, max int) []sendPacket {
 func BenchmarkSendPath(b *testing.B) {
 	file := os.Getenv("CMPD_BENCH_PCAP")
 	if file == "" {
-		file = realRXE
+		file = testcap.RXE
 	}
 	pkts := sendPackets(b, file, 8000)
 	if len(pkts) == 0 {

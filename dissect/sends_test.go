@@ -8,6 +8,7 @@ import (
 
 	"github.com/gopacket/gopacket"
 
+	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
 	"github.com/cmpd-dissect/cmpd-dissect/layers/ibcm"
 	"github.com/cmpd-dissect/cmpd-dissect/layers/ibcm/ibcmtest"
 	"github.com/cmpd-dissect/cmpd-dissect/layers/rpcrdma"
@@ -258,16 +259,16 @@ func TestDissectorMultiPacketSend(t *testing.T) {
 // Every RPC-over-RDMA Send of the real captures decodes through the
 // Dissector; replies are named from their calls.
 func TestDissectorRealSends(t *testing.T) {
-	for _, file := range []string{realRXE, realSIW} {
+	for _, file := range []string{testcap.RXE, testcap.SIW} {
 		d := New(Options{})
 		var hdrs, rpcs, nfs, replies int
-		for _, f := range readFrames(t, file) {
+		for _, f := range testcap.Frames(t, file) {
 			r := d.Dissect(&f)
 			for i, l := range r.Layers {
 				switch x := l.(type) {
 				case *rpcrdma.Header:
 					hdrs++
-					if file == realRXE && r.Offsets[i] != 54 && r.Offsets[i] != 58 {
+					if file == testcap.RXE && r.Offsets[i] != 54 && r.Offsets[i] != 58 {
 						t.Errorf("%s frame %d: rpcrdma at frame offset %d", file, r.Frame, r.Offsets[i])
 					}
 				case *rpcrdma.RPC:
@@ -408,7 +409,7 @@ func TestDecodeSendMatchesGSSReply(t *testing.T) {
 func roceSendPayloads(t testing.TB) [][]byte {
 	var out [][]byte
 	d := New(Options{})
-	for _, f := range readFrames(t, realRXE) {
+	for _, f := range testcap.Frames(t, testcap.RXE) {
 		r := d.Dissect(&f)
 		if h, ok := r.Layer("rpcrdma").(*rpcrdma.Header); ok {
 			out = append(out, append([]byte(nil), h.Contents[:len(h.Contents)+len(h.Payload)]...))

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/cmpd-dissect/cmpd-dissect/field"
+	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
 )
 
 // tsFields records values formatted as tshark -T fields prints them.
@@ -64,7 +65,7 @@ func TestRealCapturesMatchTshark(t *testing.T) {
 	rpc := []string{"rpc.xid", "rpc.msgtyp", "rpc.program", "rpc.programversion", "rpc.procedure", "rpc.auth.flavor",
 		"rpc.auth.uid", "rpc.replystat", "rpc.state_accept", "nfs.procedure_v3", "nfs.status3", "nfs.procedure_v4",
 		"nfs.minorversion", "nfs.ops.count", "nfs.opcode", "nfs.nfsstat4"}
-	files, _ := filepath.Glob("../testdata/pcaps/real/*.pcap")
+	files := testcap.Glob(t, "pcaps/real/*.pcap")
 	total, values := 0, 0
 	for _, file := range files {
 		args := []string{"-r", file, "-Y", "rpcordma", "-T", "fields", "-e", "frame.number"}
@@ -93,7 +94,7 @@ func TestRealCapturesMatchTshark(t *testing.T) {
 		}
 		d := New(Options{})
 		got := 0
-		for _, f := range readFrames(t, file) {
+		for _, f := range testcap.Frames(t, file) {
 			r := d.Dissect(&f)
 			c := tsFields{}
 			for _, l := range r.Layers {

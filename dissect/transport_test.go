@@ -5,7 +5,6 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/netip"
-	"path/filepath"
 	"reflect"
 	"testing"
 	"time"
@@ -13,6 +12,7 @@ import (
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 
+	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
 	"github.com/cmpd-dissect/cmpd-dissect/source"
 )
 
@@ -247,13 +247,13 @@ func checkEthernet(t *testing.T, got *Ethernet, want *layers.Ethernet, data []by
 // every Ethernet frame of the test captures, on 802.3 lengths around the
 // frame's, on short frames and on random frames.
 func TestEthernetDecode(t *testing.T) {
-	files, _ := filepath.Glob("../testdata/pcaps/real/*.pcap")
-	synth, _ := filepath.Glob("../testdata/pcaps/synthetic/*.pcap")
+	files := testcap.Glob(t, "pcaps/real/*.pcap")
+	synth := testcap.Glob(t, "pcaps/synthetic/*.pcap")
 	got, want := &Ethernet{}, &layers.Ethernet{}
 	rng := rand.New(rand.NewPCG(5, 6))
 	n := 0
 	for _, file := range append(files, synth...) {
-		for _, f := range readFrames(t, file) {
+		for _, f := range testcap.Frames(t, file) {
 			if f.LinkType != source.LinkTypeEthernet {
 				continue
 			}
@@ -328,11 +328,11 @@ func TestVLANDecode(t *testing.T) {
 // the bytes from each header of layer type lt on (found by gopacket's own
 // decoding).
 func captureHeaders(t *testing.T, lt gopacket.LayerType) [][]byte {
-	files, _ := filepath.Glob("../testdata/pcaps/real/*.pcap")
-	synth, _ := filepath.Glob("../testdata/pcaps/synthetic/*.pcap")
+	files := testcap.Glob(t, "pcaps/real/*.pcap")
+	synth := testcap.Glob(t, "pcaps/synthetic/*.pcap")
 	var out [][]byte
 	for _, file := range append(files, synth...) {
-		for _, f := range readFrames(t, file) {
+		for _, f := range testcap.Frames(t, file) {
 			if f.LinkType != source.LinkTypeEthernet {
 				continue
 			}
@@ -412,11 +412,11 @@ func TestIPv6Decode(t *testing.T) {
 // IPv4 and IPv6 decoding is gopacket's (fields, slices, errors, truncation,
 // next layer), also when a layer is reused after decoding other bytes.
 func FuzzTransportDecode(f *testing.F) {
-	for _, fr := range readFrames(f, realRXE)[:8] {
+	for _, fr := range testcap.Frames(f, testcap.RXE)[:8] {
 		f.Add(fr.Data)
 		f.Add(fr.Data[14:])
 	}
-	for _, fr := range readFrames(f, "../testdata/pcaps/real/live-rxe6-rfc8797.pcap")[:4] {
+	for _, fr := range testcap.Frames(f, testcap.Real("live-rxe6-rfc8797.pcap"))[:4] {
 		f.Add(fr.Data[14:])
 	}
 	ge, we := &Ethernet{}, &layers.Ethernet{}

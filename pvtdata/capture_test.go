@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/hex"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
 )
 
 // The kernel's real bytes (net/sunrpc/xprtrdma verbs.c and svc_rdma_transport.c,
@@ -19,44 +19,13 @@ var (
 	kernelServer = []byte{0xf6, 0xab, 0x0e, 0x18, 0x01, 0x00, 0x03, 0x03}
 )
 
-// readPcap returns the frames of a classic pcap file; the package has no
-// capture reader of its own (it imports nothing but field) and the test
-// needs only the bytes.
-func readPcap(t *testing.T, name string) [][]byte {
-	t.Helper()
-	d, err := os.ReadFile(filepath.Join("..", "testdata", "pcaps", "real", name))
-	if err != nil {
-		t.Fatalf("real capture: %v", err)
-	}
-	if len(d) < 24 {
-		t.Fatalf("%s: short file header", name)
-	}
-	var order binary.ByteOrder = binary.LittleEndian
-	switch binary.LittleEndian.Uint32(d) {
-	case 0xa1b2c3d4, 0xa1b23c4d:
-	default:
-		order = binary.BigEndian
-	}
-	var frames [][]byte
-	for off := 24; off+16 <= len(d); {
-		incl := int(order.Uint32(d[off+8:]))
-		off += 16
-		if off+incl > len(d) {
-			t.Fatalf("%s: record at %d runs past the end", name, off-16)
-		}
-		frames = append(frames, d[off:off+incl])
-		off += incl
-	}
-	return frames
-}
-
 // cmPrivateData returns the CM private data of the REQ and REP in the rxe
 // capture (RoCEv2/IPv4, untagged: MAD at frame offset 62; REQ private data
 // at CM offset 140, REP at 36, per ../shared/reference/wire-formats.md §3, §4).
 func cmPrivateData(t *testing.T) (req, rep []byte) {
 	t.Helper()
 	const mad = 62
-	for _, f := range readPcap(t, "rxe-nfs42-rdma.pcap") {
+	for _, f := range testcap.Data(t, testcap.RXE) {
 		if len(f) < mad+256 || f[23] != 17 || binary.BigEndian.Uint16(f[36:]) != 4791 || f[42] != 0x64 {
 			continue
 		}
@@ -77,7 +46,7 @@ func cmPrivateData(t *testing.T) (req, rep []byte) {
 // the siw capture (found by their keys; PD_Length at key+18).
 func mpaPrivateData(t *testing.T) (req, rep []byte) {
 	t.Helper()
-	for _, f := range readPcap(t, "siw-nfs42-rdma.pcap") {
+	for _, f := range testcap.Data(t, testcap.SIW) {
 		for key, dst := range map[string]*[]byte{"MPA ID Req Frame": &req, "MPA ID Rep Frame": &rep} {
 			i := bytes.Index(f, []byte(key))
 			if i < 0 || i+20 > len(f) {
@@ -171,7 +140,7 @@ func TestCapturesAgainstTshark(t *testing.T) {
 		t.Skip("tshark not installed: skipping the comparison with Wireshark (.ci/run installs it)")
 	}
 	tshark := func(file string, fields ...string) []string {
-		args := []string{"-r", filepath.Join("..", "testdata", "pcaps", "real", file), "-T", "fields"}
+		args := []string{"-r", testcap.Real(file), "-T", "fields"}
 		for _, f := range fields {
 			args = append(args, "-e", f)
 		}

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
 	"github.com/cmpd-dissect/cmpd-dissect/source"
 )
 
@@ -12,7 +13,7 @@ import (
 // real captures) to the connection extractor: it must never panic, and
 // every connection it reports must be internally consistent.
 func FuzzExtractorFrame(f *testing.F) {
-	caps, _ := filepath.Glob("../testdata/pcaps/real/*.pcap")
+	caps := testcap.Glob(f, "pcaps/real/*.pcap")
 	for _, c := range caps {
 		fs, err := source.OpenFiles([]string{c}, nil)
 		if err != nil {
@@ -43,7 +44,7 @@ func FuzzExtractorFrame(f *testing.F) {
 // TestConnectionsDamagedFile: a truncated capture yields what its good
 // frames held, and a missing file is an error.
 func TestConnectionsDamagedFile(t *testing.T) {
-	b, err := os.ReadFile("../testdata/pcaps/real/live-rxe4-rfc8797.pcap")
+	b, err := os.ReadFile(testcap.Real("live-rxe4-rfc8797.pcap"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +63,7 @@ func TestConnectionsDamagedFile(t *testing.T) {
 	if _, err := Connections(filepath.Join(t.TempDir(), "missing.pcap")); err == nil {
 		t.Error("no error for a missing file")
 	}
-	if _, err := FromCapture("../testdata/pcaps/real/live-rxe4-rfc8797.pcap", 2); err == nil {
+	if _, err := FromCapture(testcap.Real("live-rxe4-rfc8797.pcap"), 2); err == nil {
 		t.Error("no error for connection 2 of a one-connection capture")
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/hex"
 	"testing"
+
+	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
 )
 
 func mustHex(t *testing.T, s string) []byte {
@@ -29,7 +31,7 @@ func TestConnectionsRealKernelCaptures(t *testing.T) {
 		{"siw-nfs42-rdma.pcap", "iwarp", 8, 8},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
-			conns, err := Connections("../testdata/pcaps/real/" + tc.file)
+			conns, err := Connections(testcap.Real(tc.file))
 			if err != nil {
 				t.Fatal(err)
 			}

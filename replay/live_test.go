@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
 )
 
 // liveDir is where the live-traces captures and the replay engine's
@@ -18,7 +20,7 @@ func liveDir() string {
 	if d := os.Getenv("CMPD_LIVE_DIR"); d != "" {
 		return d
 	}
-	return "../testdata/pcaps/real"
+	return testcap.Path("pcaps/real")
 }
 
 func readReports(t *testing.T, path string) []Report {
@@ -117,7 +119,7 @@ func TestLiveRedriveMatchesSource(t *testing.T) {
 	if len(redrives) == 0 {
 		t.Skipf("no live-*-redrive.pcap in %s (make live-traces makes them)", dir)
 	}
-	src, err := FromCapture("../testdata/pcaps/real/rxe-nfs42-rdma.pcap", 1)
+	src, err := FromCapture(testcap.RXE, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
 )
 
 // tsharkPrivateData runs tshark once on path and returns the private data
@@ -57,7 +59,7 @@ func TestConnectionsAgreeWithTshark(t *testing.T) {
 	if _, err := exec.LookPath("tshark"); err != nil {
 		t.Skip("tshark not installed: apt-get install tshark to compare with Wireshark")
 	}
-	caps, _ := filepath.Glob("../testdata/pcaps/real/*.pcap")
+	caps := testcap.Glob(t, "pcaps/real/*.pcap")
 	for _, p := range caps {
 		t.Run(filepath.Base(p), func(t *testing.T) {
 			t.Parallel()

@@ -10,6 +10,7 @@ import (
 	"github.com/cmpd-dissect/cmpd-dissect/conn"
 	"github.com/cmpd-dissect/cmpd-dissect/dissect"
 	"github.com/cmpd-dissect/cmpd-dissect/expect"
+	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
 	"github.com/cmpd-dissect/cmpd-dissect/source"
 )
 
@@ -75,9 +76,9 @@ func captureFrames(t testing.TB, path string) [][]byte {
 // the real captures and the synthetic connection captures.
 func FuzzConnsPipeline(f *testing.F) {
 	for _, p := range []string{
-		"../testdata/pcaps/real/rxe-nfs42-rdma.pcap", "../testdata/pcaps/real/siw-nfs42-rdma.pcap",
-		"../testdata/pcaps/synthetic/synth-conn-rocev2-traffic.pcap", "../testdata/pcaps/synthetic/synth-conn-rocev2-oddities.pcap",
-		"../testdata/pcaps/synthetic/synth-conn-rocev2-pvtdata.pcap", "../testdata/pcaps/synthetic/synth-conn-iwarp-traffic.pcap",
+		testcap.RXE, testcap.SIW,
+		testcap.Synthetic("synth-conn-rocev2-traffic.pcap"), testcap.Synthetic("synth-conn-rocev2-oddities.pcap"),
+		testcap.Synthetic("synth-conn-rocev2-pvtdata.pcap"), testcap.Synthetic("synth-conn-iwarp-traffic.pcap"),
 	} {
 		if _, err := os.Stat(p); err == nil {
 			addFrameSeed(f, p, 12)

@@ -3,7 +3,6 @@ package view
 import (
 	"fmt"
 	"net/netip"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +12,7 @@ import (
 	"github.com/cmpd-dissect/cmpd-dissect/conn"
 	"github.com/cmpd-dissect/cmpd-dissect/dissect"
 	"github.com/cmpd-dissect/cmpd-dissect/finding"
+	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
 	"github.com/cmpd-dissect/cmpd-dissect/source"
 )
 
@@ -110,7 +110,7 @@ func refConnCells(c *conn.Connection) []string {
 // QPNs, private data not understood).
 func TestConnCells(t *testing.T) {
 	var cs []*conn.Connection
-	paths, _ := filepath.Glob("../testdata/pcaps/*/*.pcap")
+	paths := testcap.Glob(t, "pcaps/*/*.pcap")
 	for _, p := range paths {
 		d := dissect.New(dissect.Options{})
 		tr := conn.New(conn.Config{})

@@ -3,11 +3,11 @@ package view
 import (
 	"fmt"
 	"net/netip"
-	"path/filepath"
 	"testing"
 
 	"github.com/cmpd-dissect/cmpd-dissect/dissect"
 	"github.com/cmpd-dissect/cmpd-dissect/field"
+	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
 	"github.com/cmpd-dissect/cmpd-dissect/source"
 )
 
@@ -86,8 +86,8 @@ func checkGetters(r *dissect.Record, seen getterStats) error {
 // that gives field values directly (field.UintGetter: stats' breakdown), the
 // values are those VisitFields reports.
 func TestUintGetterAgrees(t *testing.T) {
-	files, _ := filepath.Glob("../testdata/pcaps/synthetic/*.pcap*")
-	real, _ := filepath.Glob("../testdata/pcaps/real/*.pcap*")
+	files := testcap.Glob(t, "pcaps/synthetic/*.pcap*")
+	real := testcap.Glob(t, "pcaps/real/*.pcap*")
 	files = append(files, real...)
 	seen := getterStats{}
 	for _, file := range files {
@@ -114,7 +114,7 @@ func TestUintGetterAgrees(t *testing.T) {
 // length, as FuzzConnsPipeline's), seeded with the real captures' first
 // frames.
 func FuzzUintGetterAgrees(f *testing.F) {
-	real, _ := filepath.Glob("../testdata/pcaps/real/*.pcap")
+	real := testcap.Glob(f, "pcaps/real/*.pcap")
 	for _, p := range real {
 		addFrameSeed(f, p, 16)
 	}

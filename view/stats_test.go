@@ -1,11 +1,11 @@
 package view
 
 import (
-	"path/filepath"
 	"testing"
 
 	"github.com/cmpd-dissect/cmpd-dissect/dissect"
 	"github.com/cmpd-dissect/cmpd-dissect/field"
+	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
 )
 
 // TestStatsBreakdownCounts: stats counts every breakdown value as a plain
@@ -13,7 +13,7 @@ import (
 // (oneCounter) or several (valueCounter), and for values below and above
 // denseValues (UDP ports).
 func TestStatsBreakdownCounts(t *testing.T) {
-	files, _ := filepath.Glob("../testdata/pcaps/synthetic/*.pcap")
+	files := testcap.Glob(t, "pcaps/synthetic/*.pcap")
 	files = append(files, realCaptures...)
 	sets := [][]string{
 		{"bth.opcode", "udp.dstport", "rpc.procedure", "cm.attribute_id"},                                      // one per protocol

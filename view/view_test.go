@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/netip"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -15,12 +14,13 @@ import (
 	"github.com/cmpd-dissect/cmpd-dissect/dfilter"
 	"github.com/cmpd-dissect/cmpd-dissect/dissect"
 	"github.com/cmpd-dissect/cmpd-dissect/field"
+	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
 	"github.com/cmpd-dissect/cmpd-dissect/source"
 )
 
 var realCaptures = []string{
-	"../testdata/pcaps/real/rxe-nfs42-rdma.pcap",
-	"../testdata/pcaps/real/siw-nfs42-rdma.pcap",
+	testcap.RXE,
+	testcap.SIW,
 }
 
 // eachRecord runs fn over every record of a capture.
@@ -78,7 +78,7 @@ func (r *recorder) End()                              {}
 // as a presence filter and is accepted by -e.
 func TestEveryFieldFilterAndFields(t *testing.T) {
 	tested := map[*field.Field]bool{}
-	synth, _ := filepath.Glob("../testdata/pcaps/synthetic/*.pcap")
+	synth := testcap.Glob(t, "pcaps/synthetic/*.pcap")
 	for _, file := range append(append([]string(nil), realCaptures...), synth...) {
 		eachRecord(t, file, func(r *dissect.Record) {
 			var rec recorder

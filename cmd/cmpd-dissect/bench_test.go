@@ -4,6 +4,8 @@ import (
 	"io"
 	"os"
 	"testing"
+
+	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
 )
 
 // Whole-command benchmarks on one capture, for profiling the commands make
@@ -17,7 +19,7 @@ func benchCapture(b *testing.B) string {
 	if p := os.Getenv("CMPD_BENCH_PCAP"); p != "" {
 		return p
 	}
-	const real = "../../testdata/pcaps/real/rxe-nfs42-rdma.pcap"
+	real := testcap.RXE
 	if _, err := os.Stat(real); err != nil {
 		b.Skipf("no capture: set CMPD_BENCH_PCAP (%v)", err)
 	}

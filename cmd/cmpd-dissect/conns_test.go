@@ -7,11 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-const (
-	rxeCapture = "../../testdata/pcaps/real/rxe-nfs42-rdma.pcap"
-	siwCapture = "../../testdata/pcaps/real/siw-nfs42-rdma.pcap"
+	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
 )
 
 // The done-when of issue 7: conns shows the kernel's exchange exactly on
@@ -22,8 +19,8 @@ func TestConnsRealCaptures(t *testing.T) {
 		ulpOffset                       float64
 		state                           string
 	}{
-		{rxeCapture, "rocev2", "192.0.2.2:45046", "192.0.2.1:20049", 36, "disconnected"},
-		{siwCapture, "iwarp", "198.51.100.2:40313", "198.51.100.1:20049", 4, "disconnected"},
+		{testcap.RXE, "rocev2", "192.0.2.2:45046", "192.0.2.1:20049", 36, "disconnected"},
+		{testcap.SIW, "iwarp", "198.51.100.2:40313", "198.51.100.1:20049", 4, "disconnected"},
 	} {
 		t.Run(tc.transport, func(t *testing.T) {
 			code, out, stderr := runCmd(t, "conns", "--json", tc.file)
@@ -101,10 +98,10 @@ func TestConnsRealCaptures(t *testing.T) {
 }
 
 func TestConnsUsage(t *testing.T) {
-	if code, _, _ := runCmd(t, "conns", "--json", "-V", rxeCapture); code != exitUsage {
+	if code, _, _ := runCmd(t, "conns", "--json", "-V", testcap.RXE); code != exitUsage {
 		t.Errorf("--json -V: exit %d", code)
 	}
-	if code, _, _ := runCmd(t, "conns", "--mode", "psychic", rxeCapture); code != exitUsage {
+	if code, _, _ := runCmd(t, "conns", "--mode", "psychic", testcap.RXE); code != exitUsage {
 		t.Errorf("bad mode: exit %d", code)
 	}
 	if code, _, stderr := runCmd(t, "conns", "/nonexistent.pcap"); code != exitUsage || stderr == "" {
@@ -119,8 +116,8 @@ func TestConnsUsage(t *testing.T) {
 
 func TestCheckRealCaptures(t *testing.T) {
 	for _, tc := range []struct{ capture, expect string }{
-		{rxeCapture, "../../testdata/expect/rxe-nfs42-rdma.yaml"},
-		{siwCapture, "../../testdata/expect/siw-nfs42-rdma.yaml"},
+		{testcap.RXE, testcap.Path("expect/rxe-nfs42-rdma.yaml")},
+		{testcap.SIW, testcap.Path("expect/siw-nfs42-rdma.yaml")},
 	} {
 		code, out, stderr := runCmd(t, "check", "--expect", tc.expect, tc.capture)
 		if code != exitOK || !strings.HasPrefix(out, "PASS: 1 connections, 0 differences") {
@@ -133,7 +130,7 @@ func TestCheckRealCaptures(t *testing.T) {
 // R=1 and an 8 KiB Send Size (which also breaks the REP's ICRC).
 func doctor(t *testing.T) string {
 	t.Helper()
-	data, err := os.ReadFile(rxeCapture)
+	data, err := os.ReadFile(testcap.RXE)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +147,7 @@ func doctor(t *testing.T) string {
 
 func TestCheckDoctored(t *testing.T) {
 	path := doctor(t)
-	code, out, _ := runCmd(t, "check", "--expect", "../../testdata/expect/rxe-nfs42-rdma.yaml", path)
+	code, out, _ := runCmd(t, "check", "--expect", testcap.Path("expect/rxe-nfs42-rdma.yaml"), path)
 	if code != exitFindings {
 		t.Errorf("exit %d, want %d", code, exitFindings)
 	}
@@ -166,7 +163,7 @@ func TestCheckDoctored(t *testing.T) {
 			t.Errorf("no %q in\n%s", want, out)
 		}
 	}
-	code, out, _ = runCmd(t, "check", "--format", "json", "--expect", "../../testdata/expect/rxe-nfs42-rdma.yaml", path)
+	code, out, _ = runCmd(t, "check", "--format", "json", "--expect", testcap.Path("expect/rxe-nfs42-rdma.yaml"), path)
 	var res struct {
 		Pass        bool
 		Differences []map[string]any
@@ -174,7 +171,7 @@ func TestCheckDoctored(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &res); err != nil || code != exitFindings || res.Pass || len(res.Differences) != 3 {
 		t.Errorf("json: exit %d err %v %+v", code, err, res)
 	}
-	code, out, _ = runCmd(t, "check", "--format", "junit", "--expect", "../../testdata/expect/rxe-nfs42-rdma.yaml", path)
+	code, out, _ = runCmd(t, "check", "--format", "junit", "--expect", testcap.Path("expect/rxe-nfs42-rdma.yaml"), path)
 	if code != exitFindings || !strings.Contains(out, `<testsuite name="cmpd-dissect check `) || !strings.Contains(out, `failures="1"`) {
 		t.Errorf("junit: exit %d\n%s", code, out)
 	}
@@ -182,10 +179,10 @@ func TestCheckDoctored(t *testing.T) {
 
 func TestCheckWriteExpect(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "pin.yaml")
-	if code, _, stderr := runCmd(t, "check", "--write-expect", path, rxeCapture); code != exitOK {
+	if code, _, stderr := runCmd(t, "check", "--write-expect", path, testcap.RXE); code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	if code, out, _ := runCmd(t, "check", "--expect", path, rxeCapture); code != exitOK {
+	if code, out, _ := runCmd(t, "check", "--expect", path, testcap.RXE); code != exitOK {
 		t.Errorf("pinned capture fails: %s", out)
 	}
 	if code, _, _ := runCmd(t, "check", "--expect", path, doctor(t)); code != exitFindings {
@@ -197,11 +194,11 @@ func TestCheckUsage(t *testing.T) {
 	bad := filepath.Join(t.TempDir(), "bad.yaml")
 	os.WriteFile(bad, []byte("connections:\n  - stat: established\n"), 0o644)
 	for _, args := range [][]string{
-		{"check", "--format", "xml", rxeCapture},
-		{"check", "--expect", bad, rxeCapture},
-		{"check", "--expect", "/nonexistent.yaml", rxeCapture},
+		{"check", "--format", "xml", testcap.RXE},
+		{"check", "--expect", bad, testcap.RXE},
+		{"check", "--expect", "/nonexistent.yaml", testcap.RXE},
 		{"check", "/nonexistent.pcap"},
-		{"check", "--expect", bad, "--write-expect", bad, rxeCapture},
+		{"check", "--expect", bad, "--write-expect", bad, testcap.RXE},
 	} {
 		if code, _, stderr := runCmd(t, args...); code != exitUsage || stderr == "" {
 			t.Errorf("%v: exit %d, stderr %q", args, code, stderr)

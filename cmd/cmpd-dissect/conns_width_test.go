@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
 )
 
 // widest is the width of the widest line of s, in characters (every
@@ -38,7 +40,7 @@ func TestConnsFitsColumns(t *testing.T) {
 		}
 	}
 	t.Setenv("COLUMNS", "80")
-	real, _ := filepath.Glob("../../testdata/pcaps/real/*.pcap")
+	real := testcap.Glob(t, "pcaps/real/*.pcap")
 	code, out, stderr := runCmd(t, append([]string{"conns"}, real...)...)
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -76,7 +78,7 @@ func TestConnsDropOrder(t *testing.T) {
 		} else {
 			t.Setenv("COLUMNS", strconv.Itoa(tc.cols))
 		}
-		_, out, _ := runCmd(t, "conns", "../../testdata/pcaps/real/live-rxe6-reject.pcap")
+		_, out, _ := runCmd(t, "conns", testcap.Real("live-rxe6-reject.pcap"))
 		header := strings.Join(strings.Split(out, "\n")[1:3], "\n")
 		for _, s := range tc.has {
 			if !strings.Contains(header, s) {

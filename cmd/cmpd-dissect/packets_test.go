@@ -13,13 +13,12 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
 	"github.com/cmpd-dissect/cmpd-dissect/source"
 )
 
 var (
-	realRXE = filepath.Join("..", "..", "testdata", "pcaps", "real", "rxe-nfs42-rdma.pcap")
-	realSIW = filepath.Join("..", "..", "testdata", "pcaps", "real", "siw-nfs42-rdma.pcap")
-	synth   = filepath.Join("..", "..", "testdata", "pcaps", "synthetic")
+	synth = testcap.Path("pcaps", "synthetic")
 )
 
 // runPkt runs one command line in-process.
@@ -74,7 +73,7 @@ func variants(t *testing.T, path string) map[string]string {
 // captures lists what every view must read: both real captures, the
 // synthetic 247/ERF/RoCEv1/IPv6/VLAN ones, and pcapng and gzip variants.
 func captures(t *testing.T) []string {
-	files := []string{realRXE, realSIW}
+	files := []string{testcap.RXE, testcap.SIW}
 	for _, pat := range []string{"synth-ibcm-ib247-cm-all.pcap", "synth-ibcm-erf-cm-all.pcap", "synth-ibcm-ib247-grh-cm-all.pcap",
 		"synth-ibcm-rocev1-cm-all.pcap", "synth-ibcm-rocev2-ipv6-cm-all.pcap", "synth-ibcm-rocev2-vlan-cm-all.pcap",
 		"synth-ibcm-rocev2-ipv4-rc-data.pcap"} {
@@ -83,7 +82,7 @@ func captures(t *testing.T) []string {
 			files = append(files, p)
 		}
 	}
-	for _, v := range variants(t, realRXE) {
+	for _, v := range variants(t, testcap.RXE) {
 		files = append(files, v)
 	}
 	for _, v := range variants(t, filepath.Join(synth, "synth-ibcm-erf-cm-all.pcap")) {
@@ -162,24 +161,24 @@ func TestNativeIBContents(t *testing.T) {
 }
 
 func TestRealSummaryAndFilters(t *testing.T) {
-	code, out, _ := runPkt(t, nil, "-r", realRXE, "-Y", "cm")
+	code, out, _ := runPkt(t, nil, "-r", testcap.RXE, "-Y", "cm")
 	if code != 0 || strings.Count(out, "\n") != 5 || !strings.Contains(out, "CM REQ") || !strings.Contains(out, "192.0.2.2") {
 		t.Fatalf("-Y cm: %d\n%s", code, out)
 	}
-	code, out, _ = runPkt(t, nil, "-r", realRXE, "-T", "fields", "-E", "header=y", "-e", "frame.number", "-e", "pvtdata.send_size", "-e", "pvtdata.remote_invalidation",
+	code, out, _ = runPkt(t, nil, "-r", testcap.RXE, "-T", "fields", "-E", "header=y", "-e", "frame.number", "-e", "pvtdata.send_size", "-e", "pvtdata.remote_invalidation",
 		"-Y", "pvtdata.found == true")
 	if code != 0 || out != "frame.number\tpvtdata.send_size\tpvtdata.remote_invalidation\n1\t4096\t1\n2\t4096\t0\n" {
 		t.Fatalf("RFC 8797 fields: %d %q", code, out)
 	}
-	code, out, _ = runPkt(t, nil, "-r", realRXE, "-r", realSIW, "-T", "fields", "-e", "frame.number", "-Y", "frame.number == 110")
+	code, out, _ = runPkt(t, nil, "-r", testcap.RXE, "-r", testcap.SIW, "-T", "fields", "-e", "frame.number", "-Y", "frame.number == 110")
 	if code != 0 || out != "110\n" {
 		t.Fatalf("two files numbering: %q", out)
 	}
-	code, _, stderr := runPkt(t, nil, "-r", realRXE, "-Y", "bth.opcode == ")
+	code, _, stderr := runPkt(t, nil, "-r", testcap.RXE, "-Y", "bth.opcode == ")
 	if code != 2 || !strings.Contains(stderr, "at column 15") || !strings.Contains(stderr, "\n  bth.opcode == \n"+strings.Repeat(" ", 2+14)+"^") {
 		t.Fatalf("bad filter: exit %d, %q", code, stderr)
 	}
-	code, _, stderr = runPkt(t, nil, "-r", realRXE, "-T", "fields", "-e", "no.such")
+	code, _, stderr = runPkt(t, nil, "-r", testcap.RXE, "-T", "fields", "-e", "no.such")
 	if code != 2 || !strings.Contains(stderr, "no such field") {
 		t.Fatalf("bad -e: exit %d %q", code, stderr)
 	}
@@ -187,7 +186,7 @@ func TestRealSummaryAndFilters(t *testing.T) {
 	if code != 0 || !strings.HasPrefix(out, "P\tframe\t") || !strings.Contains(out, "F\tframe.number\tuint\t") {
 		t.Fatalf("fields: %q", out)
 	}
-	code, out, _ = runPkt(t, nil, "stats", "--json", realRXE)
+	code, out, _ = runPkt(t, nil, "stats", "--json", testcap.RXE)
 	var st struct {
 		Packets int                       `json:"packets"`
 		ByValue map[string]map[string]int `json:"by_value"`
@@ -199,7 +198,7 @@ func TestRealSummaryAndFilters(t *testing.T) {
 }
 
 func TestStdinDamagedAndWrite(t *testing.T) {
-	raw, err := os.ReadFile(realRXE)
+	raw, err := os.ReadFile(testcap.RXE)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,7 +233,7 @@ func TestStdinDamagedAndWrite(t *testing.T) {
 	}
 	// -w writes what passes -Y as pcapng, readable again.
 	w := filepath.Join(dir, "out.pcapng")
-	code, _, stderr = runPkt(t, nil, "-r", realRXE, "-Y", "cm", "-w", w)
+	code, _, stderr = runPkt(t, nil, "-r", testcap.RXE, "-Y", "cm", "-w", w)
 	if code != 0 {
 		t.Fatalf("-w: %d %s", code, stderr)
 	}
@@ -248,7 +247,7 @@ func TestStdinDamagedAndWrite(t *testing.T) {
 		t.Fatalf("-w round trip: %q", out)
 	}
 	// Usage errors.
-	for _, args := range [][]string{{}, {"-r", realRXE, "-T", "xml"}, {"-r", realRXE, "-e", "frame.number"}, {"-r", realRXE, "-f", "tcp"}, {"-r", realRXE, "--color", "sometimes"}} {
+	for _, args := range [][]string{{}, {"-r", testcap.RXE, "-T", "xml"}, {"-r", testcap.RXE, "-e", "frame.number"}, {"-r", testcap.RXE, "-f", "tcp"}, {"-r", testcap.RXE, "--color", "sometimes"}} {
 		if code, _, _ := runPkt(t, nil, args...); code != 2 {
 			t.Errorf("%v: exit %d, want 2", args, code)
 		}
@@ -256,11 +255,11 @@ func TestStdinDamagedAndWrite(t *testing.T) {
 }
 
 func TestColor(t *testing.T) {
-	_, out, _ := runPkt(t, nil, "-r", realRXE, "--color=always", "-c", "3")
+	_, out, _ := runPkt(t, nil, "-r", testcap.RXE, "--color=always", "-c", "3")
 	if !strings.Contains(out, "\x1b[") {
 		t.Error("--color=always: no colour")
 	}
-	_, out, _ = runPkt(t, nil, "-r", realRXE, "-c", "3")
+	_, out, _ = runPkt(t, nil, "-r", testcap.RXE, "-c", "3")
 	if strings.Contains(out, "\x1b[") {
 		t.Error("colour on a pipe")
 	}

@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
 	"github.com/cmpd-dissect/cmpd-dissect/internal/torture"
 	"github.com/spf13/cobra"
 )
@@ -130,7 +131,7 @@ func FuzzPipeline(f *testing.F) {
 // MPA exchange, 2 LINKTYPE_INFINIBAND, 3 LINKTYPE_ERF.
 func FuzzPipelinePacket(f *testing.F) {
 	load := func(name string) *torture.Capture {
-		b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "pcaps", "real", name))
+		b, err := os.ReadFile(testcap.Real(name))
 		if err != nil {
 			f.Fatal(err)
 		}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
 	"github.com/cmpd-dissect/cmpd-dissect/replay"
 )
 
@@ -30,8 +31,8 @@ func TestReplayWithoutRDMACM(t *testing.T) {
 func TestReplayUsageErrors(t *testing.T) {
 	for _, args := range [][]string{
 		{"replay", "--list"},
-		{"replay", "--from", "../../testdata/pcaps/real/rxe-nfs42-rdma.pcap", "--conn", "2"},
-		{"replay", "--from", "../../testdata/pcaps/real/no-such.pcap", "--list"},
+		{"replay", "--from", testcap.RXE, "--conn", "2"},
+		{"replay", "--from", testcap.Real("no-such.pcap"), "--list"},
 	} {
 		if code, _, stderr := runCmd(t, args...); code != exitUsage || stderr == "" {
 			t.Errorf("%v: exit %d, stderr %q, want %d with a message", args, code, stderr, exitUsage)
@@ -54,7 +55,7 @@ func TestReplayUsageErrors(t *testing.T) {
 // real captures.
 func TestReplayListRealCaptures(t *testing.T) {
 	for _, f := range []string{"rxe-nfs42-rdma.pcap", "siw-nfs42-rdma.pcap"} {
-		code, stdout, stderr := runCmd(t, "replay", "--from", "../../testdata/pcaps/real/"+f, "--list")
+		code, stdout, stderr := runCmd(t, "replay", "--from", testcap.Real(f), "--list")
 		if code != exitOK {
 			t.Fatalf("%s: exit %d: %s", f, code, stderr)
 		}
@@ -72,14 +73,14 @@ func TestReplayListRealCaptures(t *testing.T) {
 // Every live capture passes cmpd-dissect check against its expectation
 // file, written from what was sent and what Linux is known to send.
 func TestLiveCapturesPassCheck(t *testing.T) {
-	caps, _ := filepath.Glob("../../testdata/pcaps/real/live-*.pcap")
+	caps := testcap.Glob(t, "pcaps/real/live-*.pcap")
 	if len(caps) == 0 {
 		t.Skip("no live captures (make live-traces)")
 	}
 	for _, c := range caps {
 		name := strings.TrimSuffix(filepath.Base(c), ".pcap")
 		t.Run(name, func(t *testing.T) {
-			code, stdout, stderr := runCmd(t, "check", "--expect", "../../testdata/expect/"+name+".yaml", c)
+			code, stdout, stderr := runCmd(t, "check", "--expect", testcap.Path("expect", name+".yaml"), c)
 			if code != exitOK {
 				t.Errorf("exit %d\n%s%s", code, stdout, stderr)
 			}
@@ -91,7 +92,7 @@ func TestLiveCapturesPassCheck(t *testing.T) {
 // tracker) agree with replay.Connections, an independent reader of CM
 // REQ/REP/REJ and MPA frames, on every real capture.
 func TestReplayFromAgreesWithIndependentReader(t *testing.T) {
-	caps, _ := filepath.Glob("../../testdata/pcaps/real/*.pcap")
+	caps := testcap.Glob(t, "pcaps/real/*.pcap")
 	if len(caps) < 2 {
 		t.Fatal("no real captures")
 	}

@@ -44,6 +44,7 @@ import (
 
 	"github.com/cmpd-dissect/cmpd-dissect/dissect"
 	"github.com/cmpd-dissect/cmpd-dissect/field"
+	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
 	"github.com/cmpd-dissect/cmpd-dissect/internal/torture"
 	"github.com/cmpd-dissect/cmpd-dissect/source"
 	"github.com/spf13/cobra"
@@ -474,7 +475,7 @@ func saveFailure(name string, data []byte) string {
 func captureFiles(t testing.TB) []string {
 	t.Helper()
 	var out []string
-	root := filepath.Join("..", "..", "testdata", "pcaps")
+	root := testcap.Path("pcaps")
 	filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return nil
@@ -496,10 +497,10 @@ func captureFiles(t testing.TB) []string {
 // before, kept as inputs).
 func regressionInputs() []string {
 	var out []string
-	ents, _ := os.ReadDir(filepath.Join("..", "..", "testdata", "torture"))
+	ents, _ := os.ReadDir(testcap.Path("torture"))
 	for _, e := range ents {
 		if !e.IsDir() && !strings.HasSuffix(e.Name(), ".md") {
-			out = append(out, filepath.Join("..", "..", "testdata", "torture", e.Name()))
+			out = append(out, testcap.Path("torture", e.Name()))
 		}
 	}
 	return out
@@ -887,7 +888,7 @@ func readFrames(path string) (frames [][]byte, errs []error, panicked any) {
 // loadRealCapture parses one of the committed real captures.
 func loadRealCapture(t testing.TB, name string) *torture.Capture {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "pcaps", "real", name))
+	b, err := os.ReadFile(testcap.Real(name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1229,8 +1230,8 @@ func TestLimits(t *testing.T) {
 	if root.Flags().Lookup("max-tcp-stream-bytes") == nil {
 		t.Skip("limit options not wired yet")
 	}
-	synth := func(name string) string { return filepath.Join("..", "..", "testdata", "pcaps", "synthetic", name) }
-	real := func(name string) string { return filepath.Join("..", "..", "testdata", "pcaps", "real", name) }
+	synth := func(name string) string { return testcap.Synthetic(name) }
+	real := func(name string) string { return testcap.Real(name) }
 	for _, tc := range []struct {
 		limit, file, option, value, code string
 	}{
@@ -1329,7 +1330,7 @@ func TestLimitConnections(t *testing.T) {
 	if conns == nil || conns.Flags().Lookup("max-connections") == nil {
 		t.Skip("conns --max-connections not built yet")
 	}
-	file := filepath.Join("..", "..", "testdata", "pcaps", "synthetic", "synth-conn-rocev2-many.pcap")
+	file := testcap.Synthetic("synth-conn-rocev2-many.pcap")
 	code, out, stderr := runView(t, []string{"conns", "--json", "--max-connections", "2", file})
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, trim(stderr))

@@ -4,6 +4,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
 )
 
 // TestTransportFieldsMatchTshark: the transport and frame fields of both
@@ -17,14 +19,14 @@ func TestTransportFieldsMatchTshark(t *testing.T) {
 		// ours and tshark's name for each column
 		fields [][2]string
 	}{
-		{realRXE, [][2]string{{"frame.number", "frame.number"}, {"frame.len", "frame.len"}, {"frame.cap_len", "frame.cap_len"},
+		{testcap.RXE, [][2]string{{"frame.number", "frame.number"}, {"frame.len", "frame.len"}, {"frame.cap_len", "frame.cap_len"},
 			{"frame.time_relative", "frame.time_relative"}, {"frame.time_delta", "frame.time_delta"}, {"frame.time_epoch", "frame.time_epoch"},
 			{"ethernet.src", "eth.src"}, {"ethernet.dst", "eth.dst"}, {"ethernet.type", "eth.type"},
 			{"ipv4.version", "ip.version"}, {"ipv4.hdr_len", "ip.hdr_len"}, {"ipv4.len", "ip.len"}, {"ipv4.id", "ip.id"},
 			{"ipv4.flags.df", "ip.flags.df"}, {"ipv4.ttl", "ip.ttl"}, {"ipv4.proto", "ip.proto"}, {"ipv4.checksum", "ip.checksum"},
 			{"ipv4.src", "ip.src"}, {"ipv4.dst", "ip.dst"}, {"ipv4.dsfield.dscp", "ip.dsfield.dscp"},
 			{"udp.srcport", "udp.srcport"}, {"udp.dstport", "udp.dstport"}, {"udp.length", "udp.length"}, {"udp.checksum", "udp.checksum"}}},
-		{realSIW, [][2]string{{"frame.number", "frame.number"}, {"ipv4.src", "ip.src"},
+		{testcap.SIW, [][2]string{{"frame.number", "frame.number"}, {"ipv4.src", "ip.src"},
 			{"tcp.srcport", "tcp.srcport"}, {"tcp.dstport", "tcp.dstport"}, {"tcp.seq_raw", "tcp.seq_raw"}, {"tcp.ack_raw", "tcp.ack_raw"},
 			{"tcp.hdr_len", "tcp.hdr_len"}, {"tcp.flags", "tcp.flags"}, {"tcp.flags.syn", "tcp.flags.syn"}, {"tcp.flags.ack", "tcp.flags.ack"},
 			{"tcp.flags.push", "tcp.flags.push"}, {"tcp.window_size_value", "tcp.window_size_value"}, {"tcp.checksum", "tcp.checksum"},

@@ -11,6 +11,7 @@ import (
 	"github.com/gopacket/gopacket/layers"
 	"github.com/gopacket/gopacket/pcapgo"
 
+	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
 	"github.com/cmpd-dissect/cmpd-dissect/layers/ibcm"
 	"github.com/cmpd-dissect/cmpd-dissect/layers/ibcm/ibcmtest"
 )
@@ -42,7 +43,7 @@ func readCapture(t *testing.T, path string) ([][]byte, int) {
 // cm-all files hold exactly what ibcmtest builds today (run `make testdata`
 // after changing a builder).
 func TestCommittedSyntheticCaptures(t *testing.T) {
-	files, _ := filepath.Glob("../../testdata/pcaps/synthetic/synth-ibcm-*.pcap")
+	files := testcap.Glob(t, "pcaps/synthetic/synth-ibcm-*.pcap")
 	if len(files) < 17 {
 		t.Fatalf("%d synthetic IB captures, want 17 (go run ./internal/gen -only synth-ibcm)", len(files))
 	}

@@ -2,7 +2,6 @@ package ibcm
 
 import (
 	"net/netip"
-	"path/filepath"
 	"testing"
 
 	"github.com/gopacket/gopacket"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/cmpd-dissect/cmpd-dissect/field"
 	"github.com/cmpd-dissect/cmpd-dissect/finding"
+	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
 )
 
 // sink is a field.Visitor that touches every value and checks Begin/End
@@ -59,8 +59,8 @@ var linkTypes = []layers.LinkType{layers.LinkTypeEthernet, LinkTypeInfiniBand, L
 // seedFrames adds the real capture's frames and every synthetic IB
 // capture's frames, each under its link type selector.
 func seedFrames(f *testing.F) {
-	files, _ := filepath.Glob("../../testdata/pcaps/synthetic/synth-ibcm-*.pcap")
-	files = append(files, rxeCapture)
+	files := testcap.Glob(f, "pcaps/synthetic/synth-ibcm-*.pcap")
+	files = append(files, testcap.RXE)
 	for _, file := range files {
 		frames, lt := readFrames(f, file)
 		sel := byte(0)
@@ -158,7 +158,7 @@ func exerciseStack(t *testing.T, s *Stack, lt gopacket.LayerType) {
 // ID and method, then serializes what decoded and decodes it again: the
 // fixed fields must survive the round trip.
 func FuzzCM(f *testing.F) {
-	frames, _ := readFrames(f, rxeCapture)
+	frames, _ := readFrames(f, testcap.RXE)
 	for _, fr := range frames {
 		p := gopacket.NewPacket(fr, layers.LinkTypeEthernet, gopacket.Default)
 		if m, ok := p.Layer(LayerTypeMAD).(*MAD); ok {

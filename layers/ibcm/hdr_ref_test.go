@@ -3,7 +3,6 @@ package ibcm
 import (
 	"encoding/binary"
 	"math/rand/v2"
-	"path/filepath"
 	"reflect"
 	"testing"
 
@@ -11,6 +10,7 @@ import (
 	"github.com/gopacket/gopacket/layers"
 
 	"github.com/cmpd-dissect/cmpd-dissect/finding"
+	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
 )
 
 // refBTHDecode is BTH.DecodeFromBytes as it was before it stored the fields
@@ -234,7 +234,7 @@ func TestBTHDecodeReference(t *testing.T) {
 		}
 		checkBTH(t, got, want, buf[:n:n+rng.IntN(len(buf)-n+1)])
 	}
-	frames, _ := readFrames(t, rxeCapture)
+	frames, _ := readFrames(t, testcap.RXE)
 	n := 0
 	for _, fr := range frames {
 		p := gopacket.NewPacket(fr, layers.LinkTypeEthernet, gopacket.Default)
@@ -244,7 +244,7 @@ func TestBTHDecodeReference(t *testing.T) {
 		}
 	}
 	if n < 100 {
-		t.Fatalf("only %d BTHs in %s", n, rxeCapture)
+		t.Fatalf("only %d BTHs in %s", n, testcap.RXE)
 	}
 }
 
@@ -323,7 +323,7 @@ func refLRHFindings(l *LRH, dst []finding.Finding) []finding.Finding {
 // first and second octet, PktLen values around the packet's and shorter
 // captures, and random packets decode as the reference decoder does.
 func TestLRHDecodeReference(t *testing.T) {
-	files, _ := filepath.Glob("../../testdata/pcaps/synthetic/synth-ibcm-*.pcap")
+	files := testcap.Glob(t, "pcaps/synthetic/synth-ibcm-*.pcap")
 	got, want := &LRH{}, &LRH{}
 	n := 0
 	for _, file := range files {

@@ -3,9 +3,9 @@ package ibcm
 import (
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"testing"
 
+	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
 	"github.com/gopacket/gopacket/pcapgo"
 )
 
@@ -13,8 +13,8 @@ import (
 // every RoCEv2 packet of the real and synthetic captures, and on damaged
 // ones, without allocating.
 func TestICRCCheckerMatches(t *testing.T) {
-	files, _ := filepath.Glob("../../testdata/pcaps/synthetic/synth-ibcm-rocev2-*.pcap")
-	files = append(files, "../../testdata/pcaps/real/rxe-nfs42-rdma.pcap")
+	files := testcap.Glob(t, "pcaps/synthetic/synth-ibcm-rocev2-*.pcap")
+	files = append(files, testcap.RXE)
 	var c ICRCChecker
 	n := 0
 	for _, name := range files {
@@ -61,7 +61,7 @@ func TestICRCCheckerMatches(t *testing.T) {
 
 // FuzzICRCChecker: ICRCChecker and CheckRoCEv2ICRC agree on any bytes.
 func FuzzICRCChecker(f *testing.F) {
-	raw, err := os.ReadFile("../../testdata/pcaps/real/rxe-nfs42-rdma.pcap")
+	raw, err := os.ReadFile(testcap.RXE)
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -90,7 +90,7 @@ func BenchmarkCheckRoCEv2ICRC(b *testing.B) {
 }
 
 func benchICRC(b *testing.B, check func(pkt []byte)) {
-	f, err := os.Open("../../testdata/pcaps/real/rxe-nfs42-rdma.pcap")
+	f, err := os.Open(testcap.RXE)
 	if err != nil {
 		b.Fatal(err)
 	}

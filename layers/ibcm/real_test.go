@@ -2,39 +2,28 @@ package ibcm
 
 import (
 	"bytes"
-	"os"
 	"testing"
 
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
-	"github.com/gopacket/gopacket/pcapgo"
 
+	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
 	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
 )
 
-const rxeCapture = "../../testdata/pcaps/real/rxe-nfs42-rdma.pcap"
-
-// readFrames returns every frame of a classic pcap file and its link type.
+// readFrames returns the bytes of every frame of a capture and its link
+// type (every frame of a file has the file's).
 func readFrames(t testing.TB, path string) ([][]byte, layers.LinkType) {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatalf("open %s: %v", path, err)
+	frames := testcap.Frames(t, path)
+	if len(frames) == 0 {
+		t.Fatalf("%s: no frames", path)
 	}
-	defer f.Close()
-	r, err := pcapgo.NewReader(f)
-	if err != nil {
-		t.Fatalf("%s: %v", path, err)
+	data := make([][]byte, len(frames))
+	for i := range frames {
+		data[i] = frames[i].Data
 	}
-	var out [][]byte
-	for {
-		data, _, err := r.ReadPacketData()
-		if err != nil {
-			break
-		}
-		out = append(out, bytes.Clone(data))
-	}
-	return out, r.LinkType()
+	return data, layers.LinkType(frames[0].LinkType)
 }
 
 func decodePacket(data []byte, lt layers.LinkType) gopacket.Packet {
@@ -42,7 +31,7 @@ func decodePacket(data []byte, lt layers.LinkType) gopacket.Packet {
 }
 
 func TestRealRXECaptureDecodes(t *testing.T) {
-	frames, lt := readFrames(t, rxeCapture)
+	frames, lt := readFrames(t, testcap.RXE)
 	if len(frames) != 109 {
 		t.Fatalf("frames = %d, want 109", len(frames))
 	}

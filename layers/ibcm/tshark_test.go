@@ -13,6 +13,7 @@ import (
 	"github.com/gopacket/gopacket"
 
 	"github.com/cmpd-dissect/cmpd-dissect/field"
+	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
 )
 
 // collector is a field.Visitor that keeps every value as text, by field
@@ -206,11 +207,11 @@ func compareWithTshark(t *testing.T, path string) int {
 }
 
 func TestTsharkRealRXE(t *testing.T) {
-	n := compareWithTshark(t, rxeCapture)
+	n := compareWithTshark(t, testcap.RXE)
 	if n < 1000 {
 		t.Fatalf("only %d values compared", n)
 	}
-	t.Logf("%d field values equal to tshark's on %s", n, rxeCapture)
+	t.Logf("%d field values equal to tshark's on %s", n, testcap.RXE)
 }
 
 // TestTsharkPathWordDiffers documents the one place we deliberately differ
@@ -219,12 +220,12 @@ func TestTsharkPathWordDiffers(t *testing.T) {
 	if _, err := exec.LookPath("tshark"); err != nil {
 		t.Skip("tshark not installed: skipping the comparison with Wireshark")
 	}
-	out, err := exec.Command("tshark", "-r", rxeCapture, "-c", "1", "-T", "fields",
+	out, err := exec.Command("tshark", "-r", testcap.RXE, "-c", "1", "-T", "fields",
 		"-e", "infiniband.cm.req.prim_flowlabel", "-e", "infiniband.cm.req.prim_pktrate").Output()
 	if err != nil {
 		t.Fatal(err)
 	}
-	frames, lt := readFrames(t, rxeCapture)
+	frames, lt := readFrames(t, testcap.RXE)
 	c := gopacket.NewPacket(frames[0], lt, gopacket.Default).Layer(LayerTypeCM).(*CM)
 	// The word at REQ offset 88 is 0x59d1b000 on the wire: flow label
 	// 0x59d1b (bits 31:12), rate 0 (octet 91 bits 5:0).
@@ -239,7 +240,7 @@ func TestTsharkPathWordDiffers(t *testing.T) {
 // TestTsharkSynthetic compares our decode of every synthetic IB capture
 // with tshark's: the bytes our SerializeTo wrote read the same in Wireshark.
 func TestTsharkSynthetic(t *testing.T) {
-	files, err := filepath.Glob("../../testdata/pcaps/synthetic/synth-ibcm-*.pcap")
+	files, err := filepath.Glob(testcap.Path("pcaps/synthetic/synth-ibcm-*.pcap"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no synthetic IB captures (go run ./internal/gen): %v", err)
 	}

@@ -2,30 +2,22 @@ package rpcrdma
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
-	"io"
 	"net/netip"
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
-	"github.com/gopacket/gopacket/pcapgo"
 
 	"github.com/cmpd-dissect/cmpd-dissect/field"
+	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
 )
 
 // This file finds RPC-over-RDMA Send payloads in the real captures with a
 // minimal transport parse of its own (BTH on RoCEv2; MPA/DDP on iWARP), so
 // these tests do not depend on the transport layers being written in
 // parallel.
-
-const (
-	rxePcap = "../../testdata/pcaps/real/rxe-nfs42-rdma.pcap"
-	siwPcap = "../../testdata/pcaps/real/siw-nfs42-rdma.pcap"
-)
 
 // send is one single-packet Send found in a capture.
 type send struct {
@@ -34,36 +26,11 @@ type send struct {
 	inv     bool
 }
 
-func readFrames(t testing.TB, path string) [][]byte {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	r, err := pcapgo.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out [][]byte
-	for {
-		data, _, err := r.ReadPacketData()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, append([]byte(nil), data...))
-	}
-	return out
-}
-
 // roceSends returns the RPC-over-RDMA payloads of RC SEND_ONLY (0x04),
 // SEND_ONLY_IMM (0x05) and SEND_ONLY_INV (0x17) packets.
 func roceSends(t testing.TB) []send {
 	var out []send
-	for i, data := range readFrames(t, rxePcap) {
+	for i, data := range testcap.Data(t, testcap.RXE) {
 		p := gopacket.NewPacket(data, layers.LayerTypeEthernet, gopacket.NoCopy)
 		udp, ok := p.Layer(layers.LayerTypeUDP).(*layers.UDP)
 		if !ok || udp.DstPort != 4791 {
@@ -99,7 +66,7 @@ func iwarpSends(t testing.TB) []send {
 	var out []send
 	seen := map[string]bool{}
 	mpaDone := map[string]bool{}
-	for i, data := range readFrames(t, siwPcap) {
+	for i, data := range testcap.Data(t, testcap.SIW) {
 		p := gopacket.NewPacket(data, layers.LayerTypeEthernet, gopacket.NoCopy)
 		tcp, ok := p.Layer(layers.LayerTypeTCP).(*layers.TCP)
 		if !ok || len(tcp.Payload) == 0 {

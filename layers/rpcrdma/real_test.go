@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
 )
 
 // callMap is a test CallMatcher.
@@ -180,5 +182,5 @@ func compareWithTshark(t *testing.T, pcap string, sends []send) {
 	t.Logf("%s: %d messages, %d field values equal to tshark's", pcap, len(want), compared)
 }
 
-func TestRealRoCEMatchesTshark(t *testing.T)  { compareWithTshark(t, rxePcap, roceSends(t)) }
-func TestRealIWARPMatchesTshark(t *testing.T) { compareWithTshark(t, siwPcap, iwarpSends(t)) }
+func TestRealRoCEMatchesTshark(t *testing.T)  { compareWithTshark(t, testcap.RXE, roceSends(t)) }
+func TestRealIWARPMatchesTshark(t *testing.T) { compareWithTshark(t, testcap.SIW, iwarpSends(t)) }
