@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
 )
 
 // TestDocsInSync regenerates the man pages and completion scripts into a
@@ -19,8 +21,8 @@ func TestDocsInSync(t *testing.T) {
 		t.Fatalf("gen-docs: exit %d: %s", code, stderr.String())
 	}
 	for _, d := range []struct{ gen, committed string }{
-		{filepath.Join(tmp, "man"), filepath.Join("..", "..", manDir)},
-		{filepath.Join(tmp, "completions"), filepath.Join("..", "..", completionsDir)},
+		{filepath.Join(tmp, "man"), filepath.Join(testcap.Root(), manDir)},
+		{filepath.Join(tmp, "completions"), filepath.Join(testcap.Root(), completionsDir)},
 	} {
 		want := readDir(t, d.gen)
 		got := readDir(t, d.committed)
