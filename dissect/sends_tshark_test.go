@@ -1,55 +1,14 @@
 package dissect
 
 import (
-	"fmt"
-	"net/netip"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/cmpd-dissect/cmpd-dissect/field"
 	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
 )
-
-// tsFields records values formatted as tshark -T fields prints them.
-type tsFields map[string][]string
-
-func (c tsFields) Uint(f *field.Field, v uint64) {
-	if f.Kind == field.KindHex {
-		c[f.Name] = append(c[f.Name], fmt.Sprintf("0x%0*x", f.Bits/4, v))
-		return
-	}
-	c[f.Name] = append(c[f.Name], fmt.Sprint(v))
-}
-func (c tsFields) Int(f *field.Field, v int64)     { c[f.Name] = append(c[f.Name], fmt.Sprint(v)) }
-func (c tsFields) Bool(*field.Field, bool)         {}
-func (c tsFields) String(f *field.Field, v string) { c[f.Name] = append(c[f.Name], v) }
-func (c tsFields) Bytes(*field.Field, []byte)      {}
-func (c tsFields) Addr(*field.Field, netip.Addr)   {}
-func (c tsFields) Begin(*field.Field)              {}
-func (c tsFields) End()                            {}
-func (c tsFields) get(name string) string          { return strings.Join(c[name], ",") }
-
-// undouble undoes tshark's repetition of RPC/NFS fields when it decodes a
-// message k times (the Send, then again with RDMA-moved data placed).
-func undouble(v string, k int) string {
-	if k < 2 || v == "" {
-		return v
-	}
-	p := strings.Split(v, ",")
-	if len(p)%k != 0 {
-		return v
-	}
-	n := len(p) / k
-	for i := n; i < len(p); i++ {
-		if p[i] != p[i%n] {
-			return v
-		}
-	}
-	return strings.Join(p[:n], ",")
-}
 
 // Every RPC-over-RDMA message of every real capture (the kernel's NFSv3
 // and NFSv4.2 over rxe and siw, default and small inline thresholds, MPA
@@ -96,7 +55,7 @@ func TestRealCapturesMatchTshark(t *testing.T) {
 		got := 0
 		for _, f := range testcap.Frames(t, file) {
 			r := d.Dissect(&f)
-			c := tsFields{}
+			c := testcap.TsharkValues{}
 			for _, l := range r.Layers {
 				switch l.Proto().Name {
 				case "rpcrdma", "rpc", "nfs":
@@ -112,7 +71,7 @@ func TestRealCapturesMatchTshark(t *testing.T) {
 			}
 			got++
 			for i, name := range hdr {
-				if g := c.get("rpcrdma." + name); g != cols[i] {
+				if g := c.Get("rpcrdma." + name); g != cols[i] {
 					t.Errorf("%s frame %d: rpcrdma.%s = %q, tshark %q", file, r.Frame, name, g, cols[i])
 				}
 				values++
@@ -127,11 +86,11 @@ func TestRealCapturesMatchTshark(t *testing.T) {
 			for i, name := range rpc {
 				w := cols[len(hdr)+i]
 				if name == "rpc.programversion" {
-					w = undouble(w, 2*k)
+					w = testcap.Undouble(w, 2*k)
 				} else {
-					w = undouble(w, k)
+					w = testcap.Undouble(w, k)
 				}
-				if g := c.get(name); g != w {
+				if g := c.Get(name); g != w {
 					t.Errorf("%s frame %d: %s = %q, tshark %q", file, r.Frame, name, g, w)
 				}
 				values++

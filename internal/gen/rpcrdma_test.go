@@ -1,8 +1,6 @@
 package main
 
 import (
-	"fmt"
-	"net/netip"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -11,6 +9,7 @@ import (
 
 	"github.com/cmpd-dissect/cmpd-dissect/dissect"
 	"github.com/cmpd-dissect/cmpd-dissect/field"
+	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
 	"github.com/cmpd-dissect/cmpd-dissect/source"
 )
 
@@ -121,25 +120,6 @@ func summarize(r *dissect.Record) string {
 	return s
 }
 
-// tsharkCollect records field values formatted as tshark -T fields prints
-// them.
-type tsharkCollect map[string][]string
-
-func (c tsharkCollect) Uint(f *field.Field, v uint64) {
-	if f.Kind == field.KindHex {
-		c[f.Name] = append(c[f.Name], fmt.Sprintf("0x%0*x", f.Bits/4, v))
-		return
-	}
-	c[f.Name] = append(c[f.Name], fmt.Sprint(v))
-}
-func (c tsharkCollect) Int(f *field.Field, v int64)       { c[f.Name] = append(c[f.Name], fmt.Sprint(v)) }
-func (c tsharkCollect) Bool(f *field.Field, v bool)       {}
-func (c tsharkCollect) String(f *field.Field, v string)   { c[f.Name] = append(c[f.Name], v) }
-func (c tsharkCollect) Bytes(f *field.Field, v []byte)    {}
-func (c tsharkCollect) Addr(f *field.Field, v netip.Addr) {}
-func (c tsharkCollect) Begin(f *field.Field)              {}
-func (c tsharkCollect) End()                              {}
-
 // The version 1 synthetic captures decode as tshark decodes them
 // (rpcordma.* for every message; the RPC call and NFS operations where
 // tshark shows them: it holds back calls with read chunks, waiting for the
@@ -191,7 +171,7 @@ func TestSyntheticRPCRDMAMatchesTshark(t *testing.T) {
 		for fs.Next(&f) == nil {
 			r := d.Dissect(&f)
 			cols, ok := want[r.Frame]
-			c := tsharkCollect{}
+			c := testcap.TsharkValues{}
 			for _, l := range r.Layers {
 				switch l.Proto().Name {
 				case "rpcrdma", "rpc", "nfs":
@@ -205,7 +185,7 @@ func TestSyntheticRPCRDMAMatchesTshark(t *testing.T) {
 				continue
 			}
 			for i, name := range hdrFields {
-				if got := strings.Join(c["rpcrdma."+name], ","); got != cols[i] {
+				if got := c.Get("rpcrdma." + name); got != cols[i] {
 					t.Errorf("%s frame %d: rpcrdma.%s = %q, tshark %q", g.name, r.Frame, name, got, cols[i])
 				}
 				compared++
@@ -218,7 +198,7 @@ func TestSyntheticRPCRDMAMatchesTshark(t *testing.T) {
 				if name == "rpc.programversion" {
 					w = strings.Split(w, ",")[0]
 				}
-				if got := strings.Join(c[name], ","); got != w {
+				if got := c.Get(name); got != w {
 					t.Errorf("%s frame %d: %s = %q, tshark %q", g.name, r.Frame, name, got, w)
 				}
 				compared++

@@ -2,41 +2,17 @@ package ibcm_test
 
 import (
 	"bytes"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
-	"github.com/gopacket/gopacket/pcapgo"
 
 	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
 	"github.com/cmpd-dissect/cmpd-dissect/layers/ibcm"
 	"github.com/cmpd-dissect/cmpd-dissect/layers/ibcm/ibcmtest"
 )
-
-func readCapture(t *testing.T, path string) ([][]byte, int) {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	r, err := pcapgo.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out [][]byte
-	for {
-		d, _, err := r.ReadPacketData()
-		if err != nil {
-			break
-		}
-		out = append(out, bytes.Clone(d))
-	}
-	return out, int(r.LinkType())
-}
 
 // TestCommittedSyntheticCaptures decodes every committed synth-ibcm capture
 // (no decode error, CRC verdicts as the file name says) and checks the
@@ -53,12 +29,12 @@ func TestCommittedSyntheticCaptures(t *testing.T) {
 	}
 	for _, file := range files {
 		base := filepath.Base(file)
-		frames, lt := readCapture(t, file)
+		frames := testcap.Frames(t, file)
 		if len(frames) == 0 {
 			t.Fatalf("%s: empty", base)
 		}
 		for i, fr := range frames {
-			p := gopacket.NewPacket(fr, gopacket.Decoder(linkType(lt)), gopacket.Default)
+			p := gopacket.NewPacket(fr.Data, gopacket.Decoder(linkType(fr.LinkType)), gopacket.Default)
 			if el := p.ErrorLayer(); el != nil {
 				t.Fatalf("%s frame %d: %v", base, i+1, el.Error())
 			}
@@ -91,7 +67,7 @@ func TestCommittedSyntheticCaptures(t *testing.T) {
 				t.Fatalf("%s: %d frames, builder makes %d", base, len(frames), len(pkts))
 			}
 			for i := range pkts {
-				got, want := frames[i], pkts[i].Frame
+				got, want := frames[i].Data, pkts[i].Frame
 				if enc == ibcmtest.ERF { // the generator stamps the ERF timestamp
 					got, want = got[8:], want[8:]
 				}

@@ -3,14 +3,12 @@ package rpcrdma
 import (
 	"encoding/binary"
 	"fmt"
-	"net/netip"
 	"strings"
 	"testing"
 
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 
-	"github.com/cmpd-dissect/cmpd-dissect/field"
 	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
 )
 
@@ -110,27 +108,3 @@ func iwarpSends(t testing.TB) []send {
 	}
 	return out
 }
-
-// collect is a field.Visitor recording each field's values formatted as
-// tshark -T fields prints them.
-type collect map[string][]string
-
-func (c collect) Uint(f *field.Field, v uint64) {
-	var s string
-	switch f.Kind {
-	case field.KindHex:
-		s = fmt.Sprintf("0x%0*x", f.Bits/4, v)
-	default:
-		s = fmt.Sprint(v)
-	}
-	c[f.Name] = append(c[f.Name], s)
-}
-func (c collect) Int(f *field.Field, v int64)       { c[f.Name] = append(c[f.Name], fmt.Sprint(v)) }
-func (c collect) Bool(f *field.Field, v bool)       { c[f.Name] = append(c[f.Name], fmt.Sprint(v)) }
-func (c collect) String(f *field.Field, v string)   { c[f.Name] = append(c[f.Name], v) }
-func (c collect) Bytes(f *field.Field, v []byte)    { c[f.Name] = append(c[f.Name], fmt.Sprintf("%x", v)) }
-func (c collect) Addr(f *field.Field, v netip.Addr) { c[f.Name] = append(c[f.Name], v.String()) }
-func (c collect) Begin(f *field.Field)              {}
-func (c collect) End()                              {}
-
-func (c collect) get(name string) string { return strings.Join(c[name], ",") }

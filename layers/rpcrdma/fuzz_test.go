@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
 	"github.com/gopacket/gopacket"
 )
 
@@ -30,7 +31,7 @@ func FuzzHeader(f *testing.F) {
 		if h.SegmentCount() > 3*64 {
 			t.Fatalf("%d segments with a cap of 64 per list", h.SegmentCount())
 		}
-		c := collect{}
+		c := testcap.TsharkValues{}
 		h.VisitFields(c)
 		h.AppendSummary(nil)
 		h.AppendFindings(nil)
@@ -66,7 +67,7 @@ func FuzzMessage(f *testing.F) {
 		if len(calls) > 1000 {
 			clear(calls)
 		}
-		c := collect{}
+		c := testcap.TsharkValues{}
 		for _, l := range m.Layers(nil) {
 			l.VisitFields(c)
 		}
@@ -103,7 +104,7 @@ func FuzzNFSCompound(f *testing.F) {
 		if len(n.Ops) > 32 {
 			t.Fatalf("%d ops with a cap of 32", len(n.Ops))
 		}
-		n.VisitFields(collect{})
+		n.VisitFields(testcap.TsharkValues{})
 		n.AppendFindings(nil)
 	})
 }

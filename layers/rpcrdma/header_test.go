@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
 	"github.com/gopacket/gopacket"
 )
 
@@ -151,9 +152,9 @@ func TestHeaderRoundTrip(t *testing.T) {
 			if s := string(h.AppendSummary(nil)); s != tc.summary {
 				t.Errorf("summary %q, want %q", s, tc.summary)
 			}
-			c := collect{}
+			c := testcap.TsharkValues{}
 			h.VisitFields(c)
-			if c.get("rpcrdma.xid") == "" || c.get("rpcrdma.version") == "" {
+			if c.Get("rpcrdma.xid") == "" || c.Get("rpcrdma.version") == "" {
 				t.Errorf("fields %v", c)
 			}
 		})
@@ -193,9 +194,9 @@ func TestHeaderFindings(t *testing.T) {
 		if len(h.Unknown) != tc.uk {
 			t.Errorf("%s: %d unknown octets, want %d", tc.name, len(h.Unknown), tc.uk)
 		}
-		c := collect{}
+		c := testcap.TsharkValues{}
 		h.VisitFields(c)
-		if tc.uk > 0 && c.get("rpcrdma.unknown") == "" {
+		if tc.uk > 0 && c.Get("rpcrdma.unknown") == "" {
 			t.Errorf("%s: unknown bytes not visited", tc.name)
 		}
 	}

@@ -22,9 +22,9 @@ func (c callMap) MatchCall(r *RPC) {
 	}
 }
 
-func decodeSends(t *testing.T, sends []send) map[int]collect {
+func decodeSends(t *testing.T, sends []send) map[int]testcap.TsharkValues {
 	t.Helper()
-	out := map[int]collect{}
+	out := map[int]testcap.TsharkValues{}
 	calls := callMap{}
 	var m Message
 	for _, s := range sends {
@@ -34,7 +34,7 @@ func decodeSends(t *testing.T, sends []send) map[int]collect {
 		if f := m.AppendFindings(nil); len(f) > 0 {
 			t.Errorf("frame %d: unexpected findings %v", s.frame, f)
 		}
-		c := collect{}
+		c := testcap.TsharkValues{}
 		m.Header.VisitFields(c)
 		if m.HasRPC {
 			m.RPC.VisitFields(c)
@@ -125,26 +125,6 @@ func tshark(t *testing.T, pcap string) map[int][]string {
 	return res
 }
 
-// dedupeRepeat undoes tshark's repetition of the RPC/NFS fields when it
-// decodes a reply twice (the reduced Send and the message with the write
-// chunk data placed): "a,b,a,b" with k=2 RPC messages becomes "a,b".
-func dedupeRepeat(v string, k int) string {
-	if k < 2 || v == "" {
-		return v
-	}
-	parts := strings.Split(v, ",")
-	if len(parts)%k != 0 {
-		return v
-	}
-	n := len(parts) / k
-	for i := n; i < len(parts); i++ {
-		if parts[i] != parts[i%n] {
-			return v
-		}
-	}
-	return strings.Join(parts[:n], ",")
-}
-
 func compareWithTshark(t *testing.T, pcap string, sends []send) {
 	want := tshark(t, pcap)
 	got := decodeSends(t, sends)
@@ -168,12 +148,12 @@ func compareWithTshark(t *testing.T, pcap string, sends []send) {
 				}
 				if f[0] == "rpc.programversion" {
 					// tshark adds this field twice per RPC message.
-					w = dedupeRepeat(w, 2*k)
+					w = testcap.Undouble(w, 2*k)
 				} else {
-					w = dedupeRepeat(w, k)
+					w = testcap.Undouble(w, k)
 				}
 			}
-			if g := c.get(f[1]); g != w {
+			if g := c.Get(f[1]); g != w {
 				t.Errorf("frame %d: %s = %q, tshark %s = %q", frame, f[1], g, f[0], w)
 			}
 			compared++

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
 	"github.com/gopacket/gopacket"
 )
 
@@ -76,11 +77,11 @@ func TestRPCReplies(t *testing.T) {
 		if err := r.DecodeFromBytes(buildRPC(t, &tc.r, nil), gopacket.NilDecodeFeedback); err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
-		c := collect{}
+		c := testcap.TsharkValues{}
 		r.VisitFields(c)
 		var got []string
 		for _, f := range []string{"rpc.replystat", "rpc.state_accept", "rpc.state_reject", "rpc.state_auth", "rpc.programversion.min", "rpc.programversion.max", "rpc.version.min", "rpc.version.max"} {
-			if v := c.get(f); v != "" {
+			if v := c.Get(f); v != "" {
 				got = append(got, f+"="+v)
 			}
 		}
@@ -143,7 +144,7 @@ func TestNFSProcedureNames(t *testing.T) {
 		if s := string(n.AppendSummary(nil)); s != tc.sum {
 			t.Errorf("summary %q, want %q", s, tc.sum)
 		}
-		c := collect{}
+		c := testcap.TsharkValues{}
 		n.VisitFields(c)
 		if len(c) == 0 {
 			t.Errorf("%s: no fields", tc.sum)
@@ -228,9 +229,9 @@ func TestMessageOptionalWithRPC(t *testing.T) {
 	if err := m.Decode(build(t, &h, []byte{9, 9, 9, 9, 9, 9, 9, 9}), nil); err != nil || m.HasRPC {
 		t.Errorf("err %v rpc %v", err, m.HasRPC)
 	}
-	c := collect{}
+	c := testcap.TsharkValues{}
 	m.Header.VisitFields(c)
-	if c.get("rpcrdma.payload") != "0909090909090909" {
+	if c.Get("rpcrdma.payload") != "0909090909090909" {
 		t.Errorf("opaque payload not shown: %v", c)
 	}
 }
@@ -284,9 +285,9 @@ func TestMessageRPCSECGSS(t *testing.T) {
 				t.Errorf("%s: nfs at %d, want %d", tc.name, m.NFSOffset(), want)
 			}
 		}
-		c := collect{}
+		c := testcap.TsharkValues{}
 		m.RPC.VisitFields(c)
-		if c.get("rpc.authgss.seqnum") != "77" {
+		if c.Get("rpc.authgss.seqnum") != "77" {
 			t.Errorf("%s: fields %v", tc.name, c)
 		}
 	}
@@ -311,9 +312,9 @@ func TestNFSCallback(t *testing.T) {
 	if s := string(n.AppendSummary(nil)); s != "NFSv4 callback V1 Reply CB_COMPOUND NFS4_OK CB_SEQUENCE CB_RECALL" {
 		t.Errorf("summary %q", s)
 	}
-	c := collect{}
+	c := testcap.TsharkValues{}
 	n.VisitFields(c)
-	if c.get("nfs.cb.opcode") != "11,4" || c.get("nfs.cb.procedure") != "1" {
+	if c.Get("nfs.cb.opcode") != "11,4" || c.Get("nfs.cb.procedure") != "1" {
 		t.Errorf("fields %v", c)
 	}
 }

@@ -1,0 +1,57 @@
+package testcap
+
+import (
+	"fmt"
+	"net/netip"
+	"strings"
+
+	"github.com/cmpd-dissect/cmpd-dissect/field"
+)
+
+// TsharkValues is a field.Visitor that records each field's values as
+// "tshark -T fields" prints them (integers in decimal, hex fields as 0x and
+// the field's width in digits, bytes in plain hex), to compare a decode
+// with tshark's on the same capture.
+type TsharkValues map[string][]string
+
+func (c TsharkValues) add(f *field.Field, v string) { c[f.Name] = append(c[f.Name], v) }
+
+func (c TsharkValues) Uint(f *field.Field, v uint64) {
+	if f.Kind == field.KindHex {
+		c.add(f, fmt.Sprintf("0x%0*x", f.Bits/4, v))
+		return
+	}
+	c.add(f, fmt.Sprint(v))
+}
+func (c TsharkValues) Int(f *field.Field, v int64)       { c.add(f, fmt.Sprint(v)) }
+func (c TsharkValues) Bool(f *field.Field, v bool)       { c.add(f, fmt.Sprint(v)) }
+func (c TsharkValues) String(f *field.Field, v string)   { c.add(f, v) }
+func (c TsharkValues) Bytes(f *field.Field, v []byte)    { c.add(f, fmt.Sprintf("%x", v)) }
+func (c TsharkValues) Addr(f *field.Field, v netip.Addr) { c.add(f, v.String()) }
+func (c TsharkValues) Begin(*field.Field)                {}
+func (c TsharkValues) End()                              {}
+
+// Get is the field's values joined with "," as tshark joins repeated
+// values.
+func (c TsharkValues) Get(name string) string { return strings.Join(c[name], ",") }
+
+// Undouble undoes tshark's repetition of the RPC and NFS fields when it
+// decodes one message k times (the reduced Send, then again with the data
+// RDMA moved placed): "a,b,a,b" with k = 2 becomes "a,b". A value that is
+// not k repetitions of one part is returned as it is.
+func Undouble(v string, k int) string {
+	if k < 2 || v == "" {
+		return v
+	}
+	parts := strings.Split(v, ",")
+	if len(parts)%k != 0 {
+		return v
+	}
+	n := len(parts) / k
+	for i := n; i < len(parts); i++ {
+		if parts[i] != parts[i%n] {
+			return v
+		}
+	}
+	return strings.Join(parts[:n], ",")
+}
