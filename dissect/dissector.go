@@ -97,6 +97,7 @@ func (d *Dissector) Dissect(f *source.Frame) *Record {
 	r.Length = f.Length
 	r.LinkType = f.LinkType
 	r.Data = f.Data
+	r.Comments = f.Comments
 	d.ext.aheadICRC = f.Ahead
 	if !d.started {
 		d.first, d.prev, d.started = f.Time, f.Time, true
@@ -510,13 +511,19 @@ func (d *Dissector) Run(src source.Source, fn func(*Record) error) error {
 func (r *Record) EndOfInput() bool { return r.Frame == 0 }
 
 // DamagedRecord makes the record reported for a damaged capture record:
-// only the frame pseudo-layer and a CodeRecordDamaged finding. It reuses
-// the Dissector's Record like Dissect.
+// only the frame pseudo-layer, with what the record's header says (its
+// time, lengths and link type where the file holds them: -1 and the zero
+// time where not, and the frame layer leaves those fields out), and a
+// CodeRecordDamaged finding. It reuses the Dissector's Record like Dissect.
 func (d *Dissector) DamagedRecord(re *source.RecordError) *Record {
 	r := &d.rec
 	r.Reset()
-	r.Source, r.Frame, r.LinkType = re.File, re.Frame, -1
+	r.Source, r.Frame = re.File, re.Frame
+	r.Time, r.CaptureLength, r.Length, r.LinkType = re.Time, re.CaptureLength, re.Length, re.LinkType
 	d.frame.Relative, d.frame.Delta = 0, 0
+	if d.started && !re.Time.IsZero() {
+		d.frame.Relative, d.frame.Delta = since(re.Time, d.first), since(re.Time, d.prev)
+	}
 	r.Add(&d.frame, 0)
 	r.Findings = append(r.Findings, RecordFinding(re))
 	return r

@@ -22,6 +22,7 @@ var (
 	fFrameLinkType     = ProtoFrame.Uint("frame.link_type", 16, "Link Type").WithNames(linkTypeNames)
 	fFrameSource       = ProtoFrame.String("frame.source", "Capture File or Interface")
 	fFrameProtocols    = ProtoFrame.String("frame.protocols", "Protocols in frame")
+	fFrameComment      = ProtoFrame.String("frame.comment", "Comment")
 )
 
 var linkTypeNames = map[uint64]string{1: "Ethernet", 197: "ERF", 247: "InfiniBand"}
@@ -59,6 +60,9 @@ func AppendSeconds(b []byte, d time.Duration) []byte {
 	return append(b, digits[:]...)
 }
 
+// VisitFields gives the frame's capture metadata. A damaged record's
+// header may not say everything (source.RecordError): a time, length or
+// link type it does not give is left out rather than shown as a zero.
 func (f *Frame) VisitFields(v field.Visitor) {
 	r := f.rec
 	v.Uint(fFrameNumber, uint64(r.Frame))
@@ -72,23 +76,31 @@ func (f *Frame) VisitFields(v field.Visitor) {
 		f.buf = make([]byte, 0, need*2)
 	}
 	b := f.buf[:0]
-	start := len(b)
-	b = r.Time.UTC().AppendFormat(b, time.RFC3339Nano)
-	v.String(fFrameTime, str(b[start:]))
-	start = len(b)
-	b = AppendSeconds(b, time.Duration(r.Time.UnixNano()))
-	v.String(fFrameTimeEpoch, str(b[start:]))
-	start = len(b)
-	b = AppendSeconds(b, f.Relative)
-	v.String(fFrameTimeRelative, str(b[start:]))
-	start = len(b)
-	b = AppendSeconds(b, f.Delta)
-	v.String(fFrameTimeDelta, str(b[start:]))
-	v.Uint(fFrameLen, uint64(r.Length))
-	v.Uint(fFrameCapLen, uint64(r.CaptureLength))
-	v.Uint(fFrameLinkType, uint64(r.LinkType))
+	if !r.Time.IsZero() {
+		start := len(b)
+		b = r.Time.UTC().AppendFormat(b, time.RFC3339Nano)
+		v.String(fFrameTime, str(b[start:]))
+		start = len(b)
+		b = AppendSeconds(b, time.Duration(r.Time.UnixNano()))
+		v.String(fFrameTimeEpoch, str(b[start:]))
+		start = len(b)
+		b = AppendSeconds(b, f.Relative)
+		v.String(fFrameTimeRelative, str(b[start:]))
+		start = len(b)
+		b = AppendSeconds(b, f.Delta)
+		v.String(fFrameTimeDelta, str(b[start:]))
+	}
+	if r.Length >= 0 {
+		v.Uint(fFrameLen, uint64(r.Length))
+	}
+	if r.CaptureLength >= 0 {
+		v.Uint(fFrameCapLen, uint64(r.CaptureLength))
+	}
+	if r.LinkType >= 0 {
+		v.Uint(fFrameLinkType, uint64(r.LinkType))
+	}
 	v.String(fFrameSource, r.Source)
-	start = len(b)
+	start := len(b)
 	for i, l := range r.Layers {
 		if i == 0 {
 			continue // the frame itself
@@ -99,5 +111,8 @@ func (f *Frame) VisitFields(v field.Visitor) {
 		b = append(b, l.Proto().Name...)
 	}
 	v.String(fFrameProtocols, str(b[start:]))
+	for _, c := range r.Comments {
+		v.String(fFrameComment, c)
+	}
 	f.buf = b
 }

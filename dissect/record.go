@@ -31,6 +31,9 @@ type Record struct {
 	LinkType int
 	// Data is the frame's bytes (aliases a reused buffer).
 	Data []byte
+	// Comments are the capture's comments on the frame (pcapng
+	// opt_comment).
+	Comments []string
 	// Layers are the decoded layers in order, outermost first. Reassembled
 	// PDUs completed by this frame (iWARP FPDUs, multi-packet Sends) are
 	// appended after the frame's own layers, in completion order.
@@ -54,7 +57,7 @@ func (r *Record) Reset() {
 	// it with write barriers (5% of the per-packet header decoding).
 	r.Source, r.Frame, r.Time = "", 0, time.Time{}
 	r.CaptureLength, r.Length, r.LinkType = 0, 0, 0
-	r.Data = nil
+	r.Data, r.Comments = nil, nil
 	r.Layers, r.Offsets, r.Findings = r.Layers[:0], r.Offsets[:0], r.Findings[:0]
 }
 

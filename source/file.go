@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"os"
 	"sync/atomic"
+	"time"
 )
 
 // Format is a capture file format.
@@ -76,6 +77,9 @@ type File struct {
 	size     int64 // file size on disk, 0 if unknown (stdin)
 	frames   int   // frames read from this file
 	mapped   *mappedPcap
+	// waker is the opened file, set once at Open, for wake (which runs
+	// on another goroutine: closer is cleared when the file is done).
+	waker deadliner
 }
 
 // Open opens a capture file by name; "-" reads stdin. The format is found
@@ -122,6 +126,7 @@ func Open(name string, stdin io.Reader) (*File, error) {
 	}
 	file.closer = closer
 	file.size = size
+	file.waker, _ = closer.(deadliner)
 	return file, nil
 }
 
@@ -299,6 +304,17 @@ func (f *File) Names() map[netip.Addr][]string {
 		return nil
 	}
 	return f.ng.names
+}
+
+// deadliner is an *os.File (a pipe or FIFO can be woken from a read
+// through a deadline).
+type deadliner interface{ SetReadDeadline(time.Time) error }
+
+// wake makes a read of the file waiting for input return (Files.Stop).
+func (f *File) wake() {
+	if f.waker != nil {
+		f.waker.SetReadDeadline(time.Now())
+	}
 }
 
 // closeKeepMapping closes the file descriptor but leaves a mapping in

@@ -2,7 +2,9 @@ package source
 
 import (
 	"io"
+	"os"
 	"sync/atomic"
+	"time"
 )
 
 // Files reads several captures one after the other, numbering frames
@@ -21,13 +23,31 @@ type Files struct {
 	unmaps []func() error
 	// stats are the interface statistics of the files finished.
 	stats []InterfaceStats
+	// stopped is set by Stop: Next returns io.EOF from then on.
+	stopped atomic.Bool
+}
+
+// Stop ends the input early (Ctrl-C on a pipe): a Next waiting for input
+// is woken, and it and every later Next return io.EOF, even in the middle
+// of a record. Safe to call from another goroutine.
+func (fs *Files) Stop() {
+	fs.stopped.Store(true)
+	if f := fs.curRead.Load(); f != nil {
+		f.wake()
+	}
+	if d, ok := fs.stdin.(deadliner); ok {
+		d.SetReadDeadline(time.Now())
+	}
 }
 
 // OpenFiles prepares to read names in order ("-" is stdin). The first file
 // is opened at once so that a bad first file fails early; the others when
 // reached.
 func OpenFiles(names []string, stdin io.Reader) (*Files, error) {
-	fs := &Files{names: names, stdin: stdin}
+	if stdin == nil {
+		stdin = os.Stdin
+	}
+	fs := &Files{names: names, stdin: pollableStdin(stdin)}
 	if len(names) > 0 {
 		if err := fs.openNext(); err != nil {
 			return nil, err
@@ -55,6 +75,9 @@ func (fs *Files) Current() *File { return fs.cur }
 // and reading goes on with the file after it.
 func (fs *Files) Next(f *Frame) error {
 	for {
+		if fs.stopped.Load() {
+			return io.EOF
+		}
 		if fs.cur == nil {
 			if fs.next >= len(fs.names) {
 				return io.EOF
@@ -64,6 +87,9 @@ func (fs *Files) Next(f *Frame) error {
 			}
 		}
 		err := fs.cur.Next(f, fs.number+1)
+		if err != nil && fs.stopped.Load() {
+			return io.EOF
+		}
 		if err == nil {
 			fs.number++
 			return nil

@@ -21,11 +21,15 @@ type Live struct {
 	number   int
 	deadline time.Time
 	stop     chan struct{}
+	// Idle, if set, is called from Next whenever a poll for packets
+	// times out: the caller writes out what it has buffered.
+	Idle func()
 }
 
 // pollTimeout bounds how long Next waits before checking the deadline and
-// Stop.
-const pollTimeout = 100 * time.Millisecond
+// Stop, and before calling Idle: with the ring's 10 ms block timeout, a
+// packet's output is written within about 60 ms of its arrival.
+const pollTimeout = 50 * time.Millisecond
 
 // OpenLive starts capturing on opts.Interface.
 func OpenLive(opts LiveOptions) (*Live, error) {
@@ -138,6 +142,9 @@ func (l *Live) Next(f *Frame) error {
 		data, ci, err := l.tp.ZeroCopyReadPacketData()
 		if err != nil {
 			if errors.Is(err, afpacket.ErrTimeout) || errors.Is(err, afpacket.ErrPoll) {
+				if l.Idle != nil {
+					l.Idle()
+				}
 				continue
 			}
 			return permissionHint(l.opts.Interface, err)

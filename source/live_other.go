@@ -8,7 +8,10 @@ import (
 )
 
 // Live is live capture; only Linux (AF_PACKET) is supported.
-type Live struct{}
+type Live struct {
+	// Idle is never called (see the Linux Live).
+	Idle func()
+}
 
 // OpenLive fails: live capture needs Linux AF_PACKET sockets.
 func OpenLive(opts LiveOptions) (*Live, error) {

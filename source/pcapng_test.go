@@ -347,3 +347,38 @@ func FuzzPcapNG(f *testing.F) {
 		}
 	})
 }
+
+// TestStopPipe: Stop wakes a Next waiting on a pipe in the middle of a
+// record, which then ends the input (io.EOF), not a damaged record.
+func TestStopPipe(t *testing.T) {
+	raw, err := os.ReadFile(realRXE)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pw.Close()
+	first := 24 + 16 + int(binary.LittleEndian.Uint32(raw[24+8:]))
+	pw.Write(raw[:first+10]) // one record and a bit of the next
+	fs, err := OpenFiles([]string{"-"}, pr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fs.Close()
+	var f Frame
+	if err := fs.Next(&f); err != nil || f.Number != 1 {
+		t.Fatalf("first frame: %v", err)
+	}
+	if fs.Ready() {
+		t.Fatal("Ready with half a record buffered")
+	}
+	go func() {
+		time.Sleep(50 * time.Millisecond)
+		fs.Stop()
+	}()
+	if err := fs.Next(&f); err != io.EOF {
+		t.Fatalf("after Stop: %v, want io.EOF", err)
+	}
+}

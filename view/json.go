@@ -184,10 +184,13 @@ func (j *JSON) Print(r *dissect.Record) error {
 	} else {
 		b = append(b, `{"frame":`...)
 		b = appendInt(b, int64(r.Frame))
-		b = append(b, `,"time":`...)
-		b = append(b, '"')
-		b = r.Time.UTC().AppendFormat(b, time.RFC3339Nano)
-		b = append(b, `","source":`...)
+		if !r.Time.IsZero() {
+			// (A damaged record whose header is cut has no time.)
+			b = append(b, `,"time":"`...)
+			b = r.Time.UTC().AppendFormat(b, time.RFC3339Nano)
+			b = append(b, '"')
+		}
+		b = append(b, `,"source":`...)
 		b = appendJSONString(b, r.Source)
 	}
 	b = append(b, `,"layers":[`...)

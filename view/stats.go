@@ -11,6 +11,7 @@ import (
 	"github.com/cmpd-dissect/cmpd-dissect/dissect"
 	"github.com/cmpd-dissect/cmpd-dissect/field"
 	"github.com/cmpd-dissect/cmpd-dissect/fieldval"
+	"github.com/cmpd-dissect/cmpd-dissect/source"
 )
 
 // Stats counts packets by protocol, by the values of chosen enumerated
@@ -28,6 +29,9 @@ type Stats struct {
 	// per code.
 	ByFinding map[string]int
 	Severity  map[string]string
+	// Interfaces are the captures' own counts per interface (pcapng
+	// Interface Statistics Blocks): what the capture received and lost.
+	Interfaces []source.InterfaceStats
 
 	breakdown []*field.Field
 	col       *fieldval.Collector
@@ -143,7 +147,10 @@ func NewStats(breakdown []string) (*Stats, error) {
 // view).
 func (s *Stats) Print(r *dissect.Record) error {
 	s.Packets++
-	s.Bytes += int64(r.Length)
+	if r.Length > 0 {
+		// (-1: a damaged record whose header is cut.)
+		s.Bytes += int64(r.Length)
+	}
 	for _, l := range r.Layers {
 		pc := s.protoCount(l.Proto())
 		if pc.stamp != s.Packets {
@@ -346,6 +353,28 @@ func (s *Stats) Render(w io.Writer) error {
 	for _, e := range sortedCounts(s.ByFinding) {
 		fmt.Fprintf(tw, "  %s\t%s\t%10d\n", escapeString(e.k), s.Severity[e.k], e.n)
 	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(s.Interfaces) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w, "\nCapture statistics by interface (pcapng Interface Statistics Blocks)")
+	fmt.Fprintf(tw, "  interface\tfile\treceived\tdropped (interface)\tdropped (OS)\n")
+	count := func(n int64) string {
+		if n < 0 {
+			return "-"
+		}
+		return fmt.Sprint(n)
+	}
+	for _, st := range s.Interfaces {
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", escapeString(st.Label()), escapeString(st.File), count(st.Received), count(st.Dropped), count(st.OSDropped))
+	}
+	for _, st := range s.Interfaces {
+		if n, _ := st.Lost(); n > 0 {
+			fmt.Fprintf(tw, "  capture dropped %d packets on interface %s\n", n, escapeString(st.Label()))
+		}
+	}
 	return tw.Flush()
 }
 
@@ -365,12 +394,30 @@ type StatsJSON struct {
 	ByProto   map[string]int            `json:"by_protocol"`
 	ByValue   map[string]map[string]int `json:"by_value"`
 	ByFinding map[string]int            `json:"findings_by_code"`
+	// Interfaces: per interface of a pcapng capture, the counts its
+	// Interface Statistics Blocks gave (those not given are left out).
+	Interfaces []map[string]any `json:"capture_interfaces,omitempty"`
 }
 
 // JSON returns the counts for --json output.
 func (s *Stats) JSON() StatsJSON {
 	s.Flush()
 	out := StatsJSON{Packets: s.Packets, Bytes: s.Bytes, ByProto: s.ByProto, ByFinding: s.ByFinding, ByValue: map[string]map[string]int{}}
+	for _, st := range s.Interfaces {
+		m := map[string]any{"file": st.File, "section": st.Section, "interface": st.Interface, "link_type": st.LinkType}
+		if st.Name != "" {
+			m["name"] = st.Name
+		}
+		for k, v := range map[string]int64{"received": st.Received, "dropped": st.Dropped, "os_dropped": st.OSDropped, "accepted": st.Accepted, "delivered": st.Delivered} {
+			if v >= 0 {
+				m[k] = v
+			}
+		}
+		if n, ok := st.Lost(); ok {
+			m["lost"] = n
+		}
+		out.Interfaces = append(out.Interfaces, m)
+	}
 	for _, f := range s.breakdown {
 		m := map[string]int{}
 		for v, n := range s.ByValue[f] {

@@ -188,11 +188,14 @@ func (t *Tree) Print(r *dissect.Record) error {
 		if _, isFrame := l.(*dissect.Frame); isFrame {
 			t.b = append(t.b, ' ')
 			t.b = appendInt(t.b, int64(r.Frame))
-			t.b = append(t.b, ": "...)
-			t.b = appendInt(t.b, int64(r.Length))
-			t.b = append(t.b, " bytes on wire, "...)
-			t.b = appendInt(t.b, int64(r.CaptureLength))
-			t.b = append(t.b, " captured"...)
+			if r.Length >= 0 && r.CaptureLength >= 0 {
+				// (A damaged record cut inside its header has neither.)
+				t.b = append(t.b, ": "...)
+				t.b = appendInt(t.b, int64(r.Length))
+				t.b = append(t.b, " bytes on wire, "...)
+				t.b = appendInt(t.b, int64(r.CaptureLength))
+				t.b = append(t.b, " captured"...)
+			}
 		} else if sm, ok := l.(field.Summarizer); ok && i >= 0 {
 			t.tmp = sm.AppendSummary(t.tmp[:0])
 			if len(t.tmp) > 0 {

@@ -30,6 +30,7 @@ type inputFlags struct {
 	write     string   // -w
 	rocePorts []uint16 // --roce-port
 	progress  string   // --progress auto|always|never
+	lineBuf   bool     // -l
 	limits    limitFlags
 }
 
@@ -42,6 +43,7 @@ func (in *inputFlags) register(cmd *cobra.Command) {
 	f.StringArrayVarP(&in.autostop, "autostop", "a", nil, "stop live capture: duration:`SECONDS` or packets:N")
 	f.StringVarP(&in.write, "write", "w", "", "also write the packets read (those passing -Y, if given) to `FILE` as pcapng")
 	f.Var(&portList{&in.rocePorts}, "roce-port", "decode UDP `PORT` as RoCEv2 too (4791 always is); repeatable")
+	f.BoolVarP(&in.lineBuf, "line-buffered", "l", false, "write each packet's output as soon as it is dissected (as tshark -l); a pipe or live capture does so whenever it waits for input anyway")
 	f.StringVar(&in.progress, "progress", "auto", "progress bar on stderr: auto (a terminal and input over 8 MB), always, never")
 	in.limits.register(cmd)
 }
@@ -84,6 +86,36 @@ type input struct {
 	stopSig  func()
 	count    int
 	seen     int
+	stderr   io.Writer
+	// flush writes out the view's buffered output (nil: nothing to
+	// flush); called after every packet with -l, and whenever a pipe or
+	// live capture is about to wait for input (waits).
+	flush     func() error
+	lineBuf   bool
+	waits     bool
+	lastFlush time.Time
+	// ifStats are the pcapng interface statistics of the files, known
+	// after close.
+	ifStats []source.InterfaceStats
+}
+
+// setFlush gives the input the view's flush, so that output for packets
+// already read is written before waiting for more.
+func (it *input) setFlush(flush func() error) {
+	it.flush = flush
+	if it.live != nil {
+		it.live.Idle = func() { it.flushNow() }
+	}
+}
+
+func (it *input) flushNow() error {
+	if it.flush == nil {
+		return nil
+	}
+	if it.live != nil {
+		it.lastFlush = time.Now()
+	}
+	return it.flush()
 }
 
 // open opens the files (flags and positional args) or the live capture.
@@ -109,7 +141,7 @@ func (in *inputFlags) open(cmd *cobra.Command, args []string) (*input, error) {
 	if count < 0 {
 		return nil, usageErr("-c %d: want a positive count", count)
 	}
-	it := &input{count: count}
+	it := &input{count: count, stderr: cmd.ErrOrStderr(), lineBuf: in.lineBuf}
 	switch {
 	case in.iface != "" && len(names) > 0:
 		return nil, usageErr("give either -i IFACE or capture files, not both")
@@ -118,13 +150,8 @@ func (in *inputFlags) open(cmd *cobra.Command, args []string) (*input, error) {
 		if err != nil {
 			return nil, usageErr("%v", err)
 		}
-		it.src, it.live = l, l
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-		go func() {
-			<-ctx.Done()
-			l.Stop()
-		}()
-		it.stopSig = stop
+		it.src, it.live, it.waits = l, l, true
+		it.stopOnInterrupt(l.Stop)
 	case len(names) == 0:
 		return nil, usageErr("no input: give -r FILE (or FILE…), -r - for stdin, or -i IFACE (see --help)")
 	default:
@@ -138,6 +165,12 @@ func (in *inputFlags) open(cmd *cobra.Command, args []string) (*input, error) {
 		it.src, it.files = fs, fs
 		if prefetchable(names) {
 			it.src = source.NewPrefetch(fs, in.dissectorAhead())
+		} else if !regularFiles(names) {
+			// A pipe or FIFO: each packet is shown when it arrives,
+			// and Ctrl-C ends the input (conns and stats then print
+			// what was read) instead of the program.
+			it.waits = true
+			it.stopOnInterrupt(fs.Stop)
 		}
 		if total := source.TotalSize(names); total > 0 && in.wantProgress(cmd.ErrOrStderr(), total) {
 			it.progress = view.StartProgress(cmd.ErrOrStderr(), total, fs.BytesRead)
@@ -152,6 +185,18 @@ func (in *inputFlags) open(cmd *cobra.Command, args []string) (*input, error) {
 		it.wfile = f
 	}
 	return it, nil
+}
+
+// stopOnInterrupt makes the first Ctrl-C call stop (the input ends and the
+// view prints what was read); a second one kills as usual.
+func (it *input) stopOnInterrupt(stop func()) {
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
+	go func() {
+		<-ctx.Done()
+		cancel()
+		stop()
+	}()
+	it.stopSig = cancel
 }
 
 func (in *inputFlags) wantProgress(w io.Writer, total int64) bool {
@@ -179,9 +224,12 @@ func inputErr(err error) error {
 // hand each packet on as it arrives), and only with a second core to run
 // it on.
 func prefetchable(names []string) bool {
-	if runtime.GOMAXPROCS(0) < 2 {
-		return false
-	}
+	return runtime.GOMAXPROCS(0) >= 2 && regularFiles(names)
+}
+
+// regularFiles reports whether every name is a regular file (not stdin,
+// a pipe or a FIFO: input that can make the reader wait).
+func regularFiles(names []string) bool {
 	for _, n := range names {
 		if n == "-" {
 			return false
@@ -212,12 +260,18 @@ func (in *inputFlags) dissectorOptions() dissect.Options {
 }
 
 // each reads every frame, dissects it and calls fn; keep reports whether
-// the frame is to be written with -w (fn's verdict).
+// the frame is to be written with -w (fn's verdict). A damaged record is
+// handed to fn as dissect.DamagedRecord makes it, then reported on stderr.
 func (it *input) each(d *dissect.Dissector, fn func(r *dissect.Record) (keep bool, err error)) error {
 	var f source.Frame
 	for {
 		if it.count > 0 && it.seen >= it.count {
 			break
+		}
+		if it.waits && it.flush != nil {
+			if err := it.idle(); err != nil {
+				return err
+			}
 		}
 		err := it.src.Next(&f)
 		if err == io.EOF {
@@ -229,6 +283,10 @@ func (it *input) each(d *dissect.Dissector, fn func(r *dissect.Record) (keep boo
 				if _, err := fn(d.DamagedRecord(re)); err != nil {
 					return err
 				}
+				if err := it.flushNow(); err != nil {
+					return err
+				}
+				warnDamaged(it.stderr, re)
 				continue
 			}
 			return inputErr(err)
@@ -251,6 +309,11 @@ func (it *input) each(d *dissect.Dissector, fn func(r *dissect.Record) (keep boo
 				return err
 			}
 		}
+		if it.lineBuf {
+			if err := it.flushNow(); err != nil {
+				return err
+			}
+		}
 	}
 	var ferr error
 	d.Finish(func(r *dissect.Record) {
@@ -259,6 +322,42 @@ func (it *input) each(d *dissect.Dissector, fn func(r *dissect.Record) (keep boo
 		}
 	})
 	return ferr
+}
+
+// liveFlushEvery bounds how long a live capture's output stays buffered
+// while packets keep coming (the capture's poll timeout flushes when they
+// stop).
+const liveFlushEvery = 50 * time.Millisecond
+
+// idle flushes the output when reading the next frame may wait for input:
+// a pipe whose buffer does not hold the next record whole, or a live
+// capture (whose reader also flushes when a poll times out) after
+// liveFlushEvery.
+func (it *input) idle() error {
+	switch {
+	case it.files != nil:
+		if it.files.Ready() {
+			return nil
+		}
+	case it.live != nil:
+		if time.Since(it.lastFlush) < liveFlushEvery {
+			return nil
+		}
+	}
+	return it.flushNow()
+}
+
+// warnDamaged tells on stderr where a capture file is damaged, as tshark
+// does ("appears to have been cut short in the middle of a packet"): the
+// frames before were read; the rest of the file is skipped.
+func warnDamaged(w io.Writer, re *source.RecordError) {
+	if errors.Is(re, source.ErrTruncated) {
+		fmt.Fprintf(w, "cmpd-dissect: warning: %s appears to have been cut short in the middle of a packet (frame %d, at byte offset %d: %v)\n",
+			re.File, re.Frame, re.Offset, re.Err)
+		return
+	}
+	fmt.Fprintf(w, "cmpd-dissect: warning: %s is damaged at frame %d (byte offset %d: %v); the rest of the file is skipped\n",
+		re.File, re.Frame, re.Offset, re.Err)
 }
 
 // close stops the progress bar, flushes -w and closes everything.
@@ -285,6 +384,23 @@ func (it *input) close() error {
 	}
 	if it.src != nil {
 		it.src.Close()
+		it.src = nil
+		if it.files != nil {
+			// After Close: a Prefetch's reader has finished its files.
+			it.ifStats = it.files.InterfaceStats()
+			warnDrops(it.stderr, it.ifStats)
+		}
 	}
 	return err
+}
+
+// warnDrops tells on stderr of the packets a capture itself lost, as its
+// pcapng Interface Statistics Blocks count them: what the views show is
+// then not all that crossed the interface.
+func warnDrops(w io.Writer, stats []source.InterfaceStats) {
+	for i := range stats {
+		if n, _ := stats[i].Lost(); n > 0 {
+			fmt.Fprintf(w, "cmpd-dissect: warning: capture dropped %d packets on interface %s (%s)\n", n, stats[i].Label(), stats[i].File)
+		}
+	}
 }

@@ -200,6 +200,7 @@ func runPackets(cmd *cobra.Command, args []string, pf *packetFlags) error {
 	if err != nil {
 		return err
 	}
+	it.setFlush(p.Flush)
 	d := pf.in.dissector()
 	errors := 0
 	stderr := cmd.ErrOrStderr()

@@ -58,6 +58,7 @@ RDMAP opcode, the RPC-over-RDMA procedure …) and findings per code.`,
 			if runErr != nil {
 				return runErr
 			}
+			st.Interfaces = it.ifStats
 			if asJSON {
 				enc := json.NewEncoder(cmd.OutOrStdout())
 				return enc.Encode(st.JSON())

@@ -1,0 +1,245 @@
+package main
+
+import (
+	"bytes"
+	"encoding/binary"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+var (
+	converted = filepath.Join("..", "..", "testdata", "pcaps", "converted")
+	real      = filepath.Join("..", "..", "testdata", "pcaps", "real")
+)
+
+// frameLevel matches what a conversion may change: the packet comments
+// editcap added (tree, JSON).
+var frameLevel = regexp.MustCompile(`(?m)^\s*Comment: .*\[frame\.comment\]\n|,"frame\.comment":"[^"]*"`)
+
+// TestConvertedCaptures: every capture Wireshark's tools wrote from a real
+// pcap (testdata/pcaps/converted/PROVENANCE.md) decodes in every view as
+// the pcap it was made from, and check passes on it. dumpcap's captures of
+// a replay have new timestamps: for them the views without times.
+func TestConvertedCaptures(t *testing.T) {
+	timed := [][]string{{"-r"}, {"-r", "-V"}, {"-r", "-T", "json"}, {"conns", "--json"}, {"conns", "-V"}}
+	untimed := [][]string{{"-r", "-T", "fields", "-e", "frame.number", "-e", "cm.attribute_id", "-e", "mpa.frame_type", "-e", "pvtdata.send_size", "-e", "rpcrdma.xid"},
+		{"conns"}, {"stats"}, {"check"}}
+	for _, tc := range []struct {
+		file     string
+		from     []string
+		sameTime bool
+	}{
+		{"rxe-nfs42-rdma.editcap.pcapng", []string{"rxe-nfs42-rdma.pcap"}, true},
+		{"rxe-nfs42-rdma.editcap.pcapng.gz", []string{"rxe-nfs42-rdma.pcap"}, true},
+		{"siw-nfs42-rdma.tshark.pcapng", []string{"siw-nfs42-rdma.pcap"}, true},
+		{"live-rxe4-reconnect.comments.pcapng", []string{"live-rxe4-reconnect.pcap"}, true},
+		{"live-siw4-reconnect.nsec.pcap", []string{"live-siw4-reconnect.pcap"}, true},
+		{"live-siw4-offset.pcap.gz", []string{"live-siw4-offset.pcap"}, true},
+		{"rxe-plus-erf.mergecap.pcapng", []string{"live-rxe4-reject.pcap", "../synthetic/synth-ibcm-erf-cm-all.pcap"}, true},
+		{"live-rxe4-rfc8797.dumpcap-lo.pcapng", []string{"live-rxe4-rfc8797.pcap"}, false},
+		{"live-siw4-rfc8797.dumpcap-lo.pcapng", []string{"live-siw4-rfc8797.pcap"}, false},
+	} {
+		conv := filepath.Join(converted, tc.file)
+		var orig []string
+		for _, f := range tc.from {
+			orig = append(orig, filepath.Join(real, f))
+		}
+		views := untimed
+		if tc.sameTime {
+			views = append(append([][]string(nil), untimed...), timed...)
+		}
+		for _, v := range views {
+			if len(orig) > 1 && len(v) == 1 && v[0] == "conns" {
+				// The table of several files has a File column.
+				continue
+			}
+			args := func(files []string) []string {
+				a := append([]string(nil), v...)
+				if a[0] == "-r" {
+					a = a[1:]
+					for _, f := range files {
+						a = append(a, "-r", f)
+					}
+					return a
+				}
+				return append(a, files...)
+			}
+			codeC, outC, errC := runPkt(t, nil, args([]string{conv})...)
+			codeO, outO, errO := runPkt(t, nil, args(orig)...)
+			for _, o := range orig {
+				outO = strings.ReplaceAll(outO, o, conv)
+				errO = strings.ReplaceAll(errO, o, conv)
+			}
+			outC = frameLevel.ReplaceAllString(outC, "")
+			if v[0] == "stats" {
+				// The capture's own interface counts (dumpcap).
+				outC, _, _ = strings.Cut(outC, "\nCapture statistics by interface")
+			}
+			if codeC != codeO || outC != outO || errC != errO {
+				t.Errorf("%s %v: exit %d, want %d (as %v)\n%s\n--- want\n%s\nstderr %q, want %q", tc.file, v, codeC, codeO, tc.from, outC, outO, errC, errO)
+			}
+			if v[0] == "check" && codeC != 0 {
+				t.Errorf("%s: check exit %d:\n%s", tc.file, codeC, outC)
+			}
+		}
+	}
+	// dumpcap's empty capture: no packet, no finding.
+	empty := filepath.Join(converted, "empty.dumpcap-lo.pcapng")
+	if code, out, stderr := runPkt(t, nil, "check", empty); code != 0 || stderr != "" {
+		t.Fatalf("empty: check exit %d %q %q", code, out, stderr)
+	}
+	// Comments in the tree and JSON.
+	comments := filepath.Join(converted, "live-rxe4-reconnect.comments.pcapng")
+	if _, out, _ := runPkt(t, nil, "-r", comments, "-V", "-Y", "frame.comment"); strings.Count(out, "[frame.comment]") != 2 || !strings.Contains(out, "Comment: a comment on frame 3  [frame.comment]") {
+		t.Fatalf("comments in -V:\n%s", out)
+	}
+	if _, out, _ := runPkt(t, nil, "-r", comments, "-T", "json", "-Y", "frame.number == 5"); !strings.Contains(out, `"frame.comment":"second comment"`) {
+		t.Fatalf("comment in JSON:\n%s", out)
+	}
+}
+
+// TestCaptureDrops: a pcapng whose Interface Statistics Block counts drops
+// (dumpcap's, the count set to 7): stats lists them, every view warns.
+func TestCaptureDrops(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join(converted, "live-rxe4-rfc8797.dumpcap-lo.pcapng"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// isb_ifdrop: option 5, length 8.
+	i := bytes.Index(raw, []byte{5, 0, 8, 0})
+	if i < 0 {
+		t.Fatal("no isb_ifdrop in dumpcap's capture")
+	}
+	binary.LittleEndian.PutUint64(raw[i+4:], 7)
+	path := filepath.Join(t.TempDir(), "drops.pcapng")
+	os.WriteFile(path, raw, 0o644)
+	want := "capture dropped 7 packets on interface lo"
+	code, out, stderr := runPkt(t, nil, "stats", path)
+	if code != 0 || !strings.Contains(out, want) || !strings.Contains(stderr, want+" ("+path+")") {
+		t.Fatalf("stats: exit %d\n%s\nstderr %q", code, out, stderr)
+	}
+	if _, out, _ := runPkt(t, nil, "stats", "--json", path); !strings.Contains(out, `"dropped":7`) || !strings.Contains(out, `"lost":7`) {
+		t.Fatalf("stats --json: %s", out)
+	}
+	for _, v := range [][]string{{"-r", path}, {"conns", path}, {"check", path}} {
+		if code, _, stderr := runPkt(t, nil, v...); code != 0 || strings.Count(stderr, want) != 1 {
+			t.Fatalf("%v: exit %d, stderr %q", v, code, stderr)
+		}
+	}
+}
+
+// TestCutCapture: a capture cut inside a packet (a full disk, Ctrl-C while
+// writing): the good frames, one warning on stderr naming the file, the
+// frame and the offset, the damaged record's real facts, and the
+// connections read before it.
+func TestCutCapture(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join(real, "live-rxe4-reconnect.pcap"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name string
+		cut  int
+		want string // in -V
+	}{
+		{"mid-packet.pcap", len(raw) - 50, "Frame 10: 322 bytes on wire, 322 captured"},
+		{"mid-header.pcap", 3080, "Link Type: 1 (Ethernet)"},
+	} {
+		path := filepath.Join(dir, tc.name)
+		os.WriteFile(path, raw[:tc.cut], 0o644)
+		code, out, stderr := runPkt(t, nil, "-r", path)
+		if code != 0 || strings.Count(out, "\n") != 10 || !strings.Contains(out, "source.record-damaged") {
+			t.Fatalf("%s: exit %d\n%s", tc.name, code, out)
+		}
+		want := "cmpd-dissect: warning: " + path + " appears to have been cut short in the middle of a packet (frame 10, at byte offset 3066: "
+		if strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, want) {
+			t.Fatalf("%s: stderr %q, want one line starting %q", tc.name, stderr, want)
+		}
+		for _, v := range [][]string{{"-V"}, {"-T", "json"}} {
+			_, out, _ = runPkt(t, nil, append([]string{"-r", path, "-Y", "frame.number == 10"}, v...)...)
+			for _, bad := range []string{"-6795364578", "18446744073709551615", "0001-01-01", "-1 bytes"} {
+				if strings.Contains(out, bad) {
+					t.Fatalf("%s %v: zero value %q shown:\n%s", tc.name, v, bad, out)
+				}
+			}
+			if v[0] == "-V" && !strings.Contains(out, tc.want) {
+				t.Fatalf("%s: -V lacks %q:\n%s", tc.name, tc.want, out)
+			}
+		}
+		_, out, stderr = runPkt(t, nil, "conns", path)
+		if !strings.Contains(out, "192.0.2.1:44181") || !strings.Contains(out, "192.0.2.1:33433") || strings.Count(stderr, "cut short") != 1 {
+			t.Fatalf("%s: conns\n%s\nstderr %q", tc.name, out, stderr)
+		}
+	}
+}
+
+// lineWriter collects output and signals each write.
+type lineWriter struct {
+	mu    sync.Mutex
+	b     bytes.Buffer
+	wrote chan struct{}
+}
+
+func (w *lineWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.b.Write(p)
+	select {
+	case w.wrote <- struct{}{}:
+	default:
+	}
+	return len(p), nil
+}
+
+func (w *lineWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.String()
+}
+
+// TestPipeOutputPerPacket: from a pipe (tcpdump -w - | cmpd-dissect -r -),
+// a packet's line is written when the packet has arrived, while the writer
+// still holds the pipe open, not at 512 packets or the end of input; the
+// same with -l, and for -T json.
+func TestPipeOutputPerPacket(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join(real, "live-rxe4-rfc8797.pcap"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := 24 + 16 + int(binary.LittleEndian.Uint32(raw[24+8:]))
+	for _, args := range [][]string{{"-r", "-"}, {"-r", "-", "-l"}, {"-r", "-", "-T", "json"}} {
+		pr, pw, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := &lineWriter{wrote: make(chan struct{}, 1)}
+		done := make(chan int)
+		go func() { done <- run(args, pr, out, io.Discard) }()
+		start := time.Now()
+		if _, err := pw.Write(raw[:first]); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-out.wrote:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%v: nothing written 5 s after the packet", args)
+		}
+		if !strings.Contains(out.String(), "CM REQ") && !strings.Contains(out.String(), `"frame":1`) {
+			t.Fatalf("%v: wrote %q", args, out.String())
+		}
+		t.Logf("%v: first packet's output after %v", args, time.Since(start))
+		pw.Write(raw[first:])
+		pw.Close()
+		if code := <-done; code != 0 {
+			t.Fatalf("%v: exit %d", args, code)
+		}
+		pr.Close()
+	}
+}
