@@ -288,6 +288,10 @@ type SendCounts struct {
 	Invalidate        int `json:"invalidate"`
 	InvalidateChecked int `json:"invalidate_checked"`
 	MaxLength         int `json:"max_length"`
+	// FirstFrame and FirstLength are the first Send's frame and length
+	// (0: none), for the ladders that draw it; the JSON keeps its keys.
+	FirstFrame  int `json:"-"`
+	FirstLength int `json:"-"`
 }
 
 // Connection is everything known about one connection (or one SIDR

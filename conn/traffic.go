@@ -146,6 +146,9 @@ func (t *Tracker) send(ev *SendEvent, acc *sendAcc) {
 	if toServer {
 		counts = &c.ToServer
 	}
+	if counts.Sends == 0 {
+		counts.FirstFrame, counts.FirstLength = ev.FirstFrame, ev.Length
+	}
 	counts.Sends++
 	if ev.RPCRDMA {
 		counts.RPCRDMA++

@@ -118,15 +118,21 @@ func newLadder(c *conn.Connection) ladder {
 		loose = append(loose, f)
 	}
 	// The traffic band after the set-up, then the Sends findings name.
-	var traffic []ladderEvent
-	if n := c.ToServer.Sends + c.ToClient.Sends; n > 0 {
-		traffic = append(traffic, ladderEvent{band: true, class: "band",
-			label: fmt.Sprintf("traffic: %d Sends client → server (largest %d octets), %d server → client (largest %d)",
-				c.ToServer.Sends, c.ToServer.MaxLength, c.ToClient.Sends, c.ToClient.MaxLength)})
-	}
 	var sends []ladderEvent
 	var unframed []finding.Finding
 	byFrame := map[int]int{}
+	// The first Send each way, then those the findings name.
+	for _, d := range []struct {
+		counts     conn.SendCounts
+		fromClient bool
+	}{{c.ToServer, true}, {c.ToClient, false}} {
+		if d.counts.FirstFrame == 0 {
+			continue
+		}
+		byFrame[d.counts.FirstFrame] = len(sends)
+		sends = append(sends, ladderEvent{frame: d.counts.FirstFrame, fromClient: d.fromClient, class: "msg send first",
+			label: fmt.Sprintf("first Send · %d octets", d.counts.FirstLength), left: fmt.Sprint(d.counts.FirstFrame)})
+	}
 	for _, f := range loose {
 		if f.Frame == 0 {
 			unframed = append(unframed, f)
@@ -142,7 +148,22 @@ func newLadder(c *conn.Connection) ladder {
 			findings: []finding.Finding{f}, left: fmt.Sprint(f.Frame)})
 	}
 	sort.SliceStable(sends, func(i, j int) bool { return sends[i].frame < sends[j].frame })
-	traffic = append(traffic, sends...)
+	// The band that sums up the traffic goes after the first Sends.
+	var traffic []ladderEvent
+	if n := c.ToServer.Sends + c.ToClient.Sends; n > 0 {
+		at := 0
+		for i, ev := range sends {
+			if strings.Contains(ev.class, "first") {
+				at = i + 1
+			}
+		}
+		band := ladderEvent{band: true, class: "band",
+			label: fmt.Sprintf("traffic: %d Sends client → server (largest %d octets), %d server → client (largest %d)",
+				c.ToServer.Sends, c.ToServer.MaxLength, c.ToClient.Sends, c.ToClient.MaxLength)}
+		traffic = append(append(append(traffic, sends[:at]...), band), sends[at:]...)
+	} else {
+		traffic = sends
+	}
 	if len(unframed) > 0 {
 		traffic = append(traffic, ladderEvent{band: true, class: "band", label: "not tied to a frame", findings: unframed})
 	}

@@ -4,6 +4,9 @@
 # view, so that two builds can be compared byte for byte with diff -r:
 #   internal/snapshot/views.sh BIN OUT
 set -u
+# conns fits its table to COLUMNS when set (else to a terminal): the
+# snapshot is of the output for pipes and files, whatever the caller's shell.
+unset COLUMNS
 bin=$1 out=$2
 mkdir -p "$out"
 views=(
