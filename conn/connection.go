@@ -315,6 +315,11 @@ type Connection struct {
 	// the request ID in ClientCommID).
 	ClientCommID, ServerCommID uint32
 	State                      State
+	// CaptureEnded: the capture ended while the setup or teardown was
+	// still under way (State requested, replied or disconnecting, not
+	// timed out): the answer may have come after the capture, nothing says
+	// it failed.
+	CaptureEnded bool
 	// RejectReason and RejectReasonName are from the REJ (MPA Reject:
 	// reason 0, name "MPA Reject").
 	RejectReason     uint16

@@ -7,9 +7,14 @@ import (
 
 // AppendStateText appends c's state as the views and the check word it:
 // the state's name, with the reason of a rejection ("rejected (Consumer
-// reject)", "rejected (reason 28)").
+// reject)", "rejected (reason 28)"), and "(capture ended)" after a setup
+// or teardown the capture ended in the middle of ("requested (capture
+// ended)").
 func (c *Connection) AppendStateText(b []byte) []byte {
 	b = append(b, c.State.String()...)
+	if c.CaptureEnded {
+		b = append(b, " (capture ended)"...)
+	}
 	if c.State == StateRejected {
 		if c.RejectReasonName != "" {
 			b = append(append(append(b, " ("...), c.RejectReasonName...), ')')

@@ -215,6 +215,15 @@ func (t *Tracker) AllFindings() []finding.Finding {
 // events are ignored.
 func (t *Tracker) Finish() {
 	t.finished = true
+	for _, c := range t.conns {
+		switch c.State {
+		case StateRequested, StateDisconnecting:
+			c.CaptureEnded = true
+		case StateReplied:
+			// A SIDR exchange ends with its reply.
+			c.CaptureEnded = c.Kind != KindSIDR
+		}
+	}
 }
 
 // capNanos is a capture time in nanoseconds since the Unix epoch, clamped

@@ -35,6 +35,9 @@ type ConnJSON struct {
 	ClientQPN *uint32 `json:"client_qpn"`
 	ServerQPN *uint32 `json:"server_qpn"`
 	State     string  `json:"state"`
+	// CaptureEnded: the capture ended while the setup or teardown was
+	// under way (conn.Connection.CaptureEnded).
+	CaptureEnded bool `json:"capture_ended,omitempty"`
 	// RejectReason is set for a rejected connection.
 	RejectReason *RejectJSON `json:"reject_reason,omitempty"`
 	// Frames of each step.
@@ -111,6 +114,7 @@ func NewConnJSON(c *conn.Connection) ConnJSON {
 		ID: c.ID, Kind: c.Kind.String(), Transport: c.Transport.String(),
 		Client: c.Client.String(), Server: c.Server.String(), Service: c.Service(),
 		State:                  c.State.String(),
+		CaptureEnded:           c.CaptureEnded,
 		RequestFrame:           connFrameRef(c.RequestFrame),
 		ReplyFrame:             connFrameRef(c.ReplyFrame),
 		EstablishedFrame:       connFrameRef(c.EstablishedFrame),

@@ -38,6 +38,9 @@ func refConnCells(c *conn.Connection) []string {
 		qp = q(c.ClientQPN, c.ClientQPN != 0 || (c.RequestFrame != 0 && c.Kind != conn.KindSIDR)) + "/" + q(c.ServerQPN, c.ServerQPN != 0)
 	}
 	state := c.State.String()
+	if c.CaptureEnded {
+		state += " (capture ended)"
+	}
 	if c.State == conn.StateRejected {
 		if c.RejectReasonName != "" {
 			state += " (" + c.RejectReasonName + ")"
