@@ -8,6 +8,7 @@ import (
 	"github.com/cmpd-dissect/cmpd-dissect/dissect"
 	"github.com/cmpd-dissect/cmpd-dissect/field"
 	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
+	"github.com/cmpd-dissect/cmpd-dissect/internal/testconn"
 	"github.com/cmpd-dissect/cmpd-dissect/source"
 )
 
@@ -91,7 +92,7 @@ func TestUintGetterAgrees(t *testing.T) {
 	files = append(files, real...)
 	seen := getterStats{}
 	for _, file := range files {
-		eachRecord(t, file, func(r *dissect.Record) {
+		testconn.EachRecord(t, file, func(r *dissect.Record) {
 			if err := checkGetters(r, seen); err != nil {
 				t.Fatalf("%s: %v", file, err)
 			}

@@ -6,6 +6,7 @@ import (
 	"github.com/cmpd-dissect/cmpd-dissect/dissect"
 	"github.com/cmpd-dissect/cmpd-dissect/field"
 	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
+	"github.com/cmpd-dissect/cmpd-dissect/internal/testconn"
 )
 
 // TestStatsBreakdownCounts: stats counts every breakdown value as a plain
@@ -30,7 +31,7 @@ func TestStatsBreakdownCounts(t *testing.T) {
 			}
 			stats = append(stats, st)
 		}
-		eachRecord(t, file, func(r *dissect.Record) {
+		testconn.EachRecord(t, file, func(r *dissect.Record) {
 			for _, l := range r.Layers {
 				vis := &topUints{got: map[*field.Field][]uint64{}}
 				l.VisitFields(vis)

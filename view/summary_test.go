@@ -10,6 +10,7 @@ import (
 
 	"github.com/cmpd-dissect/cmpd-dissect/dissect"
 	"github.com/cmpd-dissect/cmpd-dissect/field"
+	"github.com/cmpd-dissect/cmpd-dissect/internal/testconn"
 	"github.com/cmpd-dissect/cmpd-dissect/source"
 )
 
@@ -71,7 +72,7 @@ func TestSummaryNoAllocs(t *testing.T) {
 	for _, file := range realCaptures {
 		for _, color := range []bool{false, true} {
 			s := NewSummary(io.Discard, Options{All: true, Color: color})
-			eachRecord(t, file, func(r *dissect.Record) {
+			testconn.EachRecord(t, file, func(r *dissect.Record) {
 				if n := testing.AllocsPerRun(5, func() { s.Print(r) }); n != 0 {
 					t.Fatalf("%s frame %d (colour %v): %v allocations per line", file, r.Frame, color, n)
 				}

@@ -15,26 +15,12 @@ import (
 	"github.com/cmpd-dissect/cmpd-dissect/dissect"
 	"github.com/cmpd-dissect/cmpd-dissect/field"
 	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
-	"github.com/cmpd-dissect/cmpd-dissect/source"
+	"github.com/cmpd-dissect/cmpd-dissect/internal/testconn"
 )
 
 var realCaptures = []string{
 	testcap.RXE,
 	testcap.SIW,
-}
-
-// eachRecord runs fn over every record of a capture.
-func eachRecord(t *testing.T, file string, fn func(r *dissect.Record)) {
-	t.Helper()
-	fs, err := source.OpenFiles([]string{file}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fs.Close()
-	d := dissect.New(dissect.Options{})
-	if err := d.Run(fs, func(r *dissect.Record) error { fn(r); return nil }); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // occurrence is one field value seen in a record, rendered as a filter
@@ -80,7 +66,7 @@ func TestEveryFieldFilterAndFields(t *testing.T) {
 	tested := map[*field.Field]bool{}
 	synth := testcap.Glob(t, "pcaps/synthetic/*.pcap")
 	for _, file := range append(append([]string(nil), realCaptures...), synth...) {
-		eachRecord(t, file, func(r *dissect.Record) {
+		testconn.EachRecord(t, file, func(r *dissect.Record) {
 			var rec recorder
 			for _, l := range r.Layers {
 				l.VisitFields(&rec)
@@ -162,7 +148,7 @@ func TestViewsOnRealCaptures(t *testing.T) {
 			t.Fatalf("an unknown breakdown field: %v", err)
 		}
 		n := 0
-		eachRecord(t, file, func(r *dissect.Record) {
+		testconn.EachRecord(t, file, func(r *dissect.Record) {
 			n++
 			for _, p := range []Printer{s, tr, j, fp, st} {
 				if err := p.Print(r); err != nil {

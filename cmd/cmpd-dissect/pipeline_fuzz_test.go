@@ -19,7 +19,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
 	"github.com/cmpd-dissect/cmpd-dissect/internal/torture"
 	"github.com/spf13/cobra"
 )
@@ -130,18 +129,7 @@ func FuzzPipeline(f *testing.F) {
 // 0 RoCEv2 after the rxe CM exchange, 1 iWARP after the siw handshake and
 // MPA exchange, 2 LINKTYPE_INFINIBAND, 3 LINKTYPE_ERF.
 func FuzzPipelinePacket(f *testing.F) {
-	load := func(name string) *torture.Capture {
-		b, err := os.ReadFile(testcap.Real(name))
-		if err != nil {
-			f.Fatal(err)
-		}
-		c, err := torture.Parse(name, b)
-		if err != nil {
-			f.Fatal(err)
-		}
-		return c
-	}
-	rxe, siw := load("rxe-nfs42-rdma.pcap"), load("siw-nfs42-rdma.pcap")
+	rxe, siw := loadRealCapture(f, "rxe-nfs42-rdma.pcap"), loadRealCapture(f, "siw-nfs42-rdma.pcap")
 	for i, p := range rxe.Packets {
 		if i < 12 || i%9 == 0 {
 			f.Add(uint8(0), p.Data)

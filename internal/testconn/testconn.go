@@ -1,6 +1,7 @@
-// Package testconn builds connections event by event, as the Linux kernel's
-// NFS/RDMA exchange makes them, for the tests of the views and the check
-// that need a connection of known shape.
+// Package testconn gives the tests above conn their connections and
+// records: built event by event, as the Linux kernel's NFS/RDMA exchange
+// makes them (Kernel), or dissected and tracked from a capture as the
+// commands do (EachRecord, TrackFile).
 package testconn
 
 import (
