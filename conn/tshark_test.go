@@ -1,38 +1,11 @@
 package conn
 
 import (
-	"os/exec"
 	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
 )
-
-// tsharkFields runs tshark on a capture and returns the rows of the fields
-// asked for (tab-separated), skipping the test when tshark is missing.
-func tsharkFields(t *testing.T, path, filter string, fields ...string) [][]string {
-	t.Helper()
-	bin, err := exec.LookPath("tshark")
-	if err != nil {
-		t.Skip("tshark not installed: the comparison with Wireshark is skipped (apt-get install tshark)")
-	}
-	args := []string{"-r", path, "-Y", filter, "-T", "fields"}
-	for _, f := range fields {
-		args = append(args, "-e", f)
-	}
-	out, err := exec.Command(bin, args...).Output()
-	if err != nil {
-		t.Fatalf("tshark %v: %v", args, err)
-	}
-	var rows [][]string
-	for _, l := range strings.Split(strings.TrimRight(string(out), "\n"), "\n") {
-		if l != "" {
-			rows = append(rows, strings.Split(l, "\t"))
-		}
-	}
-	return rows
-}
 
 func atoiT(t *testing.T, s string) int {
 	t.Helper()
@@ -48,7 +21,7 @@ func atoiT(t *testing.T, s string) int {
 // Sends with Invalidate in each direction.
 func TestRXEAgainstTshark(t *testing.T) {
 	path := testcap.RXE
-	rows := tsharkFields(t, path, "infiniband.mad.attributeid", "frame.number", "infiniband.mad.attributeid",
+	rows := testcap.TsharkFields(t, path, "infiniband.mad.attributeid", "frame.number", "infiniband.mad.attributeid",
 		"infiniband.cm.req.localqpn", "infiniband.cm.rep.localqpn", "infiniband.cm.req.serviceid.dport",
 		"infiniband.cm.rtu.localcommid", "infiniband.cm.rtu.remotecommid")
 	tr := trackFile(t, path, nil)
@@ -77,7 +50,7 @@ func TestRXEAgainstTshark(t *testing.T) {
 		t.Errorf("tshark frames %v, conns %d %d %d %d %d", frames, c.RequestFrame, c.ReplyFrame, c.EstablishedFrame,
 			c.DisconnectRequestFrame, c.DisconnectReplyFrame)
 	}
-	sends := tsharkFields(t, path, "infiniband.bth.opcode <= 5 or infiniband.bth.opcode == 0x16 or infiniband.bth.opcode == 0x17",
+	sends := testcap.TsharkFields(t, path, "infiniband.bth.opcode <= 5 or infiniband.bth.opcode == 0x16 or infiniband.bth.opcode == 0x17",
 		"ip.dst", "infiniband.bth.opcode")
 	toServer, toClient, inv := 0, 0, 0
 	for _, r := range sends {
@@ -99,8 +72,8 @@ func TestRXEAgainstTshark(t *testing.T) {
 // The same for the siw capture: the MPA frames and the RDMAP Sends.
 func TestSIWAgainstTshark(t *testing.T) {
 	path := testcap.SIW
-	mpaRows := tsharkFields(t, path, "iwarp_mpa.key.req or iwarp_mpa.key.rep", "frame.number", "tcp.srcport")
-	sends := tsharkFields(t, path, "iwarp_rdma.opcode >= 3 and iwarp_rdma.opcode <= 6 and iwarp_ddp.last_flag == 1",
+	mpaRows := testcap.TsharkFields(t, path, "iwarp_mpa.key.req or iwarp_mpa.key.rep", "frame.number", "tcp.srcport")
+	sends := testcap.TsharkFields(t, path, "iwarp_rdma.opcode >= 3 and iwarp_rdma.opcode <= 6 and iwarp_ddp.last_flag == 1",
 		"tcp.dstport", "iwarp_rdma.opcode")
 	tr := trackFile(t, path, nil)
 	c := only(t, tr)

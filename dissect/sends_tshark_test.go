@@ -1,9 +1,7 @@
 package dissect
 
 import (
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -15,41 +13,24 @@ import (
 // CRC on and off) decodes through the Dissector — Send reassembly
 // included — with the values tshark gives.
 func TestRealCapturesMatchTshark(t *testing.T) {
-	bin, err := exec.LookPath("tshark")
-	if err != nil {
-		t.Skip("tshark not installed: the comparison with Wireshark's rpcordma, rpc and nfs dissectors is skipped")
-	}
 	hdr := []string{"xid", "version", "flow_control", "msg_type", "reads_count", "writes_count", "reply_count",
 		"segment_count", "position", "rdma_handle", "rdma_length", "rdma_offset", "errcode"}
 	rpc := []string{"rpc.xid", "rpc.msgtyp", "rpc.program", "rpc.programversion", "rpc.procedure", "rpc.auth.flavor",
 		"rpc.auth.uid", "rpc.replystat", "rpc.state_accept", "nfs.procedure_v3", "nfs.status3", "nfs.procedure_v4",
 		"nfs.minorversion", "nfs.ops.count", "nfs.opcode", "nfs.nfsstat4"}
+	fields := make([]string, 0, len(hdr)+len(rpc))
+	for _, f := range hdr {
+		fields = append(fields, "rpcordma."+f)
+	}
+	fields = append(fields, rpc...)
 	files := testcap.Glob(t, "pcaps/real/*.pcap")
 	total, values := 0, 0
 	for _, file := range files {
-		args := []string{"-r", file, "-Y", "rpcordma", "-T", "fields", "-e", "frame.number"}
-		for _, f := range hdr {
-			args = append(args, "-e", "rpcordma."+f)
-		}
-		for _, f := range rpc {
-			args = append(args, "-e", f)
-		}
 		// Only the NFS captures carry RPC-over-RDMA (tshark finds none in
 		// the others); for those, decoding none is the expectation.
-		var out []byte
-		if strings.Contains(filepath.Base(file), "nfs") {
-			if out, err = exec.Command(bin, args...).Output(); err != nil {
-				t.Fatalf("tshark %s: %v", file, err)
-			}
-		}
 		want := map[int][]string{}
-		for _, line := range strings.Split(strings.TrimRight(string(out), "\n"), "\n") {
-			if line == "" {
-				continue
-			}
-			cols := strings.Split(line, "\t")
-			n, _ := strconv.Atoi(cols[0])
-			want[n] = cols[1:]
+		if strings.Contains(filepath.Base(file), "nfs") {
+			want = testcap.TsharkByFrame(t, file, "rpcordma", fields...)
 		}
 		d := New(Options{})
 		got := 0

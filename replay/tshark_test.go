@@ -16,15 +16,11 @@ import (
 // file: tshark takes a second or more to start).
 func tsharkPrivateData(t *testing.T, path string) (requests, replies [][]byte) {
 	t.Helper()
-	args := []string{"-r", path, "-T", "fields",
-		"-Y", "infiniband.cm.req || infiniband.cm.rep.private || infiniband.cm.rej.private || " +
+	rows := testcap.TsharkFields(t, path,
+		"infiniband.cm.req || infiniband.cm.rep.private || infiniband.cm.rej.private || "+
 			"(iwarp_mpa.privatedata && !tcp.analysis.retransmission)",
-		"-e", "infiniband.cm.req.ip_cm.private", "-e", "infiniband.cm.rep.private", "-e", "infiniband.cm.rej.private",
-		"-e", "iwarp_mpa.key.req", "-e", "iwarp_mpa.privatedata"}
-	out, err := exec.Command("tshark", args...).Output()
-	if err != nil {
-		t.Fatalf("tshark %v: %v", args, err)
-	}
+		"infiniband.cm.req.ip_cm.private", "infiniband.cm.rep.private", "infiniband.cm.rej.private",
+		"iwarp_mpa.key.req", "iwarp_mpa.privatedata")
 	dec := func(s string) []byte {
 		b, err := hex.DecodeString(strings.ReplaceAll(s, ":", ""))
 		if err != nil {
@@ -32,8 +28,7 @@ func tsharkPrivateData(t *testing.T, path string) (requests, replies [][]byte) {
 		}
 		return b
 	}
-	for _, line := range strings.Split(strings.TrimRight(string(out), "\n"), "\n") {
-		col := strings.Split(line, "\t")
+	for _, col := range rows {
 		if len(col) != 5 {
 			continue
 		}

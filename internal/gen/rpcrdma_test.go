@@ -1,9 +1,7 @@
 package main
 
 import (
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -125,10 +123,6 @@ func summarize(r *dissect.Record) string {
 // tshark shows them: it holds back calls with read chunks, waiting for the
 // RDMA Read data, and does not match these replies to their calls).
 func TestSyntheticRPCRDMAMatchesTshark(t *testing.T) {
-	bin, err := exec.LookPath("tshark")
-	if err != nil {
-		t.Skip("tshark not installed: comparison with Wireshark skipped")
-	}
 	hdrFields := []string{"xid", "version", "flow_control", "msg_type", "reads_count", "writes_count", "reply_count",
 		"segment_count", "position", "rdma_handle", "rdma_length", "rdma_offset", "errcode", "vers_low", "vers_high",
 		"rdma_align", "rdma_thresh"}
@@ -144,23 +138,11 @@ func TestSyntheticRPCRDMAMatchesTshark(t *testing.T) {
 		if err := g.write(path); err != nil {
 			t.Fatal(err)
 		}
-		args := []string{"-r", path, "-Y", "rpcordma", "-T", "fields", "-e", "frame.number"}
+		fields := make([]string, 0, len(hdrFields)+len(rpcFields))
 		for _, f := range hdrFields {
-			args = append(args, "-e", "rpcordma."+f)
+			fields = append(fields, "rpcordma."+f)
 		}
-		for _, f := range rpcFields {
-			args = append(args, "-e", f)
-		}
-		out, err := exec.Command(bin, args...).Output()
-		if err != nil {
-			t.Fatalf("tshark: %v", err)
-		}
-		want := map[int][]string{}
-		for _, line := range strings.Split(strings.TrimRight(string(out), "\n"), "\n") {
-			cols := strings.Split(line, "\t")
-			n, _ := strconv.Atoi(cols[0])
-			want[n] = cols[1:]
-		}
+		want := testcap.TsharkByFrame(t, path, "rpcordma", append(fields, rpcFields...)...)
 		fs, err := source.OpenFiles([]string{path}, nil)
 		if err != nil {
 			t.Fatal(err)

@@ -3,7 +3,10 @@ package testcap
 import (
 	"fmt"
 	"net/netip"
+	"os/exec"
+	"strconv"
 	"strings"
+	"testing"
 
 	"github.com/cmpd-dissect/cmpd-dissect/field"
 )
@@ -54,4 +57,48 @@ func Undouble(v string, k int) string {
 		}
 	}
 	return strings.Join(parts[:n], ",")
+}
+
+// TsharkFields runs "tshark -r path -T fields" with the display filter
+// (none when "") and the fields, and returns its lines split at the tabs,
+// empty lines left out. It skips t when tshark is not installed.
+func TsharkFields(t testing.TB, path, filter string, fields ...string) [][]string {
+	t.Helper()
+	bin, err := exec.LookPath("tshark")
+	if err != nil {
+		t.Skip("tshark not installed: the comparison with Wireshark is skipped (apt-get install tshark; .ci/run installs it)")
+	}
+	args := []string{"-r", path, "-T", "fields"}
+	if filter != "" {
+		args = append(args, "-Y", filter)
+	}
+	for _, f := range fields {
+		args = append(args, "-e", f)
+	}
+	out, err := exec.Command(bin, args...).Output()
+	if err != nil {
+		t.Fatalf("tshark %v: %v", args, err)
+	}
+	var rows [][]string
+	for _, l := range strings.Split(string(out), "\n") {
+		if l != "" {
+			rows = append(rows, strings.Split(l, "\t"))
+		}
+	}
+	return rows
+}
+
+// TsharkByFrame is TsharkFields with frame.number first: the other columns
+// of each row by its frame number.
+func TsharkByFrame(t testing.TB, path, filter string, fields ...string) map[int][]string {
+	t.Helper()
+	byFrame := map[int][]string{}
+	for _, row := range TsharkFields(t, path, filter, append([]string{"frame.number"}, fields...)...) {
+		n, err := strconv.Atoi(row[0])
+		if err != nil {
+			t.Fatalf("tshark row %q: no frame number", row)
+		}
+		byFrame[n] = row[1:]
+	}
+	return byFrame
 }

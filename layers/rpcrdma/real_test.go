@@ -1,8 +1,6 @@
 package rpcrdma
 
 import (
-	"os/exec"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -101,26 +99,15 @@ const firstRPCField = 13
 
 func tshark(t *testing.T, pcap string) map[int][]string {
 	t.Helper()
-	bin, err := exec.LookPath("tshark")
-	if err != nil {
-		t.Skip("tshark not installed: the comparison with Wireshark's rpcordma dissector is skipped (apt-get install tshark)")
+	names := make([]string, len(tsharkFields))
+	for i, f := range tsharkFields {
+		names[i] = f[0]
 	}
-	args := []string{"-r", pcap, "-Y", "rpcordma", "-T", "fields", "-E", "separator=/t", "-e", "frame.number"}
-	for _, f := range tsharkFields {
-		args = append(args, "-e", f[0])
-	}
-	out, err := exec.Command(bin, args...).Output()
-	if err != nil {
-		t.Fatalf("tshark: %v", err)
-	}
-	res := map[int][]string{}
-	for _, line := range strings.Split(strings.TrimRight(string(out), "\n"), "\n") {
-		cols := strings.Split(line, "\t")
-		n, err := strconv.Atoi(cols[0])
-		if err != nil || len(cols) != len(tsharkFields)+1 {
-			t.Fatalf("tshark line %q", line)
+	res := testcap.TsharkByFrame(t, pcap, "rpcordma", names...)
+	for n, cols := range res {
+		if len(cols) != len(tsharkFields) {
+			t.Fatalf("tshark frame %d: %d columns, want %d", n, len(cols), len(tsharkFields))
 		}
-		res[n] = cols[1:]
 	}
 	return res
 }
