@@ -16,6 +16,7 @@ import (
 
 	"github.com/cmpd-dissect/cmpd-dissect/dissect"
 	"github.com/cmpd-dissect/cmpd-dissect/source"
+	"github.com/cmpd-dissect/cmpd-dissect/transport"
 	"github.com/cmpd-dissect/cmpd-dissect/view"
 )
 
@@ -97,6 +98,9 @@ type input struct {
 	// ifStats are the pcapng interface statistics of the files, known
 	// after close.
 	ifStats []source.InterfaceStats
+	// transport is the per-queue-pair analysis: it adds its findings to
+	// each record before the view sees it, and conns reads its counters.
+	transport *transport.Analyzer
 }
 
 // setFlush gives the input the view's flush, so that output for packets
@@ -141,7 +145,7 @@ func (in *inputFlags) open(cmd *cobra.Command, args []string) (*input, error) {
 	if count < 0 {
 		return nil, usageErr("-c %d: want a positive count", count)
 	}
-	it := &input{count: count, stderr: cmd.ErrOrStderr(), lineBuf: in.lineBuf}
+	it := &input{count: count, stderr: cmd.ErrOrStderr(), lineBuf: in.lineBuf, transport: transport.New(transport.Config{})}
 	switch {
 	case in.iface != "" && len(names) > 0:
 		return nil, usageErr("give either -i IFACE or capture files, not both")
@@ -293,7 +297,9 @@ func (it *input) each(d *dissect.Dissector, fn func(r *dissect.Record) (keep boo
 		}
 		it.seen++
 		it.progress.Packet()
-		keep, err := fn(d.Dissect(&f))
+		rec := d.Dissect(&f)
+		it.transport.Record(rec)
+		keep, err := fn(rec)
 		if err != nil {
 			return err
 		}

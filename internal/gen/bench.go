@@ -371,6 +371,7 @@ type benchConn struct {
 	client, server uint32    // communication IDs
 	cqp, sqp       uint32    // the QPNs its REQ and REP carry
 	psn            [2]uint32 // next PSN sent: [0] client, [1] server
+	msn            [2]uint32 // MSN of the last ACK sent: [0] client, [1] server
 	xid            uint32
 	k, left        int // position in the round, packets left before teardown
 }
@@ -422,14 +423,16 @@ func writeBench(path string, n int) error {
 		if err := emit(cm["REQ"], func(b []byte) {
 			binary.BigEndian.PutUint32(b[benchCMData:], c.client)
 			putU24(b[benchREQQPN:], c.cqp)
-			putU24(b[benchREQPSN:], c.psn[0])
+			// Each side's Starting PSN is the one it expects to
+			// receive (IBTA Vol 1 §12.7.21; Linux's rq_psn).
+			putU24(b[benchREQPSN:], c.psn[1])
 		}); err != nil {
 			return nil, err
 		}
 		if err := emit(cm["REP"], func(b []byte) {
 			ids(c.server, c.client)(b)
 			putU24(b[benchREPQPN:], c.sqp)
-			putU24(b[benchREPPSN:], c.psn[1])
+			putU24(b[benchREPPSN:], c.psn[0])
 		}); err != nil {
 			return nil, err
 		}
@@ -458,10 +461,14 @@ func writeBench(path string, n int) error {
 		if !tp.toSrv {
 			dir, qp = 1, c.cqp
 		}
-		var p uint32
+		var p, msn uint32
 		switch {
 		case tp.ack:
 			p = (c.psn[1-dir] - 1) & 0xffffff
+			// The MSN grows with the messages acknowledged: one per ACK
+			// is enough for a sequence that never goes back.
+			c.msn[dir] = (c.msn[dir] + 1) & 0xffffff
+			msn = c.msn[dir]
 		case tp.readReq:
 			// The request uses one PSN per response packet.
 			p, readPSN = c.psn[dir], c.psn[dir]
@@ -476,6 +483,9 @@ func writeBench(path string, n int) error {
 		return emit(tp.data, func(b []byte) {
 			putU24(b[benchBTH+5:], qp)
 			putU24(b[benchBTH+9:], p)
+			if tp.ack {
+				putU24(b[benchBTH+13:], msn)
+			}
 			for _, at := range tp.xidAt {
 				binary.BigEndian.PutUint32(b[at:], c.xid+tp.xidDelta)
 			}

@@ -1,0 +1,639 @@
+// Package transport is the per-queue-pair transport analysis: it follows
+// the PSN sequence of every RC queue pair (seeded from the CM REQ/REP
+// where the capture holds them), and reports on the frame concerned what
+// the transport did: PSNs skipped (and whether the network or the capture
+// lost them), packets resent, NAKs by code, RNR NAKs with their timer, MSN
+// going back, congestion marks (ECN CE, CNPs, FECN/BECN); for iWARP, TCP
+// retransmissions. It keeps per-QP counters and ACK latency for the
+// connection views.
+//
+// Memory is bounded: at most Config.MaxQPs queue pairs are followed (the
+// least recently used is forgotten), each with a ring of its last
+// ringSize requests; steady traffic allocates nothing.
+package transport
+
+import (
+	"time"
+
+	"github.com/cmpd-dissect/cmpd-dissect/dissect"
+	"github.com/cmpd-dissect/cmpd-dissect/finding"
+	"github.com/cmpd-dissect/cmpd-dissect/internal/posindex"
+	"github.com/cmpd-dissect/cmpd-dissect/layers/ibcm"
+)
+
+// Config bounds the analysis. The zero value means the defaults.
+type Config struct {
+	// MaxQPs caps the queue pairs followed at once (DefaultMaxQPs).
+	MaxQPs int
+	// MaxRetired caps the summaries of CM-seeded queue pairs kept after
+	// they were forgotten or reseeded, for the connection views
+	// (DefaultMaxRetired).
+	MaxRetired int
+	// MaxPairs caps the IP address pairs whose congestion marks are
+	// counted (DefaultMaxPairs); later pairs are not counted.
+	MaxPairs int
+	// MaxStreams caps the iWARP TCP half-streams followed (DefaultMaxStreams).
+	MaxStreams int
+}
+
+// Defaults for Config.
+const (
+	DefaultMaxQPs     = 4096
+	DefaultMaxRetired = 16384
+	DefaultMaxPairs   = 4096
+	DefaultMaxStreams = 4096
+)
+
+// ringSize is how many recent requests a queue pair remembers (a power of
+// two: the slot of PSN p is p & ringMask), to match a retransmission to
+// its original and an ACK to its request.
+const (
+	ringSize = 64
+	ringMask = ringSize - 1
+)
+
+// psnMask: PSNs are 24 bits.
+const psnMask = 1<<24 - 1
+
+// psnDiff is a − b in the 24-bit PSN space, as a signed distance.
+func psnDiff(a, b uint32) int32 { return int32((a-b)<<8) >> 8 }
+
+// reqSlot is one remembered request packet.
+type reqSlot struct {
+	t     int64 // capture time, ns since the epoch
+	frame int32
+	psn   uint32
+	flags uint8
+}
+
+const (
+	slotValid uint8 = 1 << iota
+	slotResent
+	slotAnswered
+)
+
+// qp is the state of one queue pair: the requests delivered to it (the
+// peer's PSN sequence) and, through pair, the requests it sent.
+type qp struct {
+	key        qpKey
+	src        Host  // the peer that sends requests to it (first seen)
+	pair       int32 // the peer queue pair's slot, -1 unknown
+	prev, next int32 // LRU list
+	started    bool
+	seeded     bool
+	pairTries  uint8
+	// ePSN is the next request PSN expected; up to eHi is in order too
+	// (an RDMA Read whose response packet count is not known exactly).
+	ePSN, eHi uint32
+	mtu       uint32
+	// The last gap not yet explained: PSNs gapFrom..gapTo, reported on
+	// gapFrame.
+	gapOpen        bool
+	gapFrom, gapTo uint32
+	gapFrame       int
+	// The last ACK delivered to it: its PSN and MSN.
+	ackHave bool
+	ackPSN  uint32
+	ackMSN  uint32
+	ring    *[ringSize]reqSlot
+	sum     QPSummary
+}
+
+// Analyzer is the per-queue-pair analysis. Record every dissected frame in
+// order; Summaries and Pairs give the counters.
+type Analyzer struct {
+	cfg Config
+
+	qps        []qp
+	idx        posindex.Index[qpKey]
+	head, tail int32 // LRU: head most recent
+	free       []*[ringSize]reqSlot
+	last       int32 // the slot of the last lookup (-1 none)
+
+	retired []QPSummary
+	// RetiredDropped counts summaries not kept past MaxRetired.
+	RetiredDropped int
+
+	pairs    []Pair
+	pairIdx  posindex.Index[pairKey]
+	lastPair int32
+
+	reqs    [maxPendingREQ]pendingREQ
+	nextREQ int
+
+	tcp tcpStreams
+
+	// Evicted counts queue pairs forgotten when the table was full.
+	Evicted int
+
+	// Per-record scratch (reset by Record).
+	f frameFacts
+}
+
+// maxPendingREQ bounds the REQs remembered until their REP.
+const maxPendingREQ = 64
+
+type pendingREQ struct {
+	host   Host
+	commID uint32
+	qpn    uint32
+	psn    uint32
+	mtu    uint8
+	valid  bool
+}
+
+// New returns an Analyzer.
+func New(cfg Config) *Analyzer {
+	if cfg.MaxQPs <= 0 {
+		cfg.MaxQPs = DefaultMaxQPs
+	}
+	if cfg.MaxRetired <= 0 {
+		cfg.MaxRetired = DefaultMaxRetired
+	}
+	if cfg.MaxPairs <= 0 {
+		cfg.MaxPairs = DefaultMaxPairs
+	}
+	if cfg.MaxStreams <= 0 {
+		cfg.MaxStreams = DefaultMaxStreams
+	}
+	a := &Analyzer{cfg: cfg, head: -1, tail: -1, last: -1, lastPair: -1}
+	a.tcp.max = cfg.MaxStreams
+	return a
+}
+
+// frameFacts is what Record gathers from a record's layers.
+type frameFacts struct {
+	ip       bool
+	src, dst Host
+	ecn      uint8
+	lrh      *ibcm.LRH
+	grh      *ibcm.GRH
+	bth      *ibcm.BTH
+	aeth     *ibcm.AETH
+	reth     *ibcm.RETH
+	cm       *ibcm.CM
+	tcp      *dissect.TCP
+	iwarp    bool
+}
+
+// Record analyses one dissected frame and appends its findings to
+// rec.Findings. Records of damaged frames and end-of-input records are
+// ignored.
+func (a *Analyzer) Record(rec *dissect.Record) {
+	if rec.Frame <= 0 {
+		return
+	}
+	f := &a.f
+	*f = frameFacts{}
+	for _, l := range rec.Layers {
+		switch x := l.(type) {
+		case *dissect.IPv4:
+			f.ip, f.ecn = true, x.TOS&3
+			f.src.Addr, f.dst.Addr = addr(x.SrcIP), addr(x.DstIP)
+		case *dissect.IPv6:
+			f.ip, f.ecn = true, x.TrafficClass&3
+			f.src.Addr, f.dst.Addr = addr(x.SrcIP), addr(x.DstIP)
+		case *dissect.TCP:
+			f.tcp = x
+		case *ibcm.LRH:
+			f.lrh = x
+		case *ibcm.GRH:
+			f.grh = x
+		case *ibcm.BTH:
+			if f.bth == nil {
+				f.bth = x
+			}
+		case *ibcm.AETH:
+			if f.aeth == nil {
+				f.aeth = x
+			}
+		case *ibcm.RETH:
+			if f.reth == nil {
+				f.reth = x
+			}
+		case *ibcm.CM:
+			f.cm = x
+		default:
+			if f.tcp != nil && !f.iwarp && isIWARP(l) {
+				f.iwarp = true
+			}
+		}
+	}
+	if f.tcp != nil {
+		a.tcpSegment(rec, f)
+		return
+	}
+	if f.bth == nil {
+		return
+	}
+	if !f.ip {
+		if f.grh != nil {
+			f.src.Addr, f.dst.Addr = f.grh.SrcGID(), f.grh.DstGID()
+		}
+		if f.lrh != nil {
+			f.src.LID, f.dst.LID = f.lrh.SLID, f.lrh.DLID
+			if f.grh == nil {
+				f.src.Addr, f.dst.Addr = noAddr, noAddr
+			}
+		}
+	}
+	if f.cm != nil {
+		a.cmMessage(rec, f)
+		return
+	}
+	a.packet(rec, f)
+}
+
+// packet analyses one non-CM packet with a BTH.
+func (a *Analyzer) packet(rec *dissect.Record, f *frameFacts) {
+	b := f.bth
+	now := rec.Time.UnixNano()
+	if b.OpCode == ibcm.OpCNP {
+		q := &a.qps[a.lookup(qpKey{f.dst, b.DestQP}, rec)]
+		q.sum.CNPs++
+		if p := a.pair(f); p != nil {
+			p.CNPs++
+		}
+		a.add(rec, CodeCNP, finding.SeverityInfo, "IBTA Vol 1 Annex A17.9.2",
+			"congestion notification to QP "+hexQP(b.DestQP)+" at "+f.dst.String()+" from "+f.src.String()+": the receiver of its CE-marked packets asks it to slow down")
+		return
+	}
+	qi := a.lookup(qpKey{f.dst, b.DestQP}, rec)
+	q := &a.qps[qi]
+	q.sum.Packets++
+	q.sum.Bytes += uint64(b.PayloadLength)
+	if f.ip {
+		p := a.pair(f)
+		if p != nil {
+			p.Packets++
+		}
+		if f.ecn == 3 {
+			q.sum.ECNCE++
+			if p != nil {
+				p.ECNCE++
+			}
+			a.add(rec, CodeECNCE, finding.SeverityInfo, "RFC 3168 §5",
+				"IP ECN Congestion Experienced on a packet to QP "+hexQP(b.DestQP)+" at "+f.dst.String()+": a queue on the path from "+f.src.String()+" was filling")
+		}
+	}
+	if b.FECN {
+		q.sum.FECN++
+		a.add(rec, CodeFECN, finding.SeverityInfo, "IBTA Vol 1 §9.2.1",
+			"BTH FECN set on a packet to QP "+hexQP(b.DestQP)+": congestion on the way from "+f.src.String())
+	}
+	if b.BECN {
+		q.sum.BECN++
+		a.add(rec, CodeBECN, finding.SeverityInfo, "IBTA Vol 1 §9.2.1",
+			"BTH BECN set on a packet to QP "+hexQP(b.DestQP)+": "+f.src.String()+" reports that this QP's packets met congestion")
+	}
+	op := b.OpCode
+	if op > 0x1f { // not RC: no sequence to follow here
+		return
+	}
+	switch {
+	case op >= ibcm.OpRCReadRespFirst && op <= ibcm.OpRCAtomicAck:
+		q.sum.Responses++
+		a.response(rec, f, qi, now)
+	case op <= ibcm.OpRCReadRequest, op == ibcm.OpRCCompareSwap, op == ibcm.OpRCFetchAdd,
+		op == ibcm.OpRCSendLastInv, op == ibcm.OpRCSendOnlyInv, op == ibcm.OpRCFlush, op == ibcm.OpRCAtomicWrite:
+		q.sum.Requests++
+		if !q.src.Addr.IsValid() && q.src.LID == 0 {
+			q.src = f.src
+		}
+		a.request(rec, f, q, now)
+	}
+}
+
+// request follows the PSN sequence of a request delivered to q.
+func (a *Analyzer) request(rec *dissect.Record, f *frameFacts, q *qp, now int64) {
+	b := f.bth
+	p := b.PSN & psnMask
+	op := b.OpCode
+	// The path MTU: the payload of a FIRST or MIDDLE packet fills it.
+	if op == ibcm.OpRCSendFirst || op == ibcm.OpRCSendMiddle || op == ibcm.OpRCWriteFirst || op == ibcm.OpRCWriteMiddle {
+		if n := uint32(b.PayloadLength); n >= 256 && n > q.mtu {
+			q.mtu = n
+		}
+	}
+	if q.ring == nil {
+		q.ring = a.newRing()
+	}
+	if !q.started {
+		q.started = true
+		if !q.seeded {
+			q.ePSN, q.eHi = p, p
+		}
+	}
+	d := psnDiff(p, q.ePSN)
+	switch {
+	case d >= 0 && psnDiff(p, q.eHi) <= 0:
+		// In order.
+	case d > 0:
+		from := q.eHi
+		if q.eHi == q.ePSN {
+			from = q.ePSN
+		}
+		n := uint32(psnDiff(p, from))
+		q.sum.PSNGaps++
+		q.sum.Missing += uint64(n)
+		q.gapOpen, q.gapFrom, q.gapTo, q.gapFrame = true, from, (p-1)&psnMask, rec.Frame
+		msg := "QP " + hexQP(b.DestQP) + " at " + f.dst.String() + ": request PSN " + itoa(uint64(p)) + " follows " +
+			itoa(uint64((from-1)&psnMask)) + "; " + psnRange(from, (p-1)&psnMask) + " (" + itoa(uint64(n)) + " packet"
+		if n != 1 {
+			msg += "s"
+		}
+		msg += ") not in the capture: lost on the network or by the capture (a later ACK covering them without a NAK or retransmission means the capture)"
+		a.add(rec, CodePSNGap, finding.SeverityWarning, "IBTA Vol 1 §9.7.1", msg)
+	default:
+		a.resent(rec, f, q, p, now)
+		return
+	}
+	s := &q.ring[p&ringMask]
+	*s = reqSlot{t: now, frame: int32(rec.Frame), psn: p, flags: slotValid}
+	lo, hi := uint32(1), uint32(1)
+	if op == ibcm.OpRCReadRequest && f.reth != nil && f.reth.DMALen > 0 {
+		l := f.reth.DMALen
+		mtu := q.mtu
+		if q.pair >= 0 && a.qps[q.pair].mtu > mtu {
+			mtu = a.qps[q.pair].mtu
+		}
+		if mtu != 0 {
+			lo = (l + mtu - 1) / mtu
+			hi = lo
+		} else {
+			lo, hi = (l+4095)/4096, (l+255)/256
+		}
+	}
+	q.ePSN, q.eHi = (p+lo)&psnMask, (p+hi)&psnMask
+}
+
+// resent reports a request whose PSN was already passed.
+func (a *Analyzer) resent(rec *dissect.Record, f *frameFacts, q *qp, p uint32, now int64) {
+	q.sum.Retransmissions++
+	msg := "QP " + hexQP(f.bth.DestQP) + " at " + f.dst.String() + ": request PSN " + itoa(uint64(p)) + " sent again"
+	s := &q.ring[p&ringMask]
+	switch {
+	case s.flags&slotValid != 0 && s.psn == p:
+		msg += ", first sent in frame " + itoa(uint64(s.frame)) + " " + durationText(time.Duration(now-s.t)) + " earlier"
+		s.flags |= slotResent
+	case q.gapOpen && psnDiff(p, q.gapFrom) >= 0 && psnDiff(p, q.gapTo) <= 0:
+		msg += ", the original was not in the capture (gap reported in frame " + itoa(uint64(q.gapFrame)) + "): the network lost it"
+		q.gapOpen = false
+	default:
+		msg += "; the original is not among the last " + itoa(ringSize) + " requests remembered"
+	}
+	a.add(rec, CodeRetransmission, finding.SeverityWarning, "IBTA Vol 1 §9.7.5.1", msg)
+}
+
+// response handles an ACK, NAK, read response or atomic ACK delivered to
+// q, the requester.
+func (a *Analyzer) response(rec *dissect.Record, f *frameFacts, qi int32, now int64) {
+	q := &a.qps[qi]
+	b := f.bth
+	p := b.PSN & psnMask
+	op := b.OpCode
+	if (op == ibcm.OpRCReadRespFirst || op == ibcm.OpRCReadRespMiddle) && uint32(b.PayloadLength) >= 256 && uint32(b.PayloadLength) > q.mtu {
+		q.mtu = uint32(b.PayloadLength)
+	}
+	var peer *qp
+	if q.pair < 0 && q.pairTries < 8 {
+		q.pairTries++
+		a.findPair(qi, f, p)
+	}
+	if q.pair >= 0 {
+		peer = &a.qps[q.pair]
+	}
+	ae := f.aeth
+	if ae == nil {
+		return
+	}
+	switch ae.Type() {
+	case ibcm.AETHNak:
+		code := int(ae.Value())
+		if code >= NAKCodes {
+			code = NAKCodes - 1
+		}
+		q.sum.NAKs[code]++
+		sev := finding.SeverityError
+		msg := "QP " + hexQP(b.DestQP) + " at " + f.dst.String() + " got NAK " + NAKName(int(ae.Value())) + " (code " + itoa(uint64(ae.Value())) + ") for PSN " + itoa(uint64(p)) + " from " + f.src.String()
+		if code == 0 {
+			sev = finding.SeverityWarning
+			msg += ": the responder expected PSN " + itoa(uint64(p)) + " and got a later one; the requester must resend from it"
+			if peer != nil && peer.gapOpen && psnDiff(p, peer.gapFrom) >= 0 && psnDiff(p, peer.gapTo) <= 0 {
+				msg += " (the gap reported in frame " + itoa(uint64(peer.gapFrame)) + " was lost on the network)"
+				peer.gapOpen = false
+			}
+		} else {
+			msg += ": the queue pair goes to the error state"
+		}
+		a.add(rec, CodeNAK, sev, "IBTA Vol 1 §9.7.5.2", msg)
+		return
+	case ibcm.AETHRNRNak:
+		q.sum.RNRNAKs++
+		t := RNRTimer(ae.Value())
+		a.add(rec, CodeRNRNAK, finding.SeverityWarning, "IBTA Vol 1 §9.7.5.2.8",
+			"QP "+hexQP(b.DestQP)+" at "+f.dst.String()+" got RNR NAK for PSN "+itoa(uint64(p))+" from "+f.src.String()+
+				": no receive buffer was posted; retry after the RNR timer "+itoa(uint64(ae.Value()))+" = "+RNRTimerText(t))
+		return
+	case ibcm.AETHAck:
+	default:
+		return
+	}
+	if op == ibcm.OpRCAck {
+		if q.ackHave && psnDiff(p, q.ackPSN) > 0 && psnDiff(ae.MSN, q.ackMSN) < 0 {
+			q.sum.MSNRegress++
+			a.add(rec, CodeMSNRegress, finding.SeverityWarning, "IBTA Vol 1 §9.7.5.1.2",
+				"QP "+hexQP(b.DestQP)+": ACK of PSN "+itoa(uint64(p))+" carries MSN "+itoa(uint64(ae.MSN))+
+					", less than MSN "+itoa(uint64(q.ackMSN))+" of the ACK of the earlier PSN "+itoa(uint64(q.ackPSN)))
+		}
+		if !q.ackHave || psnDiff(p, q.ackPSN) >= 0 {
+			q.ackHave, q.ackPSN, q.ackMSN = true, p, ae.MSN
+		}
+	}
+	if peer == nil || peer.ring == nil {
+		return
+	}
+	if s := &peer.ring[p&ringMask]; s.flags&slotValid != 0 && s.psn == p && s.flags&(slotResent|slotAnswered) == 0 {
+		s.flags |= slotAnswered
+		q.sum.AckLatency.add(time.Duration(now - s.t))
+	}
+	if peer.gapOpen && psnDiff(p, peer.gapTo) >= 0 && psnDiff(p, peer.ePSN) < 0 {
+		peer.gapOpen = false
+		peer.sum.CaptureLoss++
+		a.add(rec, CodeCaptureLoss, finding.SeverityInfo, "IBTA Vol 1 §9.7.5.1",
+			"ACK of PSN "+itoa(uint64(p))+" from "+f.src.String()+" covers "+psnRange(peer.gapFrom, peer.gapTo)+
+				", missing before frame "+itoa(uint64(peer.gapFrame))+": the responder received them, the capture lost them (not the network)")
+	}
+}
+
+// findPair looks for the queue pair q's requests go to: the one queue
+// pair at the response's sender, fed by q's host, that holds a request of
+// PSN p not yet paired.
+func (a *Analyzer) findPair(qi int32, f *frameFacts, p uint32) {
+	q := &a.qps[qi]
+	found := int32(-1)
+	for i := range a.qps {
+		c := &a.qps[i]
+		if c.pair >= 0 || c.ring == nil || c == q || c.key.host != f.src || c.src != f.dst {
+			continue
+		}
+		if s := &c.ring[p&ringMask]; s.flags&slotValid == 0 || s.psn != p {
+			continue
+		}
+		if found >= 0 {
+			return // ambiguous
+		}
+		found = int32(i)
+	}
+	if found >= 0 {
+		q.pair, a.qps[found].pair = found, qi
+	}
+}
+
+// cmMessage seeds the queue pairs of a connection from its REQ and REP.
+func (a *Analyzer) cmMessage(rec *dissect.Record, f *frameFacts) {
+	cm := f.cm
+	switch cm.AttributeID {
+	case ibcm.AttrREQ:
+		r := &cm.REQ
+		for i := range a.reqs {
+			if p := &a.reqs[i]; p.valid && p.host == f.src && p.commID == r.LocalCommID {
+				p.qpn, p.psn, p.mtu = r.LocalQPN, r.StartingPSN, r.PathMTU
+				return
+			}
+		}
+		a.reqs[a.nextREQ] = pendingREQ{host: f.src, commID: r.LocalCommID, qpn: r.LocalQPN, psn: r.StartingPSN & psnMask, mtu: r.PathMTU, valid: true}
+		a.nextREQ = (a.nextREQ + 1) % maxPendingREQ
+	case ibcm.AttrREP:
+		r := &cm.REP
+		var req *pendingREQ
+		for i := range a.reqs {
+			if p := &a.reqs[i]; p.valid && p.host == f.dst && p.commID == r.RemoteCommID {
+				req = p
+				break
+			}
+		}
+		if req == nil {
+			return
+		}
+		req.valid = false
+		ci := a.lookup(qpKey{f.dst, req.qpn}, rec)
+		si := a.lookup(qpKey{f.src, r.LocalQPN}, rec)
+		if ci == si {
+			return
+		}
+		c, s := &a.qps[ci], &a.qps[si]
+		mtu := mtuOctets(req.mtu)
+		// Each side names the PSN it expects to receive: the REQ's
+		// Starting PSN is the client's receive queue's, the REP's the
+		// server's (IBTA Vol 1 §12.7.21, §12.7.33; Linux's rq_psn).
+		a.seed(c, f.src, req.psn, mtu, rec.Frame)
+		a.seed(s, f.dst, r.StartingPSN&psnMask, mtu, rec.Frame)
+		c.pair, s.pair = si, ci
+	}
+}
+
+// seed starts q's sequence at psn, from a REP in frame; what q counted
+// before is kept as a retired summary when it belonged to another
+// connection.
+func (a *Analyzer) seed(q *qp, src Host, psn, mtu uint32, frame int) {
+	a.retire(q)
+	if q.pair >= 0 {
+		a.qps[q.pair].pair = -1
+	}
+	ring := q.ring
+	*q = qp{key: q.key, prev: q.prev, next: q.next, pair: -1, src: src, seeded: true, ePSN: psn, eHi: psn, mtu: mtu, ring: ring}
+	if ring != nil {
+		clear(ring[:])
+	}
+	q.sum.Host, q.sum.QPN, q.sum.Frame = q.key.host, q.key.qpn, frame
+}
+
+// retire keeps q's summary when it was seeded by a CM exchange (the
+// connection views look it up) or counted traffic.
+func (a *Analyzer) retire(q *qp) {
+	if q.sum.Frame == 0 {
+		return
+	}
+	if len(a.retired) >= a.cfg.MaxRetired {
+		a.RetiredDropped++
+		return
+	}
+	a.retired = append(a.retired, q.sum)
+}
+
+func mtuOctets(enum uint8) uint32 {
+	if enum >= 1 && enum <= 5 {
+		return 128 << enum
+	}
+	return 0
+}
+
+// Summaries returns the summary of every queue pair followed or retired,
+// the retired ones first.
+func (a *Analyzer) Summaries() []QPSummary {
+	out := append([]QPSummary(nil), a.retired...)
+	for i := range a.qps {
+		out = append(out, a.qps[i].sum)
+	}
+	return out
+}
+
+// Summary returns the summary of the queue pair qpn at host seeded by the
+// CM REP in frame (0: the current one of that queue pair, seeded or not).
+func (a *Analyzer) Summary(host Host, qpn uint32, frame int) (QPSummary, bool) {
+	if i, ok := a.idx.Get(qpKey{host, qpn}); ok {
+		if s := a.qps[i].sum; frame == 0 || s.Frame == frame {
+			return s, true
+		}
+	}
+	if frame == 0 {
+		return QPSummary{}, false
+	}
+	for i := len(a.retired) - 1; i >= 0; i-- {
+		if s := a.retired[i]; s.Frame == frame && s.QPN == qpn && s.Host == host {
+			return s, true
+		}
+	}
+	return QPSummary{}, false
+}
+
+// Pairs returns the IP address pairs' counters.
+func (a *Analyzer) Pairs() []Pair { return append([]Pair(nil), a.pairs...) }
+
+// PairCounts returns the counters of packets from src to dst.
+func (a *Analyzer) PairCounts(src, dst Host) (Pair, bool) {
+	if i, ok := a.pairIdx.Get(pairKey{src.Addr, dst.Addr}); ok {
+		return a.pairs[i], true
+	}
+	return Pair{}, false
+}
+
+func (a *Analyzer) pair(f *frameFacts) *Pair {
+	if !f.src.Addr.IsValid() {
+		return nil
+	}
+	k := pairKey{f.src.Addr, f.dst.Addr}
+	if a.lastPair >= 0 {
+		if p := &a.pairs[a.lastPair]; p.Src == k.src && p.Dst == k.dst {
+			return p
+		}
+	}
+	i, ok := a.pairIdx.Get(k)
+	if !ok {
+		if len(a.pairs) >= a.cfg.MaxPairs {
+			return nil
+		}
+		i = len(a.pairs)
+		a.pairs = append(a.pairs, Pair{Src: k.src, Dst: k.dst})
+		a.pairIdx.Set(k, i)
+	}
+	a.lastPair = int32(i)
+	return &a.pairs[i]
+}
+
+// add appends a finding on rec's frame.
+func (a *Analyzer) add(rec *dissect.Record, code string, sev finding.Severity, section, msg string) {
+	rec.Findings = append(rec.Findings, finding.Finding{Code: code, Severity: sev, Section: section,
+		Message: msg, Frame: rec.Frame, Layer: "transport", Offset: -1})
+}

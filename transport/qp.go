@@ -1,0 +1,180 @@
+package transport
+
+import (
+	"net/netip"
+	"time"
+)
+
+// Host names a node the way the wire does: its IP address (RoCEv2), its
+// GID (RoCEv1, native IB with a GRH) or its LID (native IB).
+type Host struct {
+	Addr netip.Addr
+	LID  uint16
+}
+
+// String renders the address, or "LID n".
+func (h Host) String() string {
+	if h.Addr.IsValid() {
+		return h.Addr.String()
+	}
+	return "LID " + itoa(uint64(h.LID))
+}
+
+// qpKey is a queue pair: the host it lives on and its number. Packets are
+// keyed by where they are delivered (the BTH's DestQP at the destination).
+type qpKey struct {
+	host Host
+	qpn  uint32
+}
+
+func (k qpKey) Hash() uint32 {
+	a := k.host.Addr.As16()
+	h := uint32(2166136261)
+	for _, b := range a[8:] {
+		h = (h ^ uint32(b)) * 16777619
+	}
+	h ^= uint32(k.host.LID)<<8 ^ k.qpn*0x9e3779b1
+	return h ^ h>>15
+}
+
+// QPSummary is what the analysis counted for one queue pair: the packets
+// delivered to it (the peer's requests and the responses to its own
+// requests) and what they showed.
+type QPSummary struct {
+	Host Host   `json:"-"`
+	QPN  uint32 `json:"qpn"`
+	// Packets and Bytes count the RC/UC/UD packets delivered to the QP and
+	// their payload octets; Requests and Responses split the RC ones.
+	Packets   uint64 `json:"packets"`
+	Bytes     uint64 `json:"bytes"`
+	Requests  uint64 `json:"requests"`
+	Responses uint64 `json:"responses"`
+	// PSNGaps counts the gaps in the sequence of requests delivered to the
+	// QP, Missing the PSNs they skipped, CaptureLoss the gaps that a later
+	// ACK showed the capture (not the network) lost.
+	PSNGaps         uint64 `json:"psn_gaps"`
+	Missing         uint64 `json:"psns_missing"`
+	CaptureLoss     uint64 `json:"capture_loss"`
+	Retransmissions uint64 `json:"retransmissions"`
+	// NAKs counts the NAKs delivered to the QP (answers to its own
+	// requests) by NAK code; RNRNAKs the RNR NAKs.
+	NAKs    [NAKCodes]uint64 `json:"-"`
+	RNRNAKs uint64           `json:"rnr_naks"`
+	// MSNRegress counts ACKs whose MSN went back.
+	MSNRegress uint64 `json:"msn_regress"`
+	// AckLatency is from each of the QP's requests to the ACK (or read
+	// response) that answered it, retransmitted requests left out.
+	AckLatency Latency `json:"ack_latency"`
+	// Congestion marks on the packets delivered to the QP.
+	ECNCE uint64 `json:"ecn_ce"`
+	CNPs  uint64 `json:"cnps"`
+	FECN  uint64 `json:"fecn"`
+	BECN  uint64 `json:"becn"`
+	// Frame is the CM REP that seeded the QP's sequence (0: not seeded).
+	Frame int `json:"-"`
+}
+
+// NAKCodes is how many NAK codes are counted (0–4 named, 5 for the
+// reserved ones).
+const NAKCodes = 6
+
+// nakNames are the IBTA NAK codes (AETH syndrome 011xxxxx), index 5 the
+// reserved values.
+var nakNames = [NAKCodes]string{"PSN Sequence Error", "Invalid Request", "Remote Access Error",
+	"Remote Operational Error", "Invalid RD Request", "reserved code"}
+
+// NAKName names a NAK code.
+func NAKName(code int) string {
+	if code < 0 || code >= NAKCodes {
+		code = NAKCodes - 1
+	}
+	return nakNames[code]
+}
+
+// NAKCount is one NAK code's count, for JSON and text.
+type NAKCount struct {
+	Code  int    `json:"code"`
+	Name  string `json:"name"`
+	Count uint64 `json:"count"`
+}
+
+// NAKList lists the NAK codes seen, in code order.
+func (s *QPSummary) NAKList() []NAKCount {
+	var out []NAKCount
+	for i, n := range s.NAKs {
+		if n > 0 {
+			out = append(out, NAKCount{Code: i, Name: nakNames[i], Count: n})
+		}
+	}
+	return out
+}
+
+// Latency is a min/avg/max over samples.
+type Latency struct {
+	Samples uint64        `json:"samples"`
+	Min     time.Duration `json:"-"`
+	Max     time.Duration `json:"-"`
+	Sum     time.Duration `json:"-"`
+}
+
+func (l *Latency) add(d time.Duration) {
+	if d < 0 {
+		return
+	}
+	if l.Samples == 0 || d < l.Min {
+		l.Min = d
+	}
+	if d > l.Max {
+		l.Max = d
+	}
+	l.Samples++
+	l.Sum += d
+}
+
+// Avg is the mean (0 without samples).
+func (l Latency) Avg() time.Duration {
+	if l.Samples == 0 {
+		return 0
+	}
+	return l.Sum / time.Duration(l.Samples)
+}
+
+// Milliseconds renders a duration in ms with microsecond resolution.
+func Milliseconds(d time.Duration) float64 {
+	return float64(d.Microseconds()) / 1000
+}
+
+// Pair counts the congestion marks between two IP addresses, per direction
+// as seen (Src sent the packets).
+type Pair struct {
+	Src, Dst netip.Addr
+	Packets  uint64
+	ECNCE    uint64
+	CNPs     uint64
+}
+
+type pairKey struct{ src, dst netip.Addr }
+
+func (k pairKey) Hash() uint32 {
+	a, b := k.src.As16(), k.dst.As16()
+	h := uint32(2166136261)
+	for i := 12; i < 16; i++ {
+		h = (h ^ uint32(a[i])) * 16777619
+		h = (h ^ uint32(b[i])) * 16777619
+	}
+	return h ^ h>>15
+}
+
+func itoa(v uint64) string {
+	var b [20]byte
+	i := len(b)
+	for {
+		i--
+		b[i] = byte('0' + v%10)
+		v /= 10
+		if v == 0 {
+			break
+		}
+	}
+	return string(b[i:])
+}

@@ -1,0 +1,147 @@
+package transport
+
+import (
+	"net"
+	"net/netip"
+	"strconv"
+	"time"
+
+	"github.com/cmpd-dissect/cmpd-dissect/dissect"
+	"github.com/cmpd-dissect/cmpd-dissect/finding"
+)
+
+// noAddr is the address of a native-IB host known by its LID only.
+var noAddr netip.Addr
+
+func addr(ip net.IP) netip.Addr {
+	a, _ := netip.AddrFromSlice(ip)
+	return a.Unmap()
+}
+
+// lookup returns the slot of queue pair k, adding it (and forgetting the
+// least recently used one when the table is full) when it is new. The slot
+// moves to the front of the LRU list.
+func (a *Analyzer) lookup(k qpKey, rec *dissect.Record) int32 {
+	if a.last >= 0 && a.qps[a.last].key == k {
+		return a.last
+	}
+	i, ok := a.idx.Get(k)
+	if ok {
+		a.touch(int32(i))
+		a.last = int32(i)
+		return a.last
+	}
+	var n int32
+	if len(a.qps) < a.cfg.MaxQPs {
+		n = int32(len(a.qps))
+		a.qps = append(a.qps, qp{})
+	} else {
+		n = a.tail
+		a.evict(n, rec)
+	}
+	q := &a.qps[n]
+	*q = qp{key: k, pair: -1, prev: -1, next: -1}
+	q.sum.Host, q.sum.QPN = k.host, k.qpn
+	a.idx.Set(k, int(n))
+	a.pushFront(n)
+	a.last = n
+	return n
+}
+
+// evict forgets the queue pair in slot n (its summary is retired when a CM
+// exchange seeded it).
+func (a *Analyzer) evict(n int32, rec *dissect.Record) {
+	q := &a.qps[n]
+	a.Evicted++
+	if a.Evicted == 1 {
+		a.add(rec, CodeTableFull, finding.SeverityInfo, "",
+			"more than "+strconv.Itoa(a.cfg.MaxQPs)+" queue pairs active: the least recently used ("+hexQP(q.key.qpn)+" at "+q.key.host.String()+
+				") and others after it are forgotten; their later packets start a new sequence")
+	}
+	a.retire(q)
+	if q.pair >= 0 {
+		a.qps[q.pair].pair = -1
+	}
+	if q.ring != nil {
+		a.free = append(a.free, q.ring)
+		q.ring = nil
+	}
+	a.idx.Delete(q.key)
+	a.unlink(n)
+}
+
+// newRing returns a cleared request ring, reused when one is free.
+func (a *Analyzer) newRing() *[ringSize]reqSlot {
+	if n := len(a.free); n > 0 {
+		r := a.free[n-1]
+		a.free = a.free[:n-1]
+		clear(r[:])
+		return r
+	}
+	return new([ringSize]reqSlot)
+}
+
+func (a *Analyzer) unlink(n int32) {
+	q := &a.qps[n]
+	if q.prev >= 0 {
+		a.qps[q.prev].next = q.next
+	} else if a.head == n {
+		a.head = q.next
+	}
+	if q.next >= 0 {
+		a.qps[q.next].prev = q.prev
+	} else if a.tail == n {
+		a.tail = q.prev
+	}
+	q.prev, q.next = -1, -1
+}
+
+func (a *Analyzer) pushFront(n int32) {
+	q := &a.qps[n]
+	q.prev, q.next = -1, a.head
+	if a.head >= 0 {
+		a.qps[a.head].prev = n
+	}
+	a.head = n
+	if a.tail < 0 {
+		a.tail = n
+	}
+}
+
+func (a *Analyzer) touch(n int32) {
+	if a.head == n {
+		return
+	}
+	a.unlink(n)
+	a.pushFront(n)
+}
+
+// hexQP renders a QPN as 0x%06x.
+func hexQP(q uint32) string {
+	const digits = "0123456789abcdef"
+	b := []byte{'0', 'x', 0, 0, 0, 0, 0, 0}
+	for i := 7; i >= 2; i-- {
+		b[i] = digits[q&0xf]
+		q >>= 4
+	}
+	return string(b)
+}
+
+// psnRange renders "PSN a" or "PSNs a–b".
+func psnRange(from, to uint32) string {
+	if from == to {
+		return "PSN " + itoa(uint64(from))
+	}
+	return "PSNs " + itoa(uint64(from)) + "–" + itoa(uint64(to))
+}
+
+// durationText renders a delay in the unit that suits it.
+func durationText(d time.Duration) string {
+	switch {
+	case d < time.Millisecond:
+		return strconv.FormatFloat(float64(d)/1e3, 'f', 1, 64) + " µs"
+	case d < time.Second:
+		return strconv.FormatFloat(float64(d)/1e6, 'f', 3, 64) + " ms"
+	}
+	return strconv.FormatFloat(d.Seconds(), 'f', 3, 64) + " s"
+}
