@@ -348,6 +348,12 @@ type Connection struct {
 	FindingCounts []FindingCount
 	// ToServer and ToClient count the Sends checked in each direction.
 	ToServer, ToClient SendCounts
+	// Credits is the RPC-over-RDMA credit accounting (credits.go);
+	// QueuePairs and Streams what the transport analysis counted on the
+	// connection's queue pairs or TCP streams (AttachTransport).
+	Credits    Credits
+	QueuePairs []QueuePair
+	Streams    []Stream
 	// Evicted reports the tracker stopped following the connection when its
 	// table was full.
 	Evicted bool

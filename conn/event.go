@@ -252,4 +252,9 @@ type SendEvent struct {
 	XID     uint32
 	Proc    uint32
 	Handles []uint32
+	// Credits is the header's credit field (RFC 8166 §3.3: requested in
+	// calls, granted in replies); Call and Reply give the type of the RPC
+	// message carried inline (both false: none, as in RDMA_NOMSG).
+	Credits     uint32
+	Call, Reply bool
 }

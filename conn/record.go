@@ -29,6 +29,9 @@ type frameView struct {
 	ieth  *ibcm.IETH
 	rdmap *mpa.RDMAP
 	rpc   *rpcrdma.Header
+	// rpcMsg is the message type of the RPC message after rpc, plus one
+	// (0: none decoded).
+	rpcMsg uint8
 }
 
 // transport says which RDMA transport carried the frame.
@@ -117,6 +120,10 @@ func (t *Tracker) Record(rec *dissect.Record) {
 			if v.rpc == nil {
 				v.rpc = x
 			}
+		case *rpcrdma.RPC:
+			if v.rpc != nil && v.rpcMsg == 0 && x.MsgType <= rpcrdma.MsgReply {
+				v.rpcMsg = uint8(x.MsgType) + 1
+			}
 		}
 	}
 	t.packetDone(rec, &v)
@@ -155,7 +162,7 @@ func (t *Tracker) packetDone(rec *dissect.Record, v *frameView) {
 	case v.rdmap != nil:
 		t.recordIWARPSend(rec, v)
 	}
-	v.bth, v.ieth, v.rdmap, v.rpc = nil, nil, nil, nil
+	v.bth, v.ieth, v.rdmap, v.rpc, v.rpcMsg = nil, nil, nil, nil, 0
 }
 
 // mpaHeaderLen is the MPA start-up frame header before the private data:
@@ -209,8 +216,7 @@ func (t *Tracker) recordIBSend(rec *dissect.Record, v *frameView) {
 	}
 	acc.length += v.bth.PayloadLength
 	if v.rpc != nil && !acc.rpc {
-		acc.rpc, acc.xid, acc.proc = true, v.rpc.XID, uint32(v.rpc.Proc)
-		acc.hs = appendHandles(acc.hs[:0], v.rpc)
+		acc.takeRPC(v)
 	}
 	if !last {
 		return
@@ -243,8 +249,7 @@ func (t *Tracker) recordIWARPSend(rec *dissect.Record, v *frameView) {
 	}
 	acc.length = max(acc.length, int(r.MO)+len(r.LayerPayload()))
 	if v.rpc != nil && !acc.rpc {
-		acc.rpc, acc.xid, acc.proc = true, v.rpc.XID, uint32(v.rpc.Proc)
-		acc.hs = appendHandles(acc.hs[:0], v.rpc)
+		acc.takeRPC(v)
 	}
 	if !r.Last {
 		return
@@ -293,12 +298,21 @@ func (t *Tracker) sendAcc(k sendKey, hint uint32, first bool, frame int) *sendAc
 	}
 	acc.open, acc.msn, acc.first, acc.length = true, 0, frame, 0
 	acc.rpc, acc.xid, acc.proc, acc.hs = false, 0, 0, acc.hs[:0]
+	acc.credits, acc.rpcMsg = 0, 0
 	return acc
+}
+
+// takeRPC keeps what the Send's checks need of its RPC-over-RDMA header.
+func (acc *sendAcc) takeRPC(v *frameView) {
+	acc.rpc, acc.xid, acc.proc = true, v.rpc.XID, uint32(v.rpc.Proc)
+	acc.credits, acc.rpcMsg = v.rpc.Credits, v.rpcMsg
+	acc.hs = appendHandles(acc.hs[:0], v.rpc)
 }
 
 func (t *Tracker) sendComplete(rec *dissect.Record, k sendKey, acc *sendAcc, ev *SendEvent) {
 	ev.FirstFrame, ev.LastFrame, ev.Time, ev.Length = acc.first, rec.Frame, rec.Time, acc.length
 	ev.RPCRDMA, ev.XID, ev.Proc, ev.Handles = acc.rpc, acc.xid, acc.proc, acc.hs
+	ev.Credits, ev.Call, ev.Reply = acc.credits, acc.rpcMsg == rpcrdma.MsgCall+1, acc.rpcMsg == rpcrdma.MsgReply+1
 	// The accumulator stays for the next Send on k (no allocation per Send).
 	acc.open = false
 	t.send(ev, acc)

@@ -507,6 +507,10 @@ type sendAcc struct {
 	xid    uint32
 	proc   uint32
 	hs     []uint32
+	// credits is the header's credit field, rpcMsg the RPC message type
+	// plus one (0: no RPC message inline).
+	credits uint32
+	rpcMsg  uint8
 	// conn is the connection the key's Sends belong to (nil: none), as
 	// the index said at epoch connEpoch; connKnown once looked up.
 	conn      *Connection

@@ -226,9 +226,20 @@ func (t *Tracker) send(ev *SendEvent, acc *sendAcc) {
 					c.pending = &pendingXIDs{}
 				}
 			}
+			if ev.Reply {
+				return // a backchannel reply: not a call awaiting an answer
+			}
 			c.pending.put(ev.XID, ev.Handles, t.cfg.MaxPendingCalls)
-		} else if c.pending != nil {
-			c.pending.done(ev.XID)
+			if rpcCall(ev) {
+				t.checkCredits(c, ev)
+			}
+		} else if !ev.Call {
+			if c.pending != nil {
+				c.pending.done(ev.XID)
+			}
+			if rpcReply(ev) {
+				c.grant(ev)
+			}
 		}
 	}
 }

@@ -62,6 +62,13 @@ type ConnJSON struct {
 	// the frames they span.
 	Findings      []finding.Finding   `json:"findings"`
 	FindingCounts []conn.FindingCount `json:"finding_counts"`
+	// CMTiming, Credits, QueuePairs and Streams are the analysis of the
+	// connection's setup and traffic (conn_transport.go), left out when
+	// there is nothing to say.
+	CMTiming   *CMTimingJSON   `json:"cm_timing,omitempty"`
+	Credits    *conn.Credits   `json:"credits,omitempty"`
+	QueuePairs []QueuePairJSON `json:"queue_pairs,omitempty"`
+	Streams    []StreamJSON    `json:"tcp_streams,omitempty"`
 }
 
 // PrivateDataJSON is the pvtdata report of one side with the message and
@@ -158,6 +165,7 @@ func NewConnJSON(c *conn.Connection) ConnJSON {
 		j.Steps = append(j.Steps, StepJSON{Message: s.Message, Frame: s.Frame, Time: s.Time.UTC(),
 			Direction: s.Direction(), Retransmission: s.Retransmission, Note: s.Note})
 	}
+	addAnalysisJSON(&j, c)
 	return j
 }
 
@@ -534,6 +542,7 @@ func writeLadder(w *bufio.Writer, c *conn.Connection) {
 			c.ToServer.Sends, c.ToServer.RPCRDMA, c.ToServer.MaxLength,
 			c.ToClient.Sends, c.ToClient.RPCRDMA, c.ToClient.MaxLength, c.ToClient.Invalidate)
 	}
+	writeLadderAnalysis(w, c)
 }
 
 func connQP(q uint32) string {

@@ -138,6 +138,7 @@ func trackCaptures(cmd *cobra.Command, files []string, flags *trackFlags) (*trac
 		return nil, err
 	}
 	t.tracker.Finish()
+	t.tracker.AttachTransport(it.transport)
 	// A CM or MPA frame's findings are shown with its connection (the
 	// tracker attaches them, and raises the private-data ones itself):
 	// they are not listed again outside connections. The set holds the

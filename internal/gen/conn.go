@@ -58,6 +58,9 @@ type connCapture struct {
 	at   time.Duration
 	psn  uint32
 	tid  uint64
+	// next is the next request PSN to each QP (by QPN), from the Starting
+	// PSN its side named in the REQ or REP: RC traffic in sequence.
+	next map[uint32]uint32
 }
 
 // endpoint returns a copy of the synthetic client or server with its own
@@ -92,8 +95,15 @@ func (g *connCapture) mad(name string, src, dst *ibcmtest.Endpoint, tid uint64, 
 // rc sends one RC packet to dst's QP; rkey is the IETH of the
 // *_WITH_INVALIDATE opcodes.
 func (g *connCapture) rc(name string, src, dst *ibcmtest.Endpoint, op ibcm.Opcode, rkey uint32, payload []byte) error {
-	g.psn++
-	ls := []gopacket.SerializableLayer{&ibcm.BTH{OpCode: op, PKey: 0xffff, DestQP: dst.QPN, PSN: g.psn, AckReq: true}}
+	psn, ok := g.next[dst.QPN]
+	if !ok {
+		g.psn++
+		psn = g.psn
+	}
+	if g.next != nil {
+		g.next[dst.QPN] = (psn + 1) & 0xffffff
+	}
+	ls := []gopacket.SerializableLayer{&ibcm.BTH{OpCode: op, PKey: 0xffff, DestQP: dst.QPN, PSN: psn, AckReq: true}}
 	if op == ibcm.OpRCSendOnlyInv || op == ibcm.OpRCSendLastInv {
 		ls = append(ls, &ibcm.IETH{RKey: rkey})
 	}
@@ -136,12 +146,18 @@ func idsCM(attr uint16, local, remote uint32) *ibcm.CM {
 
 // setup exchanges REQ, REP and RTU.
 func (g *connCapture) setup(c, s *ibcmtest.Endpoint, clientULP, serverULP []byte) error {
-	if err := g.mad("REQ", c, s, 0, reqCM(c, s, clientULP)); err != nil {
+	req, rep := reqCM(c, s, clientULP), repCM(c, s, serverULP)
+	if err := g.mad("REQ", c, s, 0, req); err != nil {
 		return err
 	}
-	if err := g.mad("REP", s, c, 0, repCM(c, s, serverULP)); err != nil {
+	if err := g.mad("REP", s, c, 0, rep); err != nil {
 		return err
 	}
+	// Each side's Starting PSN is the one it expects to receive.
+	if g.next == nil {
+		g.next = map[uint32]uint32{}
+	}
+	g.next[c.QPN], g.next[s.QPN] = req.REQ.StartingPSN, rep.REP.StartingPSN
 	return g.mad("RTU", c, s, 0, idsCM(ibcm.AttrRTU, c.CommI, s.CommI))
 }
 

@@ -1,0 +1,56 @@
+package conn
+
+import (
+	"net/netip"
+
+	"github.com/cmpd-dissect/cmpd-dissect/transport"
+)
+
+// QueuePair is one of a connection's queue pairs as the transport
+// analysis counted it: Side is "client" or "server", the summary counts
+// the packets delivered to that QP.
+type QueuePair struct {
+	Side string
+	transport.QPSummary
+}
+
+// Stream is one direction of an iWARP connection's TCP stream as the
+// transport analysis counted it; Side is the sender ("client", "server").
+type Stream struct {
+	Side string
+	transport.StreamSummary
+}
+
+// AttachTransport gives every connection the transport analysis' counters
+// of its queue pairs (those seeded by its REP) or of its TCP stream.
+func (t *Tracker) AttachTransport(a *transport.Analyzer) {
+	for _, c := range t.Connections() {
+		c.QueuePairs, c.Streams = c.QueuePairs[:0], c.Streams[:0]
+		switch {
+		case c.Kind == KindSIDR || c.ReplyFrame == 0 || c.State == StateRejected:
+		case c.Transport == IWARP:
+			cs, ss := netip.AddrPortFrom(c.Client.Addr, c.Client.Port), netip.AddrPortFrom(c.Server.Addr, c.Server.Port)
+			if s, ok := a.Stream(cs, ss); ok {
+				c.Streams = append(c.Streams, Stream{Side: "client", StreamSummary: s})
+			}
+			if s, ok := a.Stream(ss, cs); ok {
+				c.Streams = append(c.Streams, Stream{Side: "server", StreamSummary: s})
+			}
+		default:
+			if s, ok := a.Summary(transportHost(c.Client), c.ClientQPN, c.ReplyFrame); ok {
+				c.QueuePairs = append(c.QueuePairs, QueuePair{Side: "client", QPSummary: s})
+			}
+			if s, ok := a.Summary(transportHost(c.Server), c.ServerQPN, c.ReplyFrame); ok {
+				c.QueuePairs = append(c.QueuePairs, QueuePair{Side: "server", QPSummary: s})
+			}
+		}
+	}
+}
+
+// transportHost is a peer as the transport analysis names hosts.
+func transportHost(p Peer) transport.Host {
+	if p.LID != 0 {
+		return transport.Host{LID: p.LID, Addr: p.Addr}
+	}
+	return transport.Host{Addr: p.Addr}
+}
