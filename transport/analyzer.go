@@ -76,9 +76,9 @@ const (
 // peer's PSN sequence) and, through pair, the requests it sent.
 type qp struct {
 	key        qpKey
-	src        Host  // the peer that sends requests to it (first seen)
-	pair       int32 // the peer queue pair's slot, -1 unknown
-	prev, next int32 // LRU list
+	src        hostKey // the peer that sends requests to it (first seen)
+	pair       int32   // the peer queue pair's slot, -1 unknown
+	prev, next int32   // LRU list
 	started    bool
 	seeded     bool
 	pairTries  uint8
@@ -87,10 +87,11 @@ type qp struct {
 	ePSN, eHi uint32
 	mtu       uint32
 	// The last gap not yet explained: PSNs gapFrom..gapTo, reported on
-	// gapFrame.
-	gapOpen        bool
-	gapFrom, gapTo uint32
-	gapFrame       int
+	// gapFrame; gapLost once a NAK PSN Sequence Error showed the network
+	// lost it.
+	gapOpen, gapLost bool
+	gapFrom, gapTo   uint32
+	gapFrame         int
 	// The last ACK delivered to it: its PSN and MSN.
 	ackHave bool
 	ackPSN  uint32
@@ -109,6 +110,7 @@ type Analyzer struct {
 	head, tail int32 // LRU: head most recent
 	free       []*[ringSize]reqSlot
 	last       int32 // the slot of the last lookup (-1 none)
+	cache      [cacheMask + 1]int32
 
 	retired []QPSummary
 	// RetiredDropped counts summaries not kept past MaxRetired.
@@ -117,6 +119,8 @@ type Analyzer struct {
 	pairs    []Pair
 	pairIdx  posindex.Index[pairKey]
 	lastPair int32
+	// lastPairKey is the key of lastPair.
+	lastPairKey pairKey
 
 	reqs    [maxPendingREQ]pendingREQ
 	nextREQ int
@@ -134,7 +138,7 @@ type Analyzer struct {
 const maxPendingREQ = 64
 
 type pendingREQ struct {
-	host   Host
+	host   hostKey
 	commID uint32
 	qpn    uint32
 	psn    uint32
@@ -164,7 +168,7 @@ func New(cfg Config) *Analyzer {
 // frameFacts is what Record gathers from a record's layers.
 type frameFacts struct {
 	ip       bool
-	src, dst Host
+	src, dst hostKey
 	ecn      uint8
 	lrh      *ibcm.LRH
 	grh      *ibcm.GRH
@@ -189,10 +193,10 @@ func (a *Analyzer) Record(rec *dissect.Record) {
 		switch x := l.(type) {
 		case *dissect.IPv4:
 			f.ip, f.ecn = true, x.TOS&3
-			f.src.Addr, f.dst.Addr = addr(x.SrcIP), addr(x.DstIP)
+			f.src, f.dst = ipKey(x.SrcIP), ipKey(x.DstIP)
 		case *dissect.IPv6:
 			f.ip, f.ecn = true, x.TrafficClass&3
-			f.src.Addr, f.dst.Addr = addr(x.SrcIP), addr(x.DstIP)
+			f.src, f.dst = ipKey(x.SrcIP), ipKey(x.DstIP)
 		case *dissect.TCP:
 			f.tcp = x
 		case *ibcm.LRH:
@@ -228,13 +232,10 @@ func (a *Analyzer) Record(rec *dissect.Record) {
 	}
 	if !f.ip {
 		if f.grh != nil {
-			f.src.Addr, f.dst.Addr = f.grh.SrcGID(), f.grh.DstGID()
+			f.src, f.dst = addrKey(f.grh.SrcGID()), addrKey(f.grh.DstGID())
 		}
 		if f.lrh != nil {
-			f.src.LID, f.dst.LID = f.lrh.SLID, f.lrh.DLID
-			if f.grh == nil {
-				f.src.Addr, f.dst.Addr = noAddr, noAddr
-			}
+			f.src.lid, f.dst.lid = f.lrh.SLID, f.lrh.DLID
 		}
 	}
 	if f.cm != nil {
@@ -297,7 +298,7 @@ func (a *Analyzer) packet(rec *dissect.Record, f *frameFacts) {
 	case op <= ibcm.OpRCReadRequest, op == ibcm.OpRCCompareSwap, op == ibcm.OpRCFetchAdd,
 		op == ibcm.OpRCSendLastInv, op == ibcm.OpRCSendOnlyInv, op == ibcm.OpRCFlush, op == ibcm.OpRCAtomicWrite:
 		q.sum.Requests++
-		if !q.src.Addr.IsValid() && q.src.LID == 0 {
+		if q.src == (hostKey{}) {
 			q.src = f.src
 		}
 		a.request(rec, f, q, now)
@@ -336,7 +337,7 @@ func (a *Analyzer) request(rec *dissect.Record, f *frameFacts, q *qp, now int64)
 		n := uint32(psnDiff(p, from))
 		q.sum.PSNGaps++
 		q.sum.Missing += uint64(n)
-		q.gapOpen, q.gapFrom, q.gapTo, q.gapFrame = true, from, (p-1)&psnMask, rec.Frame
+		q.gapOpen, q.gapLost, q.gapFrom, q.gapTo, q.gapFrame = true, false, from, (p-1)&psnMask, rec.Frame
 		msg := "QP " + hexQP(b.DestQP) + " at " + f.dst.String() + ": request PSN " + itoa(uint64(p)) + " follows " +
 			itoa(uint64((from-1)&psnMask)) + "; " + psnRange(from, (p-1)&psnMask) + " (" + itoa(uint64(n)) + " packet"
 		if n != 1 {
@@ -377,8 +378,13 @@ func (a *Analyzer) resent(rec *dissect.Record, f *frameFacts, q *qp, p uint32, n
 		msg += ", first sent in frame " + itoa(uint64(s.frame)) + " " + durationText(time.Duration(now-s.t)) + " earlier"
 		s.flags |= slotResent
 	case q.gapOpen && psnDiff(p, q.gapFrom) >= 0 && psnDiff(p, q.gapTo) <= 0:
-		msg += ", the original was not in the capture (gap reported in frame " + itoa(uint64(q.gapFrame)) + "): the network lost it"
-		q.gapOpen = false
+		msg += ", the original is not in the capture (gap reported in frame " + itoa(uint64(q.gapFrame)) + ")"
+		if q.gapLost {
+			msg += ": the network lost it, the responder asked for it again"
+		}
+		if p == q.gapTo {
+			q.gapOpen = false
+		}
 	default:
 		msg += "; the original is not among the last " + itoa(ringSize) + " requests remembered"
 	}
@@ -421,7 +427,7 @@ func (a *Analyzer) response(rec *dissect.Record, f *frameFacts, qi int32, now in
 			msg += ": the responder expected PSN " + itoa(uint64(p)) + " and got a later one; the requester must resend from it"
 			if peer != nil && peer.gapOpen && psnDiff(p, peer.gapFrom) >= 0 && psnDiff(p, peer.gapTo) <= 0 {
 				msg += " (the gap reported in frame " + itoa(uint64(peer.gapFrame)) + " was lost on the network)"
-				peer.gapOpen = false
+				peer.gapLost = true
 			}
 		} else {
 			msg += ": the queue pair goes to the error state"
@@ -453,17 +459,50 @@ func (a *Analyzer) response(rec *dissect.Record, f *frameFacts, qi int32, now in
 	if peer == nil || peer.ring == nil {
 		return
 	}
+	if peer.started {
+		a.acked(rec, f, peer, p)
+	}
 	if s := &peer.ring[p&ringMask]; s.flags&slotValid != 0 && s.psn == p && s.flags&(slotResent|slotAnswered) == 0 {
 		s.flags |= slotAnswered
 		q.sum.AckLatency.add(time.Duration(now - s.t))
 	}
-	if peer.gapOpen && psnDiff(p, peer.gapTo) >= 0 && psnDiff(p, peer.ePSN) < 0 {
+	if peer.gapOpen && !peer.gapLost && psnDiff(p, peer.gapTo) >= 0 && psnDiff(p, peer.ePSN) < 0 {
 		peer.gapOpen = false
 		peer.sum.CaptureLoss++
 		a.add(rec, CodeCaptureLoss, finding.SeverityInfo, "IBTA Vol 1 §9.7.5.1",
 			"ACK of PSN "+itoa(uint64(p))+" from "+f.src.String()+" covers "+psnRange(peer.gapFrom, peer.gapTo)+
 				", missing before frame "+itoa(uint64(peer.gapFrame))+": the responder received them, the capture lost them (not the network)")
 	}
+}
+
+// acked follows an ACK or read response of PSN p to the requests that
+// went to peer: one for a PSN the capture never showed means the
+// responder received requests the capture lost.
+func (a *Analyzer) acked(rec *dissect.Record, f *frameFacts, peer *qp, p uint32) {
+	if psnDiff(p, peer.eHi) < 0 {
+		if psnDiff(p, peer.ePSN) >= 0 {
+			// Within the window an RDMA Read left uncertain: the
+			// responses used the PSNs up to p.
+			peer.ePSN = (p + 1) & psnMask
+		}
+		return
+	}
+	from := peer.eHi
+	if peer.eHi == peer.ePSN {
+		from = peer.ePSN
+	}
+	n := uint32(psnDiff(p, from)) + 1
+	peer.sum.PSNGaps++
+	peer.sum.Missing += uint64(n)
+	peer.sum.CaptureLoss++
+	peer.ePSN, peer.eHi = (p+1)&psnMask, (p+1)&psnMask
+	msg := "requests to QP " + hexQP(peer.key.qpn) + " at " + peer.key.host.String() + ": " + f.src.String() +
+		" acknowledges PSN " + itoa(uint64(p)) + ", but " + psnRange(from, p) + " (" + itoa(uint64(n)) + " packet"
+	if n != 1 {
+		msg += "s"
+	}
+	msg += ") never appeared in the capture: the responder received them, the capture lost them (not the network)"
+	a.add(rec, CodePSNGap, finding.SeverityInfo, "IBTA Vol 1 §9.7.1", msg)
 }
 
 // findPair looks for the queue pair q's requests go to: the one queue
@@ -536,7 +575,7 @@ func (a *Analyzer) cmMessage(rec *dissect.Record, f *frameFacts) {
 // seed starts q's sequence at psn, from a REP in frame; what q counted
 // before is kept as a retired summary when it belonged to another
 // connection.
-func (a *Analyzer) seed(q *qp, src Host, psn, mtu uint32, frame int) {
+func (a *Analyzer) seed(q *qp, src hostKey, psn, mtu uint32, frame int) {
 	a.retire(q)
 	if q.pair >= 0 {
 		a.qps[q.pair].pair = -1
@@ -546,7 +585,7 @@ func (a *Analyzer) seed(q *qp, src Host, psn, mtu uint32, frame int) {
 	if ring != nil {
 		clear(ring[:])
 	}
-	q.sum.Host, q.sum.QPN, q.sum.Frame = q.key.host, q.key.qpn, frame
+	q.sum.Host, q.sum.QPN, q.sum.Frame = q.key.host.Host(), q.key.qpn, frame
 }
 
 // retire keeps q's summary when it was seeded by a CM exchange (the
@@ -582,7 +621,7 @@ func (a *Analyzer) Summaries() []QPSummary {
 // Summary returns the summary of the queue pair qpn at host seeded by the
 // CM REP in frame (0: the current one of that queue pair, seeded or not).
 func (a *Analyzer) Summary(host Host, qpn uint32, frame int) (QPSummary, bool) {
-	if i, ok := a.idx.Get(qpKey{host, qpn}); ok {
+	if i, ok := a.idx.Get(qpKey{hostKeyOf(host), qpn}); ok {
 		if s := a.qps[i].sum; frame == 0 || s.Frame == frame {
 			return s, true
 		}
@@ -603,21 +642,16 @@ func (a *Analyzer) Pairs() []Pair { return append([]Pair(nil), a.pairs...) }
 
 // PairCounts returns the counters of packets from src to dst.
 func (a *Analyzer) PairCounts(src, dst Host) (Pair, bool) {
-	if i, ok := a.pairIdx.Get(pairKey{src.Addr, dst.Addr}); ok {
+	if i, ok := a.pairIdx.Get(pairKey{hostKeyOf(src), hostKeyOf(dst)}); ok {
 		return a.pairs[i], true
 	}
 	return Pair{}, false
 }
 
 func (a *Analyzer) pair(f *frameFacts) *Pair {
-	if !f.src.Addr.IsValid() {
-		return nil
-	}
-	k := pairKey{f.src.Addr, f.dst.Addr}
-	if a.lastPair >= 0 {
-		if p := &a.pairs[a.lastPair]; p.Src == k.src && p.Dst == k.dst {
-			return p
-		}
+	k := pairKey{f.src, f.dst}
+	if a.lastPair >= 0 && a.lastPairKey == k {
+		return &a.pairs[a.lastPair]
 	}
 	i, ok := a.pairIdx.Get(k)
 	if !ok {
@@ -625,10 +659,10 @@ func (a *Analyzer) pair(f *frameFacts) *Pair {
 			return nil
 		}
 		i = len(a.pairs)
-		a.pairs = append(a.pairs, Pair{Src: k.src, Dst: k.dst})
+		a.pairs = append(a.pairs, Pair{Src: k.src.Host().Addr, Dst: k.dst.Host().Addr})
 		a.pairIdx.Set(k, i)
 	}
-	a.lastPair = int32(i)
+	a.lastPair, a.lastPairKey = int32(i), k
 	return &a.pairs[i]
 }
 

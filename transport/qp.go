@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"encoding/binary"
 	"net/netip"
 	"time"
 )
@@ -23,19 +24,63 @@ func (h Host) String() string {
 // qpKey is a queue pair: the host it lives on and its number. Packets are
 // keyed by where they are delivered (the BTH's DestQP at the destination).
 type qpKey struct {
-	host Host
+	host hostKey
 	qpn  uint32
 }
 
 func (k qpKey) Hash() uint32 {
-	a := k.host.Addr.As16()
-	h := uint32(2166136261)
-	for _, b := range a[8:] {
-		h = (h ^ uint32(b)) * 16777619
-	}
-	h ^= uint32(k.host.LID)<<8 ^ k.qpn*0x9e3779b1
-	return h ^ h>>15
+	h := uint32(k.host.lo)*0x9e3779b1 ^ uint32(k.host.lo>>32)*0x85ebca6b ^ uint32(k.host.hi) ^
+		uint32(k.host.lid)<<7 ^ k.qpn*0xc2b2ae35
+	return h ^ h>>16
 }
+
+// hostKey is a Host as the tables key it: the address's 16 octets (IPv4
+// mapped into IPv6) as two words, and the LID; built from the packet's
+// bytes without a netip.Addr.
+type hostKey struct {
+	hi, lo uint64
+	lid    uint16
+}
+
+// ipKey is the key of a 4- or 16-octet IP address.
+func ipKey(ip []byte) hostKey {
+	switch len(ip) {
+	case 4:
+		return hostKey{lo: 0xffff<<32 | uint64(binary.BigEndian.Uint32(ip))}
+	case 16:
+		return hostKey{hi: binary.BigEndian.Uint64(ip), lo: binary.BigEndian.Uint64(ip[8:])}
+	}
+	return hostKey{}
+}
+
+func addrKey(a netip.Addr) hostKey {
+	if !a.IsValid() {
+		return hostKey{}
+	}
+	b := a.As16()
+	return ipKey(b[:])
+}
+
+func hostKeyOf(h Host) hostKey {
+	k := addrKey(h.Addr)
+	k.lid = h.LID
+	return k
+}
+
+// Host returns the host the key names (an IPv4-mapped address as IPv4).
+func (k hostKey) Host() Host {
+	var h Host
+	if k.hi != 0 || k.lo != 0 {
+		var b [16]byte
+		binary.BigEndian.PutUint64(b[:], k.hi)
+		binary.BigEndian.PutUint64(b[8:], k.lo)
+		h.Addr = netip.AddrFrom16(b).Unmap()
+	}
+	h.LID = k.lid
+	return h
+}
+
+func (k hostKey) String() string { return k.Host().String() }
 
 // QPSummary is what the analysis counted for one queue pair: the packets
 // delivered to it (the peer's requests and the responses to its own
@@ -153,16 +198,11 @@ type Pair struct {
 	CNPs     uint64
 }
 
-type pairKey struct{ src, dst netip.Addr }
+type pairKey struct{ src, dst hostKey }
 
 func (k pairKey) Hash() uint32 {
-	a, b := k.src.As16(), k.dst.As16()
-	h := uint32(2166136261)
-	for i := 12; i < 16; i++ {
-		h = (h ^ uint32(a[i])) * 16777619
-		h = (h ^ uint32(b[i])) * 16777619
-	}
-	return h ^ h>>15
+	h := uint32(k.src.lo)*0x9e3779b1 ^ uint32(k.dst.lo)*0x85ebca6b ^ uint32(k.src.hi^k.dst.hi)
+	return h ^ h>>16
 }
 
 func itoa(v uint64) string {

@@ -1,8 +1,6 @@
 package transport
 
 import (
-	"net"
-	"net/netip"
 	"strconv"
 	"time"
 
@@ -10,13 +8,10 @@ import (
 	"github.com/cmpd-dissect/cmpd-dissect/finding"
 )
 
-// noAddr is the address of a native-IB host known by its LID only.
-var noAddr netip.Addr
-
-func addr(ip net.IP) netip.Addr {
-	a, _ := netip.AddrFromSlice(ip)
-	return a.Unmap()
-}
+// cacheMask sizes Analyzer.cache, a direct-mapped cache in front of the
+// index: the queue pairs of a busy capture interleave, so the last slot
+// alone misses most of the time.
+const cacheMask = 255
 
 // lookup returns the slot of queue pair k, adding it (and forgetting the
 // least recently used one when the table is full) when it is new. The slot
@@ -25,10 +20,16 @@ func (a *Analyzer) lookup(k qpKey, rec *dissect.Record) int32 {
 	if a.last >= 0 && a.qps[a.last].key == k {
 		return a.last
 	}
+	c := &a.cache[k.Hash()&cacheMask]
+	if int(*c) < len(a.qps) && a.qps[*c].key == k {
+		a.touch(*c)
+		a.last = *c
+		return a.last
+	}
 	i, ok := a.idx.Get(k)
 	if ok {
 		a.touch(int32(i))
-		a.last = int32(i)
+		a.last, *c = int32(i), int32(i)
 		return a.last
 	}
 	var n int32
@@ -41,10 +42,10 @@ func (a *Analyzer) lookup(k qpKey, rec *dissect.Record) int32 {
 	}
 	q := &a.qps[n]
 	*q = qp{key: k, pair: -1, prev: -1, next: -1}
-	q.sum.Host, q.sum.QPN = k.host, k.qpn
+	q.sum.Host, q.sum.QPN = k.host.Host(), k.qpn
 	a.idx.Set(k, int(n))
 	a.pushFront(n)
-	a.last = n
+	a.last, *c = n, n
 	return n
 }
 

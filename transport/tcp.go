@@ -77,7 +77,7 @@ func (a *Analyzer) tcpSegment(rec *dissect.Record, f *frameFacts) {
 	if !f.ip {
 		return
 	}
-	k := streamKey{netip.AddrPortFrom(f.src.Addr, uint16(t.SrcPort)), netip.AddrPortFrom(f.dst.Addr, uint16(t.DstPort))}
+	k := streamKey{netip.AddrPortFrom(f.src.Host().Addr, uint16(t.SrcPort)), netip.AddrPortFrom(f.dst.Host().Addr, uint16(t.DstPort))}
 	ts := &a.tcp
 	i, ok := ts.idx.Get(k)
 	if !ok {

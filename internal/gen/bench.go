@@ -372,6 +372,7 @@ type benchConn struct {
 	cqp, sqp       uint32    // the QPNs its REQ and REP carry
 	psn            [2]uint32 // next PSN sent: [0] client, [1] server
 	msn            [2]uint32 // MSN of the last ACK sent: [0] client, [1] server
+	readPSN        uint32    // the PSN of the next RDMA Read response packet
 	xid            uint32
 	k, left        int // position in the round, packets left before teardown
 }
@@ -449,7 +450,6 @@ func writeBench(path string, n int) error {
 		return emit(cm["DREP"], ids(c.server, c.client))
 	}
 	// step emits c's next data packet.
-	var readPSN uint32
 	step := func(c *benchConn) error {
 		tp := &round[c.k%len(round)]
 		c.k++
@@ -471,11 +471,11 @@ func writeBench(path string, n int) error {
 			msn = c.msn[dir]
 		case tp.readReq:
 			// The request uses one PSN per response packet.
-			p, readPSN = c.psn[dir], c.psn[dir]
+			p, c.readPSN = c.psn[dir], c.psn[dir]
 			c.psn[dir] = (c.psn[dir] + 3) & 0xffffff
 		case tp.readResp:
-			p = readPSN
-			readPSN = (readPSN + 1) & 0xffffff
+			p = c.readPSN
+			c.readPSN = (c.readPSN + 1) & 0xffffff
 		default:
 			p = c.psn[dir]
 			c.psn[dir] = (c.psn[dir] + 1) & 0xffffff

@@ -95,6 +95,11 @@ func (g *connCapture) mad(name string, src, dst *ibcmtest.Endpoint, tid uint64, 
 // rc sends one RC packet to dst's QP; rkey is the IETH of the
 // *_WITH_INVALIDATE opcodes.
 func (g *connCapture) rc(name string, src, dst *ibcmtest.Endpoint, op ibcm.Opcode, rkey uint32, payload []byte) error {
+	return g.rcAt(name, src, dst, op, g.nextPSN(dst), rkey, payload)
+}
+
+// nextPSN returns the next request PSN to dst's QP and moves past it.
+func (g *connCapture) nextPSN(dst *ibcmtest.Endpoint) uint32 {
 	psn, ok := g.next[dst.QPN]
 	if !ok {
 		g.psn++
@@ -103,6 +108,11 @@ func (g *connCapture) rc(name string, src, dst *ibcmtest.Endpoint, op ibcm.Opcod
 	if g.next != nil {
 		g.next[dst.QPN] = (psn + 1) & 0xffffff
 	}
+	return psn
+}
+
+// rcAt sends one RC request packet of PSN psn to dst's QP.
+func (g *connCapture) rcAt(name string, src, dst *ibcmtest.Endpoint, op ibcm.Opcode, psn, rkey uint32, payload []byte) error {
 	ls := []gopacket.SerializableLayer{&ibcm.BTH{OpCode: op, PKey: 0xffff, DestQP: dst.QPN, PSN: psn, AckReq: true}}
 	if op == ibcm.OpRCSendOnlyInv || op == ibcm.OpRCSendLastInv {
 		ls = append(ls, &ibcm.IETH{RKey: rkey})
