@@ -37,10 +37,16 @@ func rpcCall(ev *SendEvent) bool { return ev.RPCRDMA && !ev.Reply && ev.Proc <= 
 // call): its credit field is a grant.
 func rpcReply(ev *SendEvent) bool { return ev.RPCRDMA && !ev.Call && ev.Proc <= 4 }
 
-// grant takes the server's credit grant from a reply.
+// grant takes the server's credit grant from a reply. A zero is not taken
+// as a grant: a responder that could accept nothing more would leave the
+// requester no way to send again (RFC 8166 §3.3.1 has the credit value
+// at least one), so it says more about the sender than about the limit.
 func (c *Connection) grant(ev *SendEvent) {
 	cr := &c.Credits
 	g := ev.Credits
+	if g == 0 {
+		return
+	}
 	if cr.Grants == 0 || g < cr.MinGranted {
 		cr.MinGranted = g
 	}

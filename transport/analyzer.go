@@ -456,11 +456,14 @@ func (a *Analyzer) response(rec *dissect.Record, f *frameFacts, qi int32, now in
 			q.ackHave, q.ackPSN, q.ackMSN = true, p, ae.MSN
 		}
 	}
-	if peer == nil || peer.ring == nil {
+	if peer == nil {
 		return
 	}
-	if peer.started {
+	if peer.started || peer.seeded {
 		a.acked(rec, f, peer, p)
+	}
+	if peer.ring == nil {
+		return
 	}
 	if s := &peer.ring[p&ringMask]; s.flags&slotValid != 0 && s.psn == p && s.flags&(slotResent|slotAnswered) == 0 {
 		s.flags |= slotAnswered
