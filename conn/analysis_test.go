@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/cmpd-dissect/cmpd-dissect/dissect"
+	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
 	"github.com/cmpd-dissect/cmpd-dissect/transport"
 )
 
@@ -13,7 +14,7 @@ import (
 // of two (conn.credits-exceeded on the third, RFC 8166 §3.3.1); the real
 // rxe NFSv4.2 mount stays within the 64 credits the Linux server grants.
 func TestCredits(t *testing.T) {
-	c := only(t, trackFile(t, "../testdata/pcaps/synthetic/synth-conn-rocev2-credits.pcap", nil))
+	c := only(t, trackFile(t, testcap.Synthetic("synth-conn-rocev2-credits.pcap"), nil))
 	cr := c.Credits
 	if cr.Granted != 2 || cr.Grants != 4 || cr.PeakOutstanding != 3 || cr.GrantedAtPeak != 2 || cr.Exceeded != 1 {
 		t.Errorf("credits %+v", cr)
@@ -24,7 +25,7 @@ func TestCredits(t *testing.T) {
 		t.Errorf("findings %v", fs)
 	}
 
-	c = only(t, trackFile(t, "../testdata/pcaps/real/live-rxe4-nfs42.pcap", nil))
+	c = only(t, trackFile(t, testcap.Real("live-rxe4-nfs42.pcap"), nil))
 	if cr := c.Credits; cr.Granted != 64 || cr.Grants != 27 || cr.PeakOutstanding != 1 || cr.Exceeded != 0 {
 		t.Errorf("real rxe credits %+v", cr)
 	}
@@ -33,22 +34,22 @@ func TestCredits(t *testing.T) {
 // TestCMTiming: setup and teardown latency from the ladder, the MRA and
 // the REQ sent again.
 func TestCMTiming(t *testing.T) {
-	c := only(t, trackFile(t, "../testdata/pcaps/real/live-rxe4-nfs42.pcap", nil))
+	c := only(t, trackFile(t, testcap.Real("live-rxe4-nfs42.pcap"), nil))
 	ct := c.CMTiming()
 	if !ct.HasReply || ct.RequestToReply != 12084*time.Microsecond || ct.Request != "REQ" || ct.Reply != "REP" ||
 		!ct.HasReady || ct.ReplyToReady != 710*time.Microsecond ||
 		!ct.HasDisconnect || ct.DisconnectToReply != 13505*time.Microsecond || ct.MRAs != 0 || ct.RequestRetries != 0 {
 		t.Errorf("rxe timing %+v", ct)
 	}
-	c = only(t, trackFile(t, "../testdata/pcaps/synthetic/synth-conn-rocev2-pvtdata.pcap", nil))
+	c = only(t, trackFile(t, testcap.Synthetic("synth-conn-rocev2-pvtdata.pcap"), nil))
 	if ct := c.CMTiming(); ct.MRAs != 1 || ct.RequestRetries != 1 || ct.RequestToReply != 3*time.Millisecond || ct.ReplyToReady != time.Millisecond {
 		t.Errorf("pvtdata timing %+v", ct)
 	}
-	c = only(t, trackFile(t, "../testdata/pcaps/real/live-rxe4-reject.pcap", nil))
+	c = only(t, trackFile(t, testcap.Real("live-rxe4-reject.pcap"), nil))
 	if ct := c.CMTiming(); ct.Reply != "REJ" || !ct.HasReply || ct.HasReady {
 		t.Errorf("reject timing %+v", ct)
 	}
-	c = only(t, trackFile(t, "../testdata/pcaps/real/live-siw4-nfs42.pcap", nil))
+	c = only(t, trackFile(t, testcap.Real("live-siw4-nfs42.pcap"), nil))
 	if ct := c.CMTiming(); ct.Request != "MPA Request" || ct.Reply != "MPA Reply" || ct.RequestToReply != 56799*time.Microsecond {
 		t.Errorf("siw timing %+v", ct)
 	}
@@ -62,9 +63,9 @@ func TestAttachTransport(t *testing.T) {
 		qps, streams   int
 		retransmission uint64
 	}{
-		{"../testdata/pcaps/real/live-rxe4-nfs42.pcap", 2, 0, 0},
-		{"../testdata/pcaps/real/live-siw4-nfs42.pcap", 0, 2, 2},
-		{"../testdata/pcaps/synthetic/synth-transport-rocev2-loss.pcap", 2, 0, 2},
+		{testcap.Real("live-rxe4-nfs42.pcap"), 2, 0, 0},
+		{testcap.Real("live-siw4-nfs42.pcap"), 0, 2, 2},
+		{testcap.Synthetic("synth-transport-rocev2-loss.pcap"), 2, 0, 2},
 	} {
 		a := transport.New(transport.Config{})
 		tr := trackFile(t, tc.file, func(r *dissect.Record) { a.Record(r) })

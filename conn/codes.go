@@ -19,6 +19,7 @@ const (
 	CodeTimedOut                       = "conn.timed-out"
 	CodeTableFull                      = "conn.table-full"
 	CodeFindingsSuppressed             = "conn.findings-suppressed"
+	CodeCreditsExceeded                = "conn.credits-exceeded"
 )
 
 // startCaptureEarlier is the remedy for a connection whose start the
@@ -63,4 +64,7 @@ var Catalog = finding.Catalog{
 		Remedy:  "Raise --max-connections."},
 	{Code: CodeFindingsSuppressed, Severity: finding.SeverityInfo,
 		Summary: "More frame findings were raised than are kept; the rest are counted, not listed."},
+	{Code: CodeCreditsExceeded, Severity: finding.SeverityError, Section: "RFC 8166 §3.3.1",
+		Summary: "The client had more RPC calls outstanding than the credits the server granted in its last reply.",
+		Remedy:  "The client must wait for replies before sending more calls than granted; a reply missing from the capture also counts as outstanding, so check the capture for loss first."},
 }

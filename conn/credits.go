@@ -6,10 +6,6 @@ import (
 	"github.com/cmpd-dissect/cmpd-dissect/finding"
 )
 
-// CodeCreditsExceeded: the client had more calls outstanding than the
-// server last granted credits for.
-const CodeCreditsExceeded = "conn.credits-exceeded"
-
 // Credits is the RFC 8166 §3.3 credit accounting of an RPC-over-RDMA
 // connection: the credits the server granted in its replies and the calls
 // the client had outstanding (sent, reply not yet seen).

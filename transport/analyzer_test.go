@@ -181,7 +181,7 @@ func TestRealCaptures(t *testing.T) {
 		{"live-siw4-garbage.pcap", []string{"9 transport.tcp-retransmission warning", "13 transport.tcp-retransmission warning"}},
 		{"live-siw6-reject.pcap", []string{"8 transport.tcp-retransmission warning"}},
 	} {
-		fs, a := analyse(t, readFrames(t, "../testdata/pcaps/real/"+tc.file))
+		fs, a := analyse(t, readFrames(t, realDir+tc.file))
 		if got := brief(fs); !slices.Equal(got, tc.want) {
 			t.Errorf("%s: findings\n got %q\nwant %q", tc.file, got, tc.want)
 		}

@@ -5,33 +5,19 @@ import (
 
 	"github.com/cmpd-dissect/cmpd-dissect/dissect"
 	"github.com/cmpd-dissect/cmpd-dissect/finding"
+	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
 	"github.com/cmpd-dissect/cmpd-dissect/source"
 )
 
-const (
-	realNFS42 = "../testdata/pcaps/real/live-rxe4-nfs42.pcap"
-	realSIW42 = "../testdata/pcaps/real/live-siw4-nfs42.pcap"
-	synthDir  = "../testdata/pcaps/synthetic/"
+// The captures the tests read.
+var (
+	realNFS42 = testcap.Real("live-rxe4-nfs42.pcap")
+	realDir   = testcap.Path("pcaps", "real") + "/"
+	synthDir  = testcap.Path("pcaps", "synthetic") + "/"
 )
 
-// readFrames reads every frame of a capture, each with its own copy of the
-// bytes.
-func readFrames(t testing.TB, name string) []source.Frame {
-	t.Helper()
-	fs, err := source.OpenFiles([]string{name}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fs.Close()
-	var out []source.Frame
-	var f source.Frame
-	for fs.Next(&f) == nil {
-		c := f
-		c.Data = append([]byte(nil), f.Data...)
-		out = append(out, c)
-	}
-	return out
-}
+// readFrames reads every frame of a capture (testcap.Frames).
+func readFrames(t testing.TB, name string) []source.Frame { return testcap.Frames(t, name) }
 
 // analyse dissects frames in order through an Analyzer and returns the
 // transport findings it added, and the Analyzer.

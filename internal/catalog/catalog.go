@@ -19,6 +19,7 @@ import (
 	"github.com/cmpd-dissect/cmpd-dissect/layers/mpa"
 	"github.com/cmpd-dissect/cmpd-dissect/layers/rpcrdma"
 	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
+	"github.com/cmpd-dissect/cmpd-dissect/transport"
 )
 
 // Group is one package's catalogue.
@@ -35,6 +36,7 @@ var Groups = []Group{
 	{"layers/mpa", "iWARP: MPA, FPDU, DDP and RDMAP", mpa.Catalog},
 	{"layers/rpcrdma", "RPC-over-RDMA, ONC RPC and NFS", rpcrdma.Catalog},
 	{"pvtdata", "the RFC 8797 private data of connection setup", pvtdata.Catalog},
+	{"transport", "the per-queue-pair transport analysis: PSN sequence, retransmissions, NAKs, congestion marks; iWARP TCP retransmissions", transport.Catalog},
 	{"conn", "the connection tracker: setup, negotiation and the Sends that follow", conn.Catalog},
 }
 
