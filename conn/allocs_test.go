@@ -16,18 +16,7 @@ import (
 // findings counted beyond the listed ones). Only the tracker's own
 // allocations are counted, around each Record call.
 func TestRecordNoAllocs(t *testing.T) {
-	fs, err := source.OpenFiles([]string{testcap.RXE}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fs.Close()
-	var frames []source.Frame
-	var f source.Frame
-	for fs.Next(&f) == nil {
-		c := f
-		c.Data = append([]byte(nil), f.Data...)
-		frames = append(frames, c)
-	}
+	frames := testcap.Frames(t, testcap.RXE)
 	d := dissect.New(dissect.Options{})
 	tr := New(Config{})
 	// Set up: everything up to the last traffic frame (the DREQ and DREP

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
-	"github.com/cmpd-dissect/cmpd-dissect/source"
 )
 
 // FuzzExtractorFrame feeds arbitrary frames (seeded with every frame of the
@@ -15,15 +14,10 @@ import (
 func FuzzExtractorFrame(f *testing.F) {
 	caps := testcap.Glob(f, "pcaps/real/*.pcap")
 	for _, c := range caps {
-		fs, err := source.OpenFiles([]string{c}, nil)
-		if err != nil {
-			f.Fatal(err)
+		data := testcap.Data(f, c)
+		for _, d := range data[:min(12, len(data))] {
+			f.Add(d, d)
 		}
-		var fr source.Frame
-		for i := 0; i < 12 && fs.Next(&fr) == nil; i++ {
-			f.Add(append([]byte(nil), fr.Data...), append([]byte(nil), fr.Data...))
-		}
-		fs.Close()
 	}
 	f.Fuzz(func(t *testing.T, a, b []byte) {
 		var x extractor

@@ -45,29 +45,11 @@ func eachPackedFrame(data []byte, fn func(*source.Frame)) {
 
 // addFrameSeed adds the first max frames of a capture as a fuzz seed.
 func addFrameSeed(f *testing.F, path string, max int) {
-	frames := captureFrames(f, path)
+	frames := testcap.Data(f, path)
 	if len(frames) > max {
 		frames = frames[:max]
 	}
 	f.Add(packFrames(frames))
-}
-
-func captureFrames(t testing.TB, path string) [][]byte {
-	src, err := source.OpenFiles([]string{path}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-	var out [][]byte
-	var f source.Frame
-	for {
-		if err := src.Next(&f); err == io.EOF {
-			return out
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, append([]byte(nil), f.Data...))
-	}
 }
 
 // FuzzConnsPipeline runs Ethernet frames through the dissector, the

@@ -117,7 +117,7 @@ func TestConnCells(t *testing.T) {
 	for _, p := range paths {
 		d := dissect.New(dissect.Options{})
 		tr := conn.New(conn.Config{})
-		for i, data := range captureFrames(t, p) {
+		for i, data := range testcap.Data(t, p) {
 			fr := source.Frame{Number: i + 1, Time: time.Unix(int64(i), 0), LinkType: source.LinkTypeEthernet,
 				Data: data, CaptureLength: len(data), Length: len(data)}
 			tr.Record(d.Dissect(&fr))

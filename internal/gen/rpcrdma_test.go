@@ -8,7 +8,6 @@ import (
 	"github.com/cmpd-dissect/cmpd-dissect/dissect"
 	"github.com/cmpd-dissect/cmpd-dissect/field"
 	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
-	"github.com/cmpd-dissect/cmpd-dissect/source"
 )
 
 // Each synthetic RPC-over-RDMA capture, written by its generator into a
@@ -69,18 +68,11 @@ func TestSyntheticRPCRDMACaptures(t *testing.T) {
 		if err := g.write(path); err != nil {
 			t.Fatalf("%s: %v", g.name, err)
 		}
-		fs, err := source.OpenFiles([]string{path}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
 		d := dissect.New(dissect.Options{})
 		var got []string
-		var f source.Frame
-		for fs.Next(&f) == nil {
-			r := d.Dissect(&f)
-			got = append(got, summarize(r))
+		for _, f := range testcap.Frames(t, path) {
+			got = append(got, summarize(d.Dissect(&f)))
 		}
-		fs.Close()
 		if len(got) != len(exp) {
 			t.Errorf("%s: %d frames, want %d", g.name, len(got), len(exp))
 		}
@@ -143,14 +135,9 @@ func TestSyntheticRPCRDMAMatchesTshark(t *testing.T) {
 			fields = append(fields, "rpcordma."+f)
 		}
 		want := testcap.TsharkByFrame(t, path, "rpcordma", append(fields, rpcFields...)...)
-		fs, err := source.OpenFiles([]string{path}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
 		d := dissect.New(dissect.Options{})
-		var f source.Frame
 		compared := 0
-		for fs.Next(&f) == nil {
+		for _, f := range testcap.Frames(t, path) {
 			r := d.Dissect(&f)
 			cols, ok := want[r.Frame]
 			c := testcap.TsharkValues{}
@@ -186,7 +173,6 @@ func TestSyntheticRPCRDMAMatchesTshark(t *testing.T) {
 				compared++
 			}
 		}
-		fs.Close()
 		t.Logf("%s: %d messages, %d values equal to tshark's", g.name, len(want), compared)
 	}
 }

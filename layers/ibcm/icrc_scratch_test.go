@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
-	"github.com/gopacket/gopacket/pcapgo"
 )
 
 // TestICRCCheckerMatches: ICRCChecker gives CheckRoCEv2ICRC's results on
@@ -18,19 +17,7 @@ func TestICRCCheckerMatches(t *testing.T) {
 	var c ICRCChecker
 	n := 0
 	for _, name := range files {
-		f, err := os.Open(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := pcapgo.NewReader(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for {
-			data, _, err := r.ReadPacketData()
-			if err != nil {
-				break
-			}
+		for _, data := range testcap.Data(t, name) {
 			ipAt := 14
 			if len(data) > 14 && data[12] == 0x81 {
 				ipAt = 18
@@ -52,7 +39,6 @@ func TestICRCCheckerMatches(t *testing.T) {
 				t.Fatalf("%.1f allocations", a)
 			}
 		}
-		f.Close()
 	}
 	if n < 100 {
 		t.Fatalf("only %d packets compared", n)
@@ -90,22 +76,9 @@ func BenchmarkCheckRoCEv2ICRC(b *testing.B) {
 }
 
 func benchICRC(b *testing.B, check func(pkt []byte)) {
-	f, err := os.Open(testcap.RXE)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer f.Close()
-	r, err := pcapgo.NewReader(f)
-	if err != nil {
-		b.Fatal(err)
-	}
 	var pkts [][]byte
 	bytes := 0
-	for {
-		data, _, err := r.ReadPacketData()
-		if err != nil {
-			break
-		}
+	for _, data := range testcap.Data(b, testcap.RXE) {
 		if len(data) > 14 && data[12] == 0x08 && data[13] == 0x00 {
 			pkts = append(pkts, data[14:])
 			bytes += len(data) - 14
