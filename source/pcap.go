@@ -62,18 +62,22 @@ func (h *pcapFile) record(b []byte) (ts time.Time, capLen, origLen int, err erro
 	}
 	capLen = int(h.order.Uint32(b[8:]))
 	origLen = int(h.order.Uint32(b[12:]))
-	ts = time.Unix(sec, frac).UTC()
-	max := pcapMaxRecord
-	if h.snaplen > max {
-		max = h.snaplen
+	if capLen > h.maxCapLen() || capLen > origLen {
+		err = h.badLengths(capLen, origLen)
 	}
-	switch {
-	case capLen < 0 || capLen > max:
-		err = fmt.Errorf("capture length exceeds snap length: %d > %d", capLen, h.snaplen)
-	case capLen > origLen:
-		err = fmt.Errorf("capture length exceeds original packet length: %d > %d", capLen, origLen)
+	return time.Unix(sec, frac).UTC(), capLen, origLen, err
+}
+
+// maxCapLen is the largest captured length accepted.
+func (h *pcapFile) maxCapLen() int { return max(h.snaplen, pcapMaxRecord) }
+
+// badLengths is record's error (apart, so that record stays small enough
+// to be inlined in the readers' loops).
+func (h *pcapFile) badLengths(capLen, origLen int) error {
+	if capLen > h.maxCapLen() {
+		return fmt.Errorf("capture length exceeds snap length: %d > %d", capLen, h.snaplen)
 	}
-	return ts, capLen, origLen, err
+	return fmt.Errorf("capture length exceeds original packet length: %d > %d", capLen, origLen)
 }
 
 // pcapStream reads a classic pcap file from a buffered stream (pipes,

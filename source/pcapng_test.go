@@ -382,3 +382,46 @@ func TestStopPipe(t *testing.T) {
 		t.Fatalf("after Stop: %v, want io.EOF", err)
 	}
 }
+
+// TestLargeRecords: records larger than the read buffer (262144-octet
+// packets, a large custom block) are read through the copy path, in pcap
+// and pcapng, from a stream and cut.
+func TestLargeRecords(t *testing.T) {
+	big := bytes.Repeat([]byte{0xab}, 262144)
+	w := &ngBuilder{o: binary.LittleEndian}
+	w.shb()
+	w.idb(1)
+	w.epb(0, 1, []byte{1, 2, 3})
+	w.block(blockCustom, w.u32(1), make([]byte, 300000))
+	w.epb(0, 2, big)
+	w.epb(0, 3, []byte{4, 5})
+	le := binary.LittleEndian
+	pc := le.AppendUint32(nil, 0xa1b2c3d4)
+	pc = le.AppendUint16(pc, 2)
+	pc = le.AppendUint16(pc, 4)
+	pc = append(pc, make([]byte, 8)...)
+	pc = le.AppendUint32(pc, 262144)
+	pc = le.AppendUint32(pc, 1)
+	for i, d := range [][]byte{{1, 2, 3}, big, {4, 5}} {
+		pc = le.AppendUint32(pc, uint32(i))
+		pc = le.AppendUint32(pc, 0)
+		pc = le.AppendUint32(pc, uint32(len(d)))
+		pc = le.AppendUint32(pc, uint32(len(d)))
+		pc = append(pc, d...)
+	}
+	for name, data := range map[string][]byte{"pcapng": w.b, "pcap": pc} {
+		fs, _ := OpenFiles([]string{"-"}, bytes.NewReader(data))
+		frames, errs := readAll(t, fs)
+		if len(errs) > 0 || len(frames) != 3 || !bytes.Equal(frames[1].Data, big) || !bytes.Equal(frames[2].Data, []byte{4, 5}) {
+			t.Fatalf("%s: %d frames, %v", name, len(frames), errs)
+		}
+		// Cut inside the big record.
+		cut := int(frames[1].Offset) + 100000
+		fs, _ = OpenFiles([]string{"-"}, bytes.NewReader(data[:cut]))
+		frames2, errs := readAll(t, fs)
+		var re *RecordError
+		if len(frames2) != 1 || len(errs) != 1 || !errors.As(errs[0], &re) || !errors.Is(re, ErrTruncated) || re.Offset != frames[1].Offset || re.CaptureLength != len(big) {
+			t.Fatalf("%s cut: %d frames, %v", name, len(frames2), errs)
+		}
+	}
+}
