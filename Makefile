@@ -128,8 +128,9 @@ clean: ## remove bin/
 # into BIN and writes every view's output on every capture under testdata/
 # to OUT (internal/snapshot/views.sh); snapshots of two trees compare byte
 # for byte with diff -r.
-snapshot: build ## build BIN, then every view on every capture into OUT= (for diff -r against another tree's)
+snapshot: ## build BIN, then every view on every capture into OUT= (for diff -r against another tree's)
 	@test -n "$(OUT)" || { echo "make snapshot: set OUT=DIR (where the outputs go)"; exit 2; }
+	@$(MAKE) --no-print-directory build
 	internal/snapshot/views.sh $(BIN) $(OUT)
 
 # ---- demo ------------------------------------------------------------------
