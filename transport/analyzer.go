@@ -73,18 +73,23 @@ const (
 )
 
 // qp is the state of one queue pair: the requests delivered to it (the
-// peer's PSN sequence) and, through pair, the requests it sent.
+// peer's PSN sequence) and, through pair, the requests it sent. The fields
+// every packet touches come first.
 type qp struct {
-	key        qpKey
-	src        hostKey // the peer that sends requests to it (first seen)
-	pair       int32   // the peer queue pair's slot, -1 unknown
-	prev, next int32   // LRU list
-	started    bool
-	seeded     bool
-	pairTries  uint8
+	key     qpKey
+	used    bool // looked up since the clock hand last passed
+	started bool
+	seeded  bool
+	pair    int32 // the peer queue pair's slot, -1 unknown
 	// ePSN is the next request PSN expected; up to eHi is in order too
 	// (an RDMA Read whose response packet count is not known exactly).
 	ePSN, eHi uint32
+	ring      *[ringSize]reqSlot
+	// The counters every packet adds to (QPSummary's, kept here).
+	packets, bytes, requests, responses uint64
+
+	src       hostKey // the peer that sends requests to it (first seen)
+	pairTries uint8
 	mtu       uint32
 	// The last gap not yet explained: PSNs gapFrom..gapTo, reported on
 	// gapFrame; gapLost once a NAK PSN Sequence Error showed the network
@@ -96,8 +101,14 @@ type qp struct {
 	ackHave bool
 	ackPSN  uint32
 	ackMSN  uint32
-	ring    *[ringSize]reqSlot
 	sum     QPSummary
+}
+
+// summary is q's counters.
+func (q *qp) summary() QPSummary {
+	s := q.sum
+	s.Packets, s.Bytes, s.Requests, s.Responses = q.packets, q.bytes, q.requests, q.responses
+	return s
 }
 
 // Analyzer is the per-queue-pair analysis. Record every dissected frame in
@@ -105,12 +116,11 @@ type qp struct {
 type Analyzer struct {
 	cfg Config
 
-	qps        []qp
-	idx        posindex.Index[qpKey]
-	head, tail int32 // LRU: head most recent
-	free       []*[ringSize]reqSlot
-	last       int32 // the slot of the last lookup (-1 none)
-	cache      [cacheMask + 1]int32
+	qps   []qp
+	idx   posindex.Index[qpKey]
+	hand  int32 // the clock hand: the next slot to consider for eviction
+	free  []*[ringSize]reqSlot
+	cache [cacheMask + 1]int32
 
 	retired []QPSummary
 	// RetiredDropped counts summaries not kept past MaxRetired.
@@ -160,7 +170,7 @@ func New(cfg Config) *Analyzer {
 	if cfg.MaxStreams <= 0 {
 		cfg.MaxStreams = DefaultMaxStreams
 	}
-	a := &Analyzer{cfg: cfg, head: -1, tail: -1, last: -1, lastPair: -1}
+	a := &Analyzer{cfg: cfg, lastPair: -1}
 	a.tcp.max = cfg.MaxStreams
 	return a
 }
@@ -261,16 +271,12 @@ func (a *Analyzer) packet(rec *dissect.Record, f *frameFacts) {
 	}
 	qi := a.lookup(qpKey{f.dst, b.DestQP}, rec)
 	q := &a.qps[qi]
-	q.sum.Packets++
-	q.sum.Bytes += uint64(b.PayloadLength)
+	q.packets++
+	q.bytes += uint64(b.PayloadLength)
 	if f.ip {
-		p := a.pair(f)
-		if p != nil {
-			p.Packets++
-		}
 		if f.ecn == 3 {
 			q.sum.ECNCE++
-			if p != nil {
+			if p := a.pair(f); p != nil {
 				p.ECNCE++
 			}
 			a.add(rec, CodeECNCE, finding.SeverityInfo, "RFC 3168 §5",
@@ -293,11 +299,11 @@ func (a *Analyzer) packet(rec *dissect.Record, f *frameFacts) {
 	}
 	switch {
 	case op >= ibcm.OpRCReadRespFirst && op <= ibcm.OpRCAtomicAck:
-		q.sum.Responses++
+		q.responses++
 		a.response(rec, f, qi, now)
 	case op <= ibcm.OpRCReadRequest, op == ibcm.OpRCCompareSwap, op == ibcm.OpRCFetchAdd,
 		op == ibcm.OpRCSendLastInv, op == ibcm.OpRCSendOnlyInv, op == ibcm.OpRCFlush, op == ibcm.OpRCAtomicWrite:
-		q.sum.Requests++
+		q.requests++
 		if q.src == (hostKey{}) {
 			q.src = f.src
 		}
@@ -559,10 +565,11 @@ func (a *Analyzer) cmMessage(rec *dissect.Record, f *frameFacts) {
 			return
 		}
 		req.valid = false
-		ci := a.lookup(qpKey{f.dst, req.qpn}, rec)
+		ck := qpKey{f.dst, req.qpn}
+		ci := a.lookup(ck, rec)
 		si := a.lookup(qpKey{f.src, r.LocalQPN}, rec)
-		if ci == si {
-			return
+		if ci == si || a.qps[ci].key != ck {
+			return // the table is too small to hold both
 		}
 		c, s := &a.qps[ci], &a.qps[si]
 		mtu := mtuOctets(req.mtu)
@@ -584,7 +591,7 @@ func (a *Analyzer) seed(q *qp, src hostKey, psn, mtu uint32, frame int) {
 		a.qps[q.pair].pair = -1
 	}
 	ring := q.ring
-	*q = qp{key: q.key, prev: q.prev, next: q.next, pair: -1, src: src, seeded: true, ePSN: psn, eHi: psn, mtu: mtu, ring: ring}
+	*q = qp{key: q.key, used: true, pair: -1, src: src, seeded: true, ePSN: psn, eHi: psn, mtu: mtu, ring: ring}
 	if ring != nil {
 		clear(ring[:])
 	}
@@ -601,7 +608,7 @@ func (a *Analyzer) retire(q *qp) {
 		a.RetiredDropped++
 		return
 	}
-	a.retired = append(a.retired, q.sum)
+	a.retired = append(a.retired, q.summary())
 }
 
 func mtuOctets(enum uint8) uint32 {
@@ -616,7 +623,7 @@ func mtuOctets(enum uint8) uint32 {
 func (a *Analyzer) Summaries() []QPSummary {
 	out := append([]QPSummary(nil), a.retired...)
 	for i := range a.qps {
-		out = append(out, a.qps[i].sum)
+		out = append(out, a.qps[i].summary())
 	}
 	return out
 }
@@ -625,7 +632,7 @@ func (a *Analyzer) Summaries() []QPSummary {
 // CM REP in frame (0: the current one of that queue pair, seeded or not).
 func (a *Analyzer) Summary(host Host, qpn uint32, frame int) (QPSummary, bool) {
 	if i, ok := a.idx.Get(qpKey{hostKeyOf(host), qpn}); ok {
-		if s := a.qps[i].sum; frame == 0 || s.Frame == frame {
+		if s := a.qps[i].summary(); frame == 0 || s.Frame == frame {
 			return s, true
 		}
 	}

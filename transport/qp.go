@@ -192,10 +192,10 @@ func Milliseconds(d time.Duration) float64 {
 // Pair counts the congestion marks between two IP addresses, per direction
 // as seen (Src sent the packets).
 type Pair struct {
-	Src, Dst netip.Addr
-	Packets  uint64
-	ECNCE    uint64
-	CNPs     uint64
+	Src   netip.Addr `json:"src"`
+	Dst   netip.Addr `json:"dst"`
+	ECNCE uint64     `json:"ecn_ce"`
+	CNPs  uint64     `json:"cnps"`
 }
 
 type pairKey struct{ src, dst hostKey }

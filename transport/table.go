@@ -11,42 +11,54 @@ import (
 // cacheMask sizes Analyzer.cache, a direct-mapped cache in front of the
 // index: the queue pairs of a busy capture interleave, so the last slot
 // alone misses most of the time.
-const cacheMask = 255
+const cacheMask = 1023
 
-// lookup returns the slot of queue pair k, adding it (and forgetting the
-// least recently used one when the table is full) when it is new. The slot
-// moves to the front of the LRU list.
+// lookup returns the slot of queue pair k, adding it (and forgetting one
+// not used lately when the table is full: a clock, the cheap stand-in for
+// least recently used) when it is new.
 func (a *Analyzer) lookup(k qpKey, rec *dissect.Record) int32 {
-	if a.last >= 0 && a.qps[a.last].key == k {
-		return a.last
-	}
 	c := &a.cache[k.Hash()&cacheMask]
-	if int(*c) < len(a.qps) && a.qps[*c].key == k {
-		a.touch(*c)
-		a.last = *c
-		return a.last
+	if int(*c) < len(a.qps) {
+		if q := &a.qps[*c]; q.key == k {
+			if !q.used {
+				q.used = true
+			}
+			return *c
+		}
 	}
-	i, ok := a.idx.Get(k)
-	if ok {
-		a.touch(int32(i))
-		a.last, *c = int32(i), int32(i)
-		return a.last
+	if i, ok := a.idx.Get(k); ok {
+		a.qps[i].used = true
+		*c = int32(i)
+		return *c
 	}
 	var n int32
 	if len(a.qps) < a.cfg.MaxQPs {
 		n = int32(len(a.qps))
 		a.qps = append(a.qps, qp{})
 	} else {
-		n = a.tail
+		n = a.victim()
 		a.evict(n, rec)
 	}
 	q := &a.qps[n]
-	*q = qp{key: k, pair: -1, prev: -1, next: -1}
+	*q = qp{key: k, used: true, pair: -1}
 	q.sum.Host, q.sum.QPN = k.host.Host(), k.qpn
 	a.idx.Set(k, int(n))
-	a.pushFront(n)
-	a.last, *c = n, n
+	*c = n
 	return n
+}
+
+// victim moves the clock hand to a slot not used since it last passed
+// (clearing the marks it passes) and returns it.
+func (a *Analyzer) victim() int32 {
+	for {
+		n := a.hand
+		a.hand = (a.hand + 1) % int32(len(a.qps))
+		if q := &a.qps[n]; q.used {
+			q.used = false
+		} else {
+			return n
+		}
+	}
 }
 
 // evict forgets the queue pair in slot n (its summary is retired when a CM
@@ -56,7 +68,7 @@ func (a *Analyzer) evict(n int32, rec *dissect.Record) {
 	a.Evicted++
 	if a.Evicted == 1 {
 		a.add(rec, CodeTableFull, finding.SeverityInfo, "",
-			"more than "+strconv.Itoa(a.cfg.MaxQPs)+" queue pairs active: the least recently used ("+hexQP(q.key.qpn)+" at "+q.key.host.String()+
+			"more than "+strconv.Itoa(a.cfg.MaxQPs)+" queue pairs active: one not used lately ("+hexQP(q.key.qpn)+" at "+q.key.host.String()+
 				") and others after it are forgotten; their later packets start a new sequence")
 	}
 	a.retire(q)
@@ -68,7 +80,6 @@ func (a *Analyzer) evict(n int32, rec *dissect.Record) {
 		q.ring = nil
 	}
 	a.idx.Delete(q.key)
-	a.unlink(n)
 }
 
 // newRing returns a cleared request ring, reused when one is free.
@@ -80,41 +91,6 @@ func (a *Analyzer) newRing() *[ringSize]reqSlot {
 		return r
 	}
 	return new([ringSize]reqSlot)
-}
-
-func (a *Analyzer) unlink(n int32) {
-	q := &a.qps[n]
-	if q.prev >= 0 {
-		a.qps[q.prev].next = q.next
-	} else if a.head == n {
-		a.head = q.next
-	}
-	if q.next >= 0 {
-		a.qps[q.next].prev = q.prev
-	} else if a.tail == n {
-		a.tail = q.prev
-	}
-	q.prev, q.next = -1, -1
-}
-
-func (a *Analyzer) pushFront(n int32) {
-	q := &a.qps[n]
-	q.prev, q.next = -1, a.head
-	if a.head >= 0 {
-		a.qps[a.head].prev = n
-	}
-	a.head = n
-	if a.tail < 0 {
-		a.tail = n
-	}
-}
-
-func (a *Analyzer) touch(n int32) {
-	if a.head == n {
-		return
-	}
-	a.unlink(n)
-	a.pushFront(n)
 }
 
 // hexQP renders a QPN as 0x%06x.
