@@ -86,3 +86,16 @@ func TestAttachTransport(t *testing.T) {
 		}
 	}
 }
+
+// TestAttachHostPairs: the congestion marks between the two hosts, per
+// direction: the CE-marked Write from the client, the CNP from the server.
+func TestAttachHostPairs(t *testing.T) {
+	a := transport.New(transport.Config{})
+	tr := trackFile(t, testcap.Synthetic("synth-transport-rocev2-congestion.pcap"), func(r *dissect.Record) { a.Record(r) })
+	tr.AttachTransport(a)
+	c := only(t, tr)
+	if len(c.HostPairs) != 2 || c.HostPairs[0].From != "client" || c.HostPairs[0].ECNCE != 1 || c.HostPairs[0].CNPs != 0 ||
+		c.HostPairs[1].From != "server" || c.HostPairs[1].CNPs != 1 || c.HostPairs[1].ECNCE != 0 {
+		t.Errorf("host pairs %+v", c.HostPairs)
+	}
+}

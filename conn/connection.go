@@ -354,6 +354,9 @@ type Connection struct {
 	Credits    Credits
 	QueuePairs []QueuePair
 	Streams    []Stream
+	// HostPairs are the congestion marks between the two hosts (all
+	// their queue pairs), per direction, where there were any.
+	HostPairs []HostPair
 	// Evicted reports the tracker stopped following the connection when its
 	// table was full.
 	Evicted bool

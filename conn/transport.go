@@ -21,11 +21,19 @@ type Stream struct {
 	transport.StreamSummary
 }
 
+// HostPair is the congestion marks counted between a connection's two
+// hosts in one direction, over all their queue pairs (From is the sender:
+// "client" or "server").
+type HostPair struct {
+	From string
+	transport.Pair
+}
+
 // AttachTransport gives every connection the transport analysis' counters
 // of its queue pairs (those seeded by its REP) or of its TCP stream.
 func (t *Tracker) AttachTransport(a *transport.Analyzer) {
 	for _, c := range t.Connections() {
-		c.QueuePairs, c.Streams = c.QueuePairs[:0], c.Streams[:0]
+		c.QueuePairs, c.Streams, c.HostPairs = c.QueuePairs[:0], c.Streams[:0], c.HostPairs[:0]
 		switch {
 		case c.Kind == KindSIDR || c.ReplyFrame == 0 || c.State == StateRejected:
 		case c.Transport == IWARP:
@@ -42,6 +50,12 @@ func (t *Tracker) AttachTransport(a *transport.Analyzer) {
 			}
 			if s, ok := a.Summary(transportHost(c.Server), c.ServerQPN, c.ReplyFrame); ok {
 				c.QueuePairs = append(c.QueuePairs, QueuePair{Side: "server", QPSummary: s})
+			}
+			if p, ok := a.PairCounts(transportHost(c.Client), transportHost(c.Server)); ok {
+				c.HostPairs = append(c.HostPairs, HostPair{From: "client", Pair: p})
+			}
+			if p, ok := a.PairCounts(transportHost(c.Server), transportHost(c.Client)); ok {
+				c.HostPairs = append(c.HostPairs, HostPair{From: "server", Pair: p})
 			}
 		}
 	}

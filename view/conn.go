@@ -69,6 +69,7 @@ type ConnJSON struct {
 	Credits    *conn.Credits   `json:"credits,omitempty"`
 	QueuePairs []QueuePairJSON `json:"queue_pairs,omitempty"`
 	Streams    []StreamJSON    `json:"tcp_streams,omitempty"`
+	HostPairs  []HostPairJSON  `json:"host_pairs,omitempty"`
 }
 
 // PrivateDataJSON is the pvtdata report of one side with the message and

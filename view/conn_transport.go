@@ -41,6 +41,14 @@ type LatencyJSON struct {
 	MaxMS   *float64 `json:"max_ms"`
 }
 
+// HostPairJSON is the congestion marks between a connection's two hosts
+// in one direction, over all their queue pairs.
+type HostPairJSON struct {
+	From  string `json:"from"`
+	ECNCE uint64 `json:"ecn_ce"`
+	CNPs  uint64 `json:"cnps"`
+}
+
 // StreamJSON is what the transport analysis counted on one direction of
 // an iWARP connection's TCP stream.
 type StreamJSON struct {
@@ -81,6 +89,9 @@ func addAnalysisJSON(j *ConnJSON, c *conn.Connection) {
 	}
 	for _, s := range c.Streams {
 		j.Streams = append(j.Streams, StreamJSON{From: s.Side, StreamSummary: s.StreamSummary})
+	}
+	for _, p := range c.HostPairs {
+		j.HostPairs = append(j.HostPairs, HostPairJSON{From: p.From, ECNCE: p.ECNCE, CNPs: p.CNPs})
 	}
 }
 
@@ -156,6 +167,9 @@ func writeLadderAnalysis(w *bufio.Writer, c *conn.Connection) {
 		}
 		w.WriteString("\n")
 	}
+	for _, p := range c.HostPairs {
+		fmt.Fprintf(w, "  from the %s's host to the %s's (all their queue pairs): %d ECN CE, %d CNPs\n", p.From, otherSide(p.From), p.ECNCE, p.CNPs)
+	}
 	for _, s := range c.Streams {
 		fmt.Fprintf(w, "  TCP from %s: %d segments, %d octets", s.Side, s.Segments, s.Bytes)
 		if s.Retransmissions > 0 {
@@ -185,4 +199,12 @@ func plural(n int, what string) string {
 		return "1 " + what
 	}
 	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// otherSide is the peer of "client" or "server".
+func otherSide(side string) string {
+	if side == "client" {
+		return "server"
+	}
+	return "client"
 }
