@@ -104,6 +104,7 @@ func (d *Dissector) Dissect(f *source.Frame) *Record {
 	}
 	d.frame.Relative = since(f.Time, d.first)
 	d.frame.Delta = since(f.Time, d.prev)
+	d.frame.NoTime = false
 	d.prev = f.Time
 	r.Add(&d.frame, 0)
 
@@ -521,7 +522,8 @@ func (d *Dissector) DamagedRecord(re *source.RecordError) *Record {
 	r.Source, r.Frame = re.File, re.Frame
 	r.Time, r.CaptureLength, r.Length, r.LinkType = re.Time, re.CaptureLength, re.Length, re.LinkType
 	d.frame.Relative, d.frame.Delta = 0, 0
-	if d.started && !re.Time.IsZero() {
+	d.frame.NoTime = re.Time.IsZero()
+	if d.started && !d.frame.NoTime {
 		d.frame.Relative, d.frame.Delta = since(re.Time, d.first), since(re.Time, d.prev)
 	}
 	r.Add(&d.frame, 0)

@@ -33,7 +33,10 @@ type Frame struct {
 	// Relative and Delta are the times since the run's first frame and
 	// since the previous frame.
 	Relative, Delta time.Duration
-	buf             []byte
+	// NoTime: the record has no time (a damaged record cut inside its
+	// header): the time fields are left out.
+	NoTime bool
+	buf    []byte
 }
 
 func (f *Frame) Proto() *field.Proto { return ProtoFrame }
@@ -76,7 +79,7 @@ func (f *Frame) VisitFields(v field.Visitor) {
 		f.buf = make([]byte, 0, need*2)
 	}
 	b := f.buf[:0]
-	if !r.Time.IsZero() {
+	if !f.NoTime {
 		start := len(b)
 		b = r.Time.UTC().AppendFormat(b, time.RFC3339Nano)
 		v.String(fFrameTime, str(b[start:]))

@@ -200,10 +200,10 @@ func appendFrameColumn(b []byte, r *dissect.Record) []byte {
 
 // appendTimeColumn appends the seconds since the first frame with six
 // decimals (appendSeconds6), right-aligned in eleven columns; blank
-// without a frame layer.
+// without a frame layer or a time (a damaged record cut in its header).
 func appendTimeColumn(b []byte, r *dissect.Record) []byte {
 	fr, ok := firstFrame(r)
-	if !ok {
+	if !ok || fr.NoTime {
 		return append(b, spaces[:11]...)
 	}
 	ns := int64(fr.Relative)

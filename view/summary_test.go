@@ -102,6 +102,10 @@ func TestSummaryColumns(t *testing.T) {
 			t.Errorf("time %d ns: %q, want %q", ns, got, want)
 		}
 	}
+	// A damaged record whose header is cut has no time.
+	if got := string(appendTimeColumn(nil, &dissect.Record{Frame: 1, Layers: []field.Layer{&dissect.Frame{NoTime: true}}})); got != spaces[:11] {
+		t.Errorf("no time: %q", got)
+	}
 	if got := string(appendTimeColumn(nil, &dissect.Record{Frame: 1})); got != spaces[:11] {
 		t.Errorf("no frame layer: %q", got)
 	}

@@ -158,6 +158,9 @@ func TestCutCapture(t *testing.T) {
 		if code != 0 || strings.Count(out, "\n") != 10 || !strings.Contains(out, "source.record-damaged") {
 			t.Fatalf("%s: exit %d\n%s", tc.name, code, out)
 		}
+		if last := out[strings.LastIndex(strings.TrimSuffix(out, "\n"), "\n")+1:]; tc.name == "mid-header.pcap" && strings.Contains(last, "0.000000") {
+			t.Fatalf("%s: a time shown for a record without one: %q", tc.name, last)
+		}
 		want := "cmpd-dissect: warning: " + path + " appears to have been cut short in the middle of a packet (frame 10, at byte offset 3066: "
 		if strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, want) {
 			t.Fatalf("%s: stderr %q, want one line starting %q", tc.name, stderr, want)
