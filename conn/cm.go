@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/cmpd-dissect/cmpd-dissect/finding"
+	"github.com/cmpd-dissect/cmpd-dissect/layers/ibcm"
 	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
 )
 
@@ -14,25 +15,25 @@ func (t *Tracker) CM(ev *CMEvent) {
 	}
 	t.advance(ev.Time)
 	switch ev.Type {
-	case CMREQ:
+	case ibcm.AttrREQ:
 		t.cmREQ(ev)
-	case CMREP:
+	case ibcm.AttrREP:
 		t.cmREP(ev)
-	case CMREJ:
+	case ibcm.AttrREJ:
 		t.cmREJ(ev)
-	case CMMRA:
+	case ibcm.AttrMRA:
 		t.cmMRA(ev)
-	case CMRTU:
+	case ibcm.AttrRTU:
 		t.cmRTU(ev)
-	case CMDREQ:
+	case ibcm.AttrDREQ:
 		t.cmDREQ(ev)
-	case CMDREP:
+	case ibcm.AttrDREP:
 		t.cmDREP(ev)
-	case CMSIDRREQ:
+	case ibcm.AttrSIDRReq:
 		t.cmSIDRREQ(ev)
-	case CMSIDRREP:
+	case ibcm.AttrSIDRRep:
 		t.cmSIDRREP(ev)
-	case CMLAP, CMAPR:
+	case ibcm.AttrLAP, ibcm.AttrAPR:
 		if c := t.cmPeerConn(ev); c != nil {
 			t.cmStep(c, ev, t.fromClient(c, ev), false)
 		}
@@ -107,7 +108,7 @@ func (t *Tracker) openRequest(kind Kind, ev *CMEvent) *Connection {
 		c.Client.Port = ev.CMAPort
 	}
 	c.ServiceID, c.HasServiceID = ev.ServiceID, true
-	if _, port, ok := RDMACMPort(ev.ServiceID); ok {
+	if _, port, ok := ibcm.RDMACMPort(ev.ServiceID); ok {
 		c.Server.Port = port
 	}
 	c.ClientCommID = ev.LocalCommID

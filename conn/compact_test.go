@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/cmpd-dissect/cmpd-dissect/finding"
+	"github.com/cmpd-dissect/cmpd-dissect/layers/ibcm"
 )
 
 // The tests of this file check what a connection keeps in short (steps,
@@ -124,19 +125,19 @@ func TestStepNotes(t *testing.T) {
 	ev := req(1, cComm, 100, cQPN, linuxClientPD)
 	ev.Time = ev.Time.In(loc)
 	tr.CM(ev)
-	mra := cmMsg(2, CMMRA, false, sComm, cComm)
+	mra := cmMsg(2, ibcm.AttrMRA, false, sComm, cComm)
 	mra.Time = time.Unix(1<<40, 999999999) // far from the others: seconds and nanoseconds kept
 	tr.CM(mra)
-	rej := cmMsg(3, CMREJ, false, sComm, cComm)
+	rej := cmMsg(3, ibcm.AttrREJ, false, sComm, cComm)
 	rej.RejectReason, rej.RejectReasonName = 28, "Consumer reject"
 	tr.CM(rej)
 	tr.CM(rej)
-	dreq := cmMsg(5, CMDREQ, false, sComm, cComm)
+	dreq := cmMsg(5, ibcm.AttrDREQ, false, sComm, cComm)
 	tr.CM(dreq)
-	sidr := &CMEvent{Frame: 6, Time: at(6), Transport: RoCEv2, Src: clientHost, Dst: serverHost, Type: CMSIDRREQ,
+	sidr := &CMEvent{Frame: 6, Time: at(6), Transport: RoCEv2, Src: clientHost, Dst: serverHost, Type: ibcm.AttrSIDRReq,
 		LocalCommID: 77, ServiceID: nfsSID}
 	tr.CM(sidr)
-	sidrRep := &CMEvent{Frame: 7, Time: at(7), Transport: RoCEv2, Src: serverHost, Dst: clientHost, Type: CMSIDRREP,
+	sidrRep := &CMEvent{Frame: 7, Time: at(7), Transport: RoCEv2, Src: serverHost, Dst: clientHost, Type: ibcm.AttrSIDRRep,
 		LocalCommID: 77, ServiceID: nfsSID, QPN: 0xabcdef12, SIDRStatus: 2}
 	tr.CM(sidrRep)
 	tr.CM(sidrRep)

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/cmpd-dissect/cmpd-dissect/finding"
+	"github.com/cmpd-dissect/cmpd-dissect/layers/ibcm"
 	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
 )
 
@@ -206,7 +207,8 @@ const (
 	stepRetrans
 )
 
-// stepMsg is a step's message: a CMType, or one of the codes after them.
+// stepMsg is a step's message: a CM attribute ID, or one of the codes after
+// them.
 type stepMsg uint16
 
 const (
@@ -224,7 +226,7 @@ func (m stepMsg) String() string {
 	case m > stepMPA && m < stepTCPFIN:
 		return MPAType(m - stepMPA).String()
 	}
-	return CMType(m).String()
+	return ibcm.AttributeName(uint16(m))
 }
 
 // noteKind says how a step's note is made.
@@ -389,7 +391,7 @@ func (c *Connection) Service() string {
 	if !c.HasServiceID {
 		return ""
 	}
-	return ServiceName(c.ServiceID)
+	return ibcm.Describe(c.ServiceID)
 }
 
 // RPCRDMA reports whether the connection carries RPC-over-RDMA, so that
@@ -405,8 +407,8 @@ func (c *Connection) RPCRDMA() bool {
 	if (cd != nil && cd.Read.Found) || (sd != nil && sd.Read.Found) {
 		return true
 	}
-	if _, port, ok := RDMACMPort(c.ServiceID); ok && c.HasServiceID {
-		return port == NFSRDMAPort || port == 2049
+	if port, ok := ibcm.ULPPort(c.ServiceID); ok && c.HasServiceID {
+		return port == pvtdata.PortNFSRDMA || port == ibcm.PortNFS
 	}
 	return false
 }

@@ -119,36 +119,6 @@ func appendHex(b []byte, v uint64, digits int) []byte {
 // MarshalText renders the peer as String does.
 func (p Peer) MarshalText() ([]byte, error) { return []byte(p.String()), nil }
 
-// CMType is an IB CM message (its MAD attribute ID).
-type CMType uint16
-
-// CM attribute IDs (IBTA vol 1 §12.6, wire-formats.md §3).
-const (
-	CMREQ     CMType = 0x0010
-	CMMRA     CMType = 0x0011
-	CMREJ     CMType = 0x0012
-	CMREP     CMType = 0x0013
-	CMRTU     CMType = 0x0014
-	CMDREQ    CMType = 0x0015
-	CMDREP    CMType = 0x0016
-	CMSIDRREQ CMType = 0x0017
-	CMSIDRREP CMType = 0x0018
-	CMLAP     CMType = 0x0019
-	CMAPR     CMType = 0x001a
-)
-
-var cmTypeNames = map[CMType]string{
-	CMREQ: "REQ", CMMRA: "MRA", CMREJ: "REJ", CMREP: "REP", CMRTU: "RTU", CMDREQ: "DREQ",
-	CMDREP: "DREP", CMSIDRREQ: "SIDR_REQ", CMSIDRREP: "SIDR_REP", CMLAP: "LAP", CMAPR: "APR",
-}
-
-func (t CMType) String() string {
-	if s, ok := cmTypeNames[t]; ok {
-		return s
-	}
-	return fmt.Sprintf("CM(0x%04x)", uint16(t))
-}
-
 // CMEvent is one IB CM MAD seen on the wire (IB, RoCEv1 or RoCEv2).
 //
 // Slices alias the caller's buffers: the tracker copies what it keeps.
@@ -159,7 +129,8 @@ type CMEvent struct {
 	// Src and Dst are the network ends the MAD travelled between (IP
 	// addresses on RoCEv2, GIDs on RoCEv1, LIDs and GIDs on IB); ports 0.
 	Src, Dst Peer
-	Type     CMType
+	// Type is the message's CM attribute ID (ibcm.AttrREQ …).
+	Type uint16
 	// TID is the MAD transaction ID: a retransmitted MAD repeats it.
 	TID uint64
 	// LocalCommID is the sender's communication ID, RemoteCommID the

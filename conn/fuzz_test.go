@@ -51,7 +51,7 @@ func FuzzTracker(f *testing.F) {
 				tr.MPA(&MPAEvent{Frame: frame, Time: now, Src: src, Dst: dst, Type: types[c%3],
 					PrivateData: pd, ULPOffset: int(a % 8)})
 			default:
-				typ := CMType(0x10 + op%11)
+				typ := uint16(0x10 + op%11)
 				ev := &CMEvent{Frame: frame, Time: now, Transport: RoCEv2, Src: src, Dst: dst, Type: typ,
 					TID: uint64(c % 3), LocalCommID: uint32(a % 3), RemoteCommID: uint32(b % 3),
 					ServiceID: uint64(c) << 16, QPN: uint32(c % 4), PrivateData: pd, ULPOffset: int(b % 40),

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/cmpd-dissect/cmpd-dissect/finding"
+	"github.com/cmpd-dissect/cmpd-dissect/layers/ibcm"
 	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
 )
 
@@ -24,7 +25,7 @@ func (t *Tracker) MPA(ev *MPAEvent) {
 		}
 		c = t.newConn(KindConnection, IWARP, ev.Frame, ev.Time)
 		c.Client, c.Server = ev.Src, ev.Dst
-		c.ServiceID, c.HasServiceID = ServiceIDFor(PortSpaceTCP, ev.Dst.Port), true
+		c.ServiceID, c.HasServiceID = uint64(ibcm.ServiceIDFor(ibcm.PortSpaceTCP, ev.Dst.Port)), true
 		c.State = StateRequested
 		c.RequestFrame = ev.Frame
 		// A new MPA Request on a stream replaces whatever it carried before.

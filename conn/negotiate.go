@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/cmpd-dissect/cmpd-dissect/finding"
+	"github.com/cmpd-dissect/cmpd-dissect/layers/ibcm"
 	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
 )
 
@@ -14,9 +15,7 @@ import (
 func (t *Tracker) readPrivateData(c *Connection, side, msg string, kind pvtdata.MsgKind, frame, frameOffset int, data []byte, ulpOffset int) *PrivateData {
 	hint := pvtdata.Hint{Msg: kind}
 	if c.HasServiceID {
-		if ps, port, ok := RDMACMPort(c.ServiceID); ok && ps != PortSpaceIB {
-			hint.Port = port
-		}
+		hint.Port, _ = ibcm.ULPPort(c.ServiceID)
 	}
 	d := &t.decoded
 	pd := newPrivateData(frame, msg, t.copyBytes(data), ulpOffset, hint, t.cfg.Mode, d)

@@ -118,7 +118,7 @@ func TestRealRXE(t *testing.T) {
 		// real bytes: the REQ's ULP data at frame offset 262.
 		for i, l := range r.Layers {
 			if cm, ok := l.(*ibcm.CM); ok && cm.AttributeID == ibcm.AttrREQ {
-				at := r.Offsets[i] + cmPrivateDataAt[ibcm.AttrREQ] + 36
+				at := r.Offsets[i] + cm.PrivateDataOffset() + 36
 				cmOK = at == 262 && bytes.Equal(r.Data[at:at+8], kernelClient)
 			}
 		}

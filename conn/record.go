@@ -336,23 +336,15 @@ func appendHandles(dst []uint32, h *rpcrdma.Header) []uint32 {
 	return dst
 }
 
-// cmPrivateDataAt is where each CM message's private data starts in the CM
-// attribute data (wire-formats.md §3, include/rdma/ibta_vol1_c12.h).
-var cmPrivateDataAt = map[uint16]int{
-	ibcm.AttrREQ: 140, ibcm.AttrMRA: 10, ibcm.AttrREJ: 84, ibcm.AttrREP: 36, ibcm.AttrRTU: 8,
-	ibcm.AttrDREQ: 12, ibcm.AttrDREP: 8, ibcm.AttrSIDRReq: 16, ibcm.AttrSIDRRep: 96,
-	ibcm.AttrLAP: 64, ibcm.AttrAPR: 84,
-}
-
 func (t *Tracker) recordCM(rec *dissect.Record, v *frameView, cm *ibcm.CM, off int) {
-	ev := CMEvent{Frame: rec.Frame, Time: rec.Time, Transport: v.transport(), Type: CMType(cm.AttributeID),
+	ev := CMEvent{Frame: rec.Frame, Time: rec.Time, Transport: v.transport(), Type: cm.AttributeID,
 		PrivateData: cm.PrivateData, ULPOffset: cm.ULPOffset}
 	ev.Src, ev.Dst = v.ends()
 	if v.mad != nil {
 		ev.TID = v.mad.TransactionID
 	}
-	if at, ok := cmPrivateDataAt[cm.AttributeID]; ok && off >= 0 {
-		ev.PrivateDataAt = off + at
+	if off >= 0 {
+		ev.PrivateDataAt = off + cm.PrivateDataOffset()
 	}
 	switch cm.AttributeID {
 	case ibcm.AttrREQ:

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cmpd-dissect/cmpd-dissect/finding"
+	"github.com/cmpd-dissect/cmpd-dissect/layers/ibcm"
 	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
 )
 
@@ -16,7 +17,7 @@ var (
 	serverIP   = netip.MustParseAddr("192.168.122.11")
 	clientHost = Peer{Addr: clientIP}
 	serverHost = Peer{Addr: serverIP}
-	nfsSID     = ServiceIDFor(PortSpaceTCP, NFSRDMAPort)
+	nfsSID     = uint64(ibcm.ServiceIDFor(ibcm.PortSpaceTCP, pvtdata.PortNFSRDMA))
 	// The Linux kernel's private data (wire-formats.md §1).
 	linuxClientPD = []byte{0xf6, 0xab, 0x0e, 0x18, 0x01, 0x01, 0x03, 0x03}
 	linuxServerPD = []byte{0xf6, 0xab, 0x0e, 0x18, 0x01, 0x00, 0x03, 0x03}
@@ -45,18 +46,18 @@ func at(frame int) time.Time { return t0.Add(time.Duration(frame) * time.Millise
 
 func req(frame int, comm uint32, tid uint64, qpn uint32, ulp []byte) *CMEvent {
 	return &CMEvent{Frame: frame, Time: at(frame), Transport: RoCEv2, Src: clientHost, Dst: serverHost,
-		Type: CMREQ, TID: tid, LocalCommID: comm, ServiceID: nfsSID, QPN: qpn,
+		Type: ibcm.AttrREQ, TID: tid, LocalCommID: comm, ServiceID: nfsSID, QPN: qpn,
 		PrivateData: reqPD(ulp), ULPOffset: 36, PrivateDataAt: 226,
 		CMAValid: true, CMASrc: clientIP, CMADst: serverIP, CMAPort: 1023}
 }
 
 func rep(frame int, local, remote uint32, tid uint64, qpn uint32, ulp []byte) *CMEvent {
 	return &CMEvent{Frame: frame, Time: at(frame), Transport: RoCEv2, Src: serverHost, Dst: clientHost,
-		Type: CMREP, TID: tid, LocalCommID: local, RemoteCommID: remote, QPN: qpn,
+		Type: ibcm.AttrREP, TID: tid, LocalCommID: local, RemoteCommID: remote, QPN: qpn,
 		PrivateData: repPD(ulp), PrivateDataAt: 122}
 }
 
-func cmMsg(frame int, typ CMType, fromClient bool, local, remote uint32) *CMEvent {
+func cmMsg(frame int, typ uint16, fromClient bool, local, remote uint32) *CMEvent {
 	ev := &CMEvent{Frame: frame, Time: at(frame), Transport: RoCEv2, Src: clientHost, Dst: serverHost,
 		Type: typ, TID: uint64(frame), LocalCommID: local, RemoteCommID: remote}
 	if !fromClient {
@@ -76,7 +77,7 @@ const (
 func kernelExchange(t *Tracker, clientUlp, serverUlp []byte) {
 	t.CM(req(1, cComm, 100, cQPN, clientUlp))
 	t.CM(rep(2, sComm, cComm, 200, sQPN, serverUlp))
-	t.CM(cmMsg(3, CMRTU, true, cComm, sComm))
+	t.CM(cmMsg(3, ibcm.AttrRTU, true, cComm, sComm))
 }
 
 func codes(fs []finding.Finding) []string {
@@ -99,8 +100,8 @@ func only(t *testing.T, tr *Tracker) *Connection {
 func TestKernelExchange(t *testing.T) {
 	tr := New(Config{})
 	kernelExchange(tr, linuxClientPD, linuxServerPD)
-	tr.CM(cmMsg(10, CMDREQ, true, cComm, sComm))
-	tr.CM(cmMsg(11, CMDREP, false, sComm, cComm))
+	tr.CM(cmMsg(10, ibcm.AttrDREQ, true, cComm, sComm))
+	tr.CM(cmMsg(11, ibcm.AttrDREP, false, sComm, cComm))
 	tr.Finish()
 	c := only(t, tr)
 	if c.State != StateDisconnected {
@@ -150,7 +151,7 @@ func TestRetransmittedREQ(t *testing.T) {
 	tr.CM(req(2, cComm, 100, cQPN, linuxClientPD))
 	tr.CM(rep(3, sComm, cComm, 200, sQPN, linuxServerPD))
 	tr.CM(rep(4, sComm, cComm, 200, sQPN, linuxServerPD))
-	tr.CM(cmMsg(5, CMRTU, true, cComm, sComm))
+	tr.CM(cmMsg(5, ibcm.AttrRTU, true, cComm, sComm))
 	c := only(t, tr)
 	if c.State != StateEstablished || c.RequestFrame != 1 || c.ReplyFrame != 3 {
 		t.Errorf("state %s req %d rep %d", c.State, c.RequestFrame, c.ReplyFrame)
@@ -163,8 +164,8 @@ func TestRetransmittedREQ(t *testing.T) {
 func TestMRAThenREJ(t *testing.T) {
 	tr := New(Config{})
 	tr.CM(req(1, cComm, 100, cQPN, linuxClientPD))
-	tr.CM(cmMsg(2, CMMRA, false, sComm, cComm))
-	ev := cmMsg(3, CMREJ, false, sComm, cComm)
+	tr.CM(cmMsg(2, ibcm.AttrMRA, false, sComm, cComm))
+	ev := cmMsg(3, ibcm.AttrREJ, false, sComm, cComm)
 	ev.RejectReason, ev.RejectReasonName = 28, "Consumer reject"
 	tr.CM(ev)
 	c := only(t, tr)
@@ -182,9 +183,9 @@ func TestMRAThenREJ(t *testing.T) {
 func TestOddities(t *testing.T) {
 	tr := New(Config{})
 	tr.CM(rep(1, sComm, cComm, 200, sQPN, linuxServerPD))
-	tr.CM(cmMsg(2, CMRTU, true, 0x99, 0x98))
-	tr.CM(cmMsg(3, CMDREQ, true, 0x77, 0x76))
-	tr.CM(cmMsg(4, CMDREP, false, 0x55, 0x54))
+	tr.CM(cmMsg(2, ibcm.AttrRTU, true, 0x99, 0x98))
+	tr.CM(cmMsg(3, ibcm.AttrDREQ, true, 0x77, 0x76))
+	tr.CM(cmMsg(4, ibcm.AttrDREP, false, 0x55, 0x54))
 	cs := tr.Connections()
 	if len(cs) != 3 {
 		t.Fatalf("%d connections", len(cs))
@@ -209,7 +210,7 @@ func TestOddities(t *testing.T) {
 func TestRTUWithoutREPAfterREQ(t *testing.T) {
 	tr := New(Config{})
 	tr.CM(req(1, cComm, 100, cQPN, linuxClientPD))
-	tr.CM(cmMsg(2, CMRTU, true, cComm, sComm))
+	tr.CM(cmMsg(2, ibcm.AttrRTU, true, cComm, sComm))
 	c := only(t, tr)
 	if !c.HasFinding(CodeRTUWithoutREP) || c.State != StateEstablished {
 		t.Errorf("state %s findings %v", c.State, codes(c.Findings()))
@@ -219,8 +220,8 @@ func TestRTUWithoutREPAfterREQ(t *testing.T) {
 func TestReconnectionChangedValues(t *testing.T) {
 	tr := New(Config{})
 	kernelExchange(tr, linuxClientPD, linuxServerPD)
-	tr.CM(cmMsg(4, CMDREQ, true, cComm, sComm))
-	tr.CM(cmMsg(5, CMDREP, false, sComm, cComm))
+	tr.CM(cmMsg(4, ibcm.AttrDREQ, true, cComm, sComm))
+	tr.CM(cmMsg(5, ibcm.AttrDREP, false, sComm, cComm))
 	pd, _ := pvtdata.Encode(8192, 8192, true)
 	b := pd.Bytes()
 	tr.CM(req(6, cComm+1, 101, cQPN+2, b[:]))
@@ -512,9 +513,9 @@ func TestMPA(t *testing.T) {
 
 func TestSIDR(t *testing.T) {
 	tr := New(Config{})
-	tr.CM(&CMEvent{Frame: 1, Time: at(1), Transport: IB, Src: Peer{LID: 1}, Dst: Peer{LID: 2}, Type: CMSIDRREQ,
-		LocalCommID: 0x42, ServiceID: ServiceIDFor(PortSpaceUDP, 7471), PrivateData: reqPD(nil), ULPOffset: 36})
-	tr.CM(&CMEvent{Frame: 2, Time: at(2), Transport: IB, Src: Peer{LID: 2}, Dst: Peer{LID: 1}, Type: CMSIDRREP,
+	tr.CM(&CMEvent{Frame: 1, Time: at(1), Transport: IB, Src: Peer{LID: 1}, Dst: Peer{LID: 2}, Type: ibcm.AttrSIDRReq,
+		LocalCommID: 0x42, ServiceID: uint64(ibcm.ServiceIDFor(ibcm.PortSpaceUDP, 7471)), PrivateData: reqPD(nil), ULPOffset: 36})
+	tr.CM(&CMEvent{Frame: 2, Time: at(2), Transport: IB, Src: Peer{LID: 2}, Dst: Peer{LID: 1}, Type: ibcm.AttrSIDRRep,
 		LocalCommID: 0x42, QPN: 0x99, PrivateData: make([]byte, 136)})
 	c := only(t, tr)
 	if c.Kind != KindSIDR || c.State != StateReplied || c.ServerQPN != 0x99 || c.Service() != "rdma_cm UDP port 7471" {
@@ -522,20 +523,6 @@ func TestSIDR(t *testing.T) {
 	}
 	if c.Client.String() != "lid 0x0001" || c.Server.String() != "lid 0x0002 port 7471" {
 		t.Errorf("client %q", c.Client)
-	}
-}
-
-func TestServiceName(t *testing.T) {
-	for sid, want := range map[uint64]string{
-		0x0000000001064e51: "NFS/RDMA (rdma_cm TCP port 20049)",
-		0x0000000001061144: "NVMe-oF (rdma_cm TCP port 4420)",
-		0x0000000001060cbc: "iSER (rdma_cm TCP port 3260)",
-		0x00000000013f0001: "rdma_cm IB port 1",
-		0x1000000000000001: "0x1000000000000001",
-	} {
-		if got := ServiceName(sid); got != want {
-			t.Errorf("ServiceName(%#x) = %q, want %q", sid, got, want)
-		}
 	}
 }
 
@@ -585,9 +572,9 @@ func TestStepCap(t *testing.T) {
 func TestServerDisconnectsAndClientRejectsREP(t *testing.T) {
 	tr := New(Config{})
 	kernelExchange(tr, linuxClientPD, linuxServerPD)
-	tr.CM(cmMsg(4, CMDREQ, false, sComm, cComm))
-	tr.CM(cmMsg(5, CMDREQ, false, sComm, cComm)) // retransmitted
-	tr.CM(cmMsg(6, CMDREP, true, cComm, sComm))
+	tr.CM(cmMsg(4, ibcm.AttrDREQ, false, sComm, cComm))
+	tr.CM(cmMsg(5, ibcm.AttrDREQ, false, sComm, cComm)) // retransmitted
+	tr.CM(cmMsg(6, ibcm.AttrDREP, true, cComm, sComm))
 	c := only(t, tr)
 	if c.State != StateDisconnected || c.DisconnectRequestFrame != 4 || c.DisconnectReplyFrame != 6 {
 		t.Errorf("%s %d %d", c.State, c.DisconnectRequestFrame, c.DisconnectReplyFrame)
@@ -600,7 +587,7 @@ func TestServerDisconnectsAndClientRejectsREP(t *testing.T) {
 	tr = New(Config{})
 	tr.CM(req(1, cComm, 100, cQPN, linuxClientPD))
 	tr.CM(rep(2, sComm, cComm, 200, sQPN, linuxServerPD))
-	rej := cmMsg(3, CMREJ, true, cComm, sComm)
+	rej := cmMsg(3, ibcm.AttrREJ, true, cComm, sComm)
 	rej.RejectReason, rej.RejectReasonName = 28, "Consumer Reject"
 	tr.CM(rej)
 	c = only(t, tr)
@@ -623,7 +610,7 @@ func TestOtherULPNotChecked(t *testing.T) {
 	nvmeRep[2] = 32
 	tr := New(Config{})
 	r := req(1, cComm, 100, cQPN, nvmeReq)
-	r.ServiceID = ServiceIDFor(PortSpaceTCP, 4420)
+	r.ServiceID = uint64(ibcm.ServiceIDFor(ibcm.PortSpaceTCP, 4420))
 	tr.CM(r)
 	tr.CM(rep(2, sComm, cComm, 200, sQPN, nvmeRep))
 	ev := send(3, false, 9000)

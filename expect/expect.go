@@ -21,6 +21,7 @@ import (
 
 	"github.com/cmpd-dissect/cmpd-dissect/conn"
 	"github.com/cmpd-dissect/cmpd-dissect/finding"
+	"github.com/cmpd-dissect/cmpd-dissect/layers/ibcm"
 	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
 )
 
@@ -191,7 +192,7 @@ func serviceMatchName(c *conn.Connection) string {
 	if !c.HasServiceID {
 		return ""
 	}
-	if _, port, ok := conn.RDMACMPort(c.ServiceID); ok {
+	if _, port, ok := ibcm.RDMACMPort(c.ServiceID); ok {
 		return strconv.Itoa(int(port))
 	}
 	return fmt.Sprintf("0x%016x", c.ServiceID)
@@ -227,7 +228,7 @@ func serviceMatches(want string, c *conn.Connection) bool {
 		v, err := strconv.ParseUint(want[2:], 16, 64)
 		return err == nil && v == c.ServiceID
 	}
-	_, port, ok := conn.RDMACMPort(c.ServiceID)
+	_, port, ok := ibcm.RDMACMPort(c.ServiceID)
 	if n, err := strconv.Atoi(want); err == nil {
 		return ok && int(port) == n
 	}

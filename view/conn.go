@@ -16,6 +16,7 @@ import (
 
 	"github.com/cmpd-dissect/cmpd-dissect/conn"
 	"github.com/cmpd-dissect/cmpd-dissect/finding"
+	"github.com/cmpd-dissect/cmpd-dissect/layers/ibcm"
 	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
 )
 
@@ -353,7 +354,7 @@ func (r *connRow) build(c *conn.Connection) {
 	b = c.Server.AppendTo(b)
 	r.ends[3] = len(b)
 	if c.HasServiceID {
-		b = conn.AppendServiceName(b, c.ServiceID)
+		b = ibcm.AppendDescription(b, c.ServiceID)
 	} else {
 		b = append(b, '-')
 	}

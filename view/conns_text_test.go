@@ -13,6 +13,8 @@ import (
 	"github.com/cmpd-dissect/cmpd-dissect/dissect"
 	"github.com/cmpd-dissect/cmpd-dissect/finding"
 	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
+	"github.com/cmpd-dissect/cmpd-dissect/layers/ibcm"
+	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
 	"github.com/cmpd-dissect/cmpd-dissect/source"
 )
 
@@ -165,7 +167,7 @@ func madeUpConns() []*conn.Connection {
 	cl := conn.Peer{Addr: netip.MustParseAddr("fe80::1%eth0"), LID: 7}
 	sv := conn.Peer{LID: 0x1234}
 	tr := conn.New(conn.Config{})
-	cm := func(frame int, typ conn.CMType, fromClient bool, local, remote uint32) *conn.CMEvent {
+	cm := func(frame int, typ uint16, fromClient bool, local, remote uint32) *conn.CMEvent {
 		ev := &conn.CMEvent{Frame: frame, Time: t0.Add(time.Duration(frame) * time.Millisecond), Transport: conn.IB,
 			Src: cl, Dst: sv, Type: typ, LocalCommID: local, RemoteCommID: remote, ServiceID: 0x1000000000000001, QPN: 0x1000000 + uint32(frame)}
 		if !fromClient {
@@ -174,27 +176,27 @@ func madeUpConns() []*conn.Connection {
 		return ev
 	}
 	// REQ, then a REJ without a reason name.
-	tr.CM(cm(1, conn.CMREQ, true, 1, 0))
-	rej := cm(2, conn.CMREJ, false, 2, 1)
+	tr.CM(cm(1, ibcm.AttrREQ, true, 1, 0))
+	rej := cm(2, ibcm.AttrREJ, false, 2, 1)
 	rej.RejectReason = 999
 	tr.CM(rej)
 	// A REP and an RTU for a REQ not seen.
-	tr.CM(cm(3, conn.CMREP, false, 3, 4))
-	tr.CM(cm(4, conn.CMRTU, true, 4, 3))
+	tr.CM(cm(3, ibcm.AttrREP, false, 3, 4))
+	tr.CM(cm(4, ibcm.AttrRTU, true, 4, 3))
 	// A rejected SIDR exchange.
-	sidr := cm(5, conn.CMSIDRREQ, true, 5, 0)
-	sidr.ServiceID = conn.ServiceIDFor(conn.PortSpaceUDP, 4420)
+	sidr := cm(5, ibcm.AttrSIDRReq, true, 5, 0)
+	sidr.ServiceID = uint64(ibcm.ServiceIDFor(ibcm.PortSpaceUDP, 4420))
 	tr.CM(sidr)
-	sidrRep := cm(6, conn.CMSIDRREP, false, 5, 0)
+	sidrRep := cm(6, ibcm.AttrSIDRRep, false, 5, 0)
 	sidrRep.SIDRStatus = 2
 	tr.CM(sidrRep)
 	// The NFS/RDMA port without an RFC 8797 message, then an unknown
 	// version.
-	nfs := conn.ServiceIDFor(conn.PortSpaceTCP, conn.NFSRDMAPort)
-	req := cm(7, conn.CMREQ, true, 7, 0)
+	nfs := uint64(ibcm.ServiceIDFor(ibcm.PortSpaceTCP, pvtdata.PortNFSRDMA))
+	req := cm(7, ibcm.AttrREQ, true, 7, 0)
 	req.ServiceID, req.PrivateData = nfs, make([]byte, 20)
 	tr.CM(req)
-	rep := cm(8, conn.CMREP, false, 8, 7)
+	rep := cm(8, ibcm.AttrREP, false, 8, 7)
 	rep.PrivateData = []byte{0xf6, 0xab, 0x0e, 0x18, 0x09, 0x01, 0x03, 0x03}
 	tr.CM(rep)
 	tr.Finish()

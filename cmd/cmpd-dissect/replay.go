@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cmpd-dissect/cmpd-dissect/conn"
+	"github.com/cmpd-dissect/cmpd-dissect/layers/ibcm"
 	"github.com/cmpd-dissect/cmpd-dissect/replay"
 )
 
@@ -147,8 +148,8 @@ func connsFromCapture(cmd *cobra.Command, path string) ([]replay.Conn, error) {
 		}
 		if c.Transport == conn.IWARP {
 			rc.Port = int(c.Server.Port)
-		} else if c.HasServiceID && c.ServiceID>>16 == rdmaCMPortSpaceTCP {
-			rc.Port = int(c.ServiceID & 0xffff)
+		} else if ps, port, ok := ibcm.RDMACMPort(c.ServiceID); ok && c.HasServiceID && ps == ibcm.PortSpaceTCP {
+			rc.Port = int(port)
 		}
 		if c.ServerData != nil {
 			rc.ServerPrivateData = append(replay.HexBytes{}, c.ServerData.ULP()...)
@@ -157,10 +158,6 @@ func connsFromCapture(cmd *cobra.Command, path string) ([]replay.Conn, error) {
 	}
 	return out, nil
 }
-
-// rdmaCMPortSpaceTCP is RDMA_PS_TCP, the port space of rdma_cm service IDs
-// (0x0106 << 16 | port) that replay connects in.
-const rdmaCMPortSpaceTCP = 0x0106
 
 func peerHost(p conn.Peer) string {
 	if p.Addr.IsValid() {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cmpd-dissect/cmpd-dissect/conn"
+	"github.com/cmpd-dissect/cmpd-dissect/layers/ibcm"
 )
 
 var (
@@ -30,18 +31,18 @@ func Kernel(t *testing.T, serverULP []byte) []*conn.Connection {
 	copy(repPD, serverULP)
 	at := func(n int) time.Time { return start.Add(time.Duration(n) * time.Millisecond) }
 	tr := conn.New(conn.Config{})
-	tr.CM(&conn.CMEvent{Frame: 1, Time: at(1), Transport: conn.RoCEv2, Src: client, Dst: server, Type: conn.CMREQ,
+	tr.CM(&conn.CMEvent{Frame: 1, Time: at(1), Transport: conn.RoCEv2, Src: client, Dst: server, Type: ibcm.AttrREQ,
 		TID: 1, LocalCommID: 0xa, ServiceID: 0x1064e51, QPN: 0x11, PrivateData: reqPD, ULPOffset: 36,
 		CMAValid: true, CMAPort: 1023})
-	tr.CM(&conn.CMEvent{Frame: 2, Time: at(2), Transport: conn.RoCEv2, Src: server, Dst: client, Type: conn.CMREP,
+	tr.CM(&conn.CMEvent{Frame: 2, Time: at(2), Transport: conn.RoCEv2, Src: server, Dst: client, Type: ibcm.AttrREP,
 		TID: 2, LocalCommID: 0xb, RemoteCommID: 0xa, QPN: 0x12, PrivateData: repPD})
-	tr.CM(&conn.CMEvent{Frame: 3, Time: at(3), Transport: conn.RoCEv2, Src: client, Dst: server, Type: conn.CMRTU,
+	tr.CM(&conn.CMEvent{Frame: 3, Time: at(3), Transport: conn.RoCEv2, Src: client, Dst: server, Type: ibcm.AttrRTU,
 		TID: 3, LocalCommID: 0xa, RemoteCommID: 0xb})
 	tr.Send(&conn.SendEvent{FirstFrame: 4, LastFrame: 4, Time: at(4), Transport: conn.RoCEv2, Src: server, Dst: client,
 		DestQP: 0x11, Length: 5000, RPCRDMA: true, XID: 0x77})
-	tr.CM(&conn.CMEvent{Frame: 5, Time: at(5), Transport: conn.RoCEv2, Src: client, Dst: server, Type: conn.CMDREQ,
+	tr.CM(&conn.CMEvent{Frame: 5, Time: at(5), Transport: conn.RoCEv2, Src: client, Dst: server, Type: ibcm.AttrDREQ,
 		TID: 5, LocalCommID: 0xa, RemoteCommID: 0xb, QPN: 0x12})
-	tr.CM(&conn.CMEvent{Frame: 6, Time: at(6), Transport: conn.RoCEv2, Src: server, Dst: client, Type: conn.CMDREP,
+	tr.CM(&conn.CMEvent{Frame: 6, Time: at(6), Transport: conn.RoCEv2, Src: server, Dst: client, Type: ibcm.AttrDREP,
 		TID: 5, LocalCommID: 0xb, RemoteCommID: 0xa})
 	tr.Finish()
 	return tr.Connections()

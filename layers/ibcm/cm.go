@@ -143,18 +143,23 @@ func (c *CM) Proto() *field.Proto               { return ProtoCM }
 func (c *CM) Payload() []byte                   { return c.PrivateData }
 
 // Name returns the message name ("REQ") or "attribute 0x…".
-func (c *CM) Name() string {
-	if m, ok := messages[c.AttributeID]; ok {
+func (c *CM) Name() string { return AttributeName(c.AttributeID) }
+
+// AttributeName names a CM message by its attribute ID: "REQ", "SIDR_REP",
+// or "attribute 0x0042" for one CM does not define.
+func AttributeName(id uint16) string {
+	if m, ok := messages[id]; ok {
 		return m.name
 	}
-	return fmt.Sprintf("attribute 0x%04x", c.AttributeID)
+	return fmt.Sprintf("attribute 0x%04x", id)
 }
 
 func (c *CM) String() string { return "CM " + c.Name() }
 
 // PrivateDataOffset is where PrivateData starts in the CM attribute data
 // (REQ 140, MRA 10, REJ 84, REP 36, RTU 8, DREQ 12, DREP 8, SIDR_REQ 16,
-// SIDR_REP 96, LAP 64, APR 84; 0 for ClassPortInfo and unknown attributes).
+// SIDR_REP 96, LAP 64, APR 84; 72 for ClassPortInfo, which has none; 0 for
+// unknown attributes and messages shorter than their fixed fields).
 // Add the CM layer's frame offset for a frame offset.
 func (c *CM) PrivateDataOffset() int { return c.pdOffset }
 
@@ -237,7 +242,7 @@ func (c *CM) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	var hint pvtdata.Hint
 	hint.Msg = m.kind
 	if svc, ok := c.ServiceID(); ok && svc.IsRDMACM() {
-		hint.Port = svc.Port()
+		hint.Port, _ = ULPPort(uint64(svc))
 		if c.AttributeID == AttrREQ || c.AttributeID == AttrSIDRReq {
 			if h, ok := ParseIPCMHeader(c.PrivateData); ok {
 				c.HasIPCM, c.IPCM = true, h
@@ -367,7 +372,7 @@ func (c *CM) AppendSummary(b []byte) []byte {
 			b = append(b, n...)
 		}
 	case AttrREQ:
-		b = appendServiceID(append(b, " svc="...), c.REQ.ServiceID)
+		b = c.REQ.ServiceID.AppendTo(append(b, " svc="...))
 		b = appendHexDigits(append(b, " qpn=0x"...), uint64(c.REQ.LocalQPN), 6)
 	case AttrREP:
 		b = appendHexDigits(append(b, " qpn=0x"...), uint64(c.REP.LocalQPN), 6)
@@ -385,7 +390,7 @@ func (c *CM) AppendSummary(b []byte) []byte {
 	case AttrDREQ:
 		b = appendHexDigits(append(b, " qpn=0x"...), uint64(c.DREQ.RemoteQPN), 6)
 	case AttrSIDRReq:
-		b = appendServiceID(append(b, " svc="...), c.SIDRReq.ServiceID)
+		b = c.SIDRReq.ServiceID.AppendTo(append(b, " svc="...))
 	case AttrSIDRRep:
 		b = append(append(b, " status="...), sidrStatusNames[uint64(c.SIDRRep.Status)]...)
 		b = appendHexDigits(append(b, " qpn=0x"...), uint64(c.SIDRRep.QPN), 6)
@@ -407,20 +412,6 @@ func (c *CM) AppendSummary(b []byte) []byte {
 		}
 	}
 	return b
-}
-
-// appendServiceID appends what ServiceID.String returns, without fmt.
-func appendServiceID(b []byte, s ServiceID) []byte {
-	if !s.IsRDMACM() {
-		return appendHexDigits(append(b, "0x"...), uint64(s), 16)
-	}
-	if n := s.ULP(); n != "" {
-		b = append(b, n...)
-		b = strconv.AppendUint(append(b, '('), uint64(s.Port()), 10)
-		return append(b, ')')
-	}
-	b = append(b, portSpaceNames[uint64(s.PortSpace())]...)
-	return strconv.AppendUint(append(b, " port "...), uint64(s.Port()), 10)
 }
 
 func b2u(b bool) int {

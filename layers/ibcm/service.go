@@ -2,10 +2,11 @@ package ibcm
 
 import (
 	"encoding/binary"
-	"fmt"
 	"net/netip"
+	"strconv"
 
 	"github.com/cmpd-dissect/cmpd-dissect/field"
+	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
 )
 
 // ServiceID is an IB CM service ID. rdma_cm builds it as
@@ -23,25 +24,59 @@ const (
 
 var portSpaceNames = map[uint64]string{PortSpaceIPoIB: "IPoIB", PortSpaceTCP: "TCP", PortSpaceUDP: "UDP", PortSpaceIB: "IB"}
 
-// Well-known rdma_cm ports and the ULP that listens on them.
-var servicePortNames = map[uint64]string{
-	20049: "NFS/RDMA",
-	4420:  "NVMe-oF",
-	3260:  "iSER",
-	445:   "SMB Direct",
-	5445:  "SMB Direct",
-	987:   "Lustre o2iblnd",
-	18634: "RDS",
-	860:   "iSER",
+// PortNFS is NFS's IANA port; NFS/RDMA servers may listen there as well as
+// on pvtdata.PortNFSRDMA.
+const PortNFS = 2049
+
+// servicePortNames names the ULP that listens on a well-known rdma_cm port.
+// They are IP port numbers, so they name ports in the IP port spaces (TCP,
+// UDP, IPoIB), not in RDMA_PS_IB, whose ports AF_IB users number on their
+// own.
+var servicePortNames = map[uint16]string{
+	pvtdata.PortNFSRDMA:    "NFS/RDMA",       // IANA nfsrdma (RFC 8267)
+	PortNFS:                "NFS",            // IANA nfs
+	pvtdata.PortNVMeRDMA:   "NVMe-oF",        // IANA nvme; NVME_RDMA_IP_PORT
+	pvtdata.PortISER:       "iSER",           // IANA iscsi-target; iSER (RFC 7145) keeps iSCSI's ports
+	860:                    "iSER",           // IANA iscsi
+	pvtdata.PortSMBDirect2: "SMB Direct",     // on InfiniBand and RoCE
+	pvtdata.PortSMBDirect:  "SMB Direct",     // IANA smbdirect, on iWARP
+	987:                    "Lustre o2iblnd", // LNet o2iblnd's default service port
+	18634:                  "RDS",            // IANA rds-ib; net/rds RDS_PORT, the IPv4 listener
+	16385:                  "RDS",            // net/rds RDS_CM_PORT, the IPv6 listener
+}
+
+// ServiceIDFor builds the rdma_cm service ID of a port in a port space:
+// (port_space << 16) + port (rdma_get_service_id).
+func ServiceIDFor(portSpace, port uint16) ServiceID {
+	return ServiceID(uint64(portSpace)<<16 | uint64(port))
+}
+
+// RDMACMPort splits an rdma_cm service ID into port space and port; ok is
+// false when sid is not in rdma_cm's range (the upper 32 bits zero and a
+// known port space).
+func RDMACMPort(sid uint64) (portSpace, port uint16, ok bool) {
+	if sid>>32 != 0 {
+		return 0, 0, false
+	}
+	switch ps := uint16(sid >> 16); ps {
+	case PortSpaceIPoIB, PortSpaceTCP, PortSpaceUDP, PortSpaceIB: // the keys of portSpaceNames
+		return ps, uint16(sid), true
+	}
+	return 0, 0, false
+}
+
+// ULPPort returns the port a well-known ULP would listen on: the rdma_cm
+// port of sid in an IP port space (ok false for RDMA_PS_IB and for service
+// IDs outside rdma_cm). It is the port pvtdata's Hint takes.
+func ULPPort(sid uint64) (port uint16, ok bool) {
+	ps, port, ok := RDMACMPort(sid)
+	return port, ok && ps != PortSpaceIB
 }
 
 // IsRDMACM reports a service ID in rdma_cm's range: the upper 32 bits zero
 // and a known port space.
 func (s ServiceID) IsRDMACM() bool {
-	if s>>32 != 0 {
-		return false
-	}
-	_, ok := portSpaceNames[uint64(s.PortSpace())]
+	_, _, ok := RDMACMPort(uint64(s))
 	return ok
 }
 
@@ -51,24 +86,54 @@ func (s ServiceID) PortSpace() uint16 { return uint16(s >> 16) }
 // Port returns the rdma_cm port (bits 15:0).
 func (s ServiceID) Port() uint16 { return uint16(s) }
 
-// ULP names the upper layer protocol of an rdma_cm service's port
-// ("NFS/RDMA"), or "" when unknown or not an rdma_cm service ID.
+// ULP names the upper layer protocol that listens on the service's port
+// ("NFS/RDMA"), or "" when unknown or not a port of an IP port space.
 func (s ServiceID) ULP() string {
-	if !s.IsRDMACM() {
-		return ""
+	if port, ok := ULPPort(uint64(s)); ok {
+		return servicePortNames[port]
 	}
-	return servicePortNames[uint64(s.Port())]
+	return ""
 }
 
-// String returns "NFS/RDMA(20049)", "TCP port 1234" or "0x…".
-func (s ServiceID) String() string {
+// String returns "NFS/RDMA(20049)", "TCP port 1234" or "0x…", the form of
+// the summary lines.
+func (s ServiceID) String() string { return string(s.AppendTo(nil)) }
+
+// AppendTo appends what String returns to b.
+func (s ServiceID) AppendTo(b []byte) []byte {
 	if !s.IsRDMACM() {
-		return fmt.Sprintf("0x%016x", uint64(s))
+		return appendHexDigits(append(b, "0x"...), uint64(s), 16)
 	}
 	if n := s.ULP(); n != "" {
-		return fmt.Sprintf("%s(%d)", n, s.Port())
+		b = append(b, n...)
+		b = strconv.AppendUint(append(b, '('), uint64(s.Port()), 10)
+		return append(b, ')')
 	}
-	return fmt.Sprintf("%s port %d", portSpaceNames[uint64(s.PortSpace())], s.Port())
+	b = append(b, portSpaceNames[uint64(s.PortSpace())]...)
+	return strconv.AppendUint(append(b, " port "...), uint64(s.Port()), 10)
+}
+
+// Describe says what a service ID means, the form of the connection views:
+// "NFS/RDMA (rdma_cm TCP port 20049)", "rdma_cm UDP port 7471", or the ID
+// in hex when it is not an rdma_cm service.
+func Describe(sid uint64) string { return string(AppendDescription(nil, sid)) }
+
+// AppendDescription appends what Describe returns to b.
+func AppendDescription(b []byte, sid uint64) []byte {
+	s := ServiceID(sid)
+	if !s.IsRDMACM() {
+		return appendHexDigits(append(b, "0x"...), sid, 16)
+	}
+	name := s.ULP()
+	if name != "" {
+		b = append(append(b, name...), " ("...)
+	}
+	b = append(append(b, "rdma_cm "...), portSpaceNames[uint64(s.PortSpace())]...)
+	b = strconv.AppendUint(append(b, " port "...), uint64(s.Port()), 10)
+	if name != "" {
+		b = append(b, ')')
+	}
+	return b
 }
 
 // serviceIDFields are the fields of a decoded service ID, under one message.

@@ -6,21 +6,6 @@ import (
 	"testing"
 )
 
-// TestRDMACMPortSpaces: RDMACMPort's switch knows exactly the port spaces
-// portSpaceNames names.
-func TestRDMACMPortSpaces(t *testing.T) {
-	for ps := 0; ps <= 0xffff; ps++ {
-		sid := uint64(ps)<<16 | 20049
-		gotPS, port, ok := RDMACMPort(sid)
-		if _, named := portSpaceNames[uint16(ps)]; ok != named || (ok && (gotPS != uint16(ps) || port != 20049)) {
-			t.Errorf("RDMACMPort(%#x) = %#x %d %t, named %t", sid, gotPS, port, ok, named)
-		}
-	}
-	if _, _, ok := RDMACMPort(1<<32 | uint64(PortSpaceTCP)<<16); ok {
-		t.Error("a service ID above 32 bits taken for rdma_cm")
-	}
-}
-
 // TestMsgBuilder: the per-Send messages built without fmt read as fmt
 // would write them.
 func TestMsgBuilder(t *testing.T) {
@@ -74,36 +59,6 @@ func TestPeerString(t *testing.T) {
 				if got := string(p.AppendTo([]byte("x"))); got != "x"+ref(p) {
 					t.Errorf("%#v appended: %q", p, got)
 				}
-			}
-		}
-	}
-}
-
-// TestServiceNameText: the service's text, appended without fmt, reads as the
-// fmt rendering it replaced.
-func TestServiceNameText(t *testing.T) {
-	ref := func(sid uint64) string {
-		ps, port, ok := RDMACMPort(sid)
-		if !ok {
-			return fmt.Sprintf("0x%016x", sid)
-		}
-		s := fmt.Sprintf("rdma_cm %s port %d", portSpaceNames[ps], port)
-		if name, ok := wellKnownPorts[port]; ok && ps != PortSpaceIB {
-			return name + " (" + s + ")"
-		}
-		return s
-	}
-	sids := []uint64{0, 1, 0x1064e51, 0xffffffffffffffff, 0x0000000100000000, 0x013f4e51, 0x01114e51, 0x00021234, 0x01060801}
-	for _, sid := range sids {
-		if got, want := ServiceName(sid), ref(sid); got != want {
-			t.Errorf("%#x: %q, want %q", sid, got, want)
-		}
-	}
-	for ps := range portSpaceNames {
-		for port := range wellKnownPorts {
-			sid := ServiceIDFor(ps, port)
-			if got, want := ServiceName(sid), ref(sid); got != want {
-				t.Errorf("%#x: %q, want %q", sid, got, want)
 			}
 		}
 	}
