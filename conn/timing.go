@@ -1,6 +1,10 @@
 package conn
 
-import "time"
+import (
+	"time"
+
+	"github.com/cmpd-dissect/cmpd-dissect/layers/ibcm"
+)
 
 // CMTiming is how long the connection's setup and teardown took, from its
 // ladder: REQ→REP→RTU (iWARP: MPA Request→Reply), DREQ→DREP, with the MRAs
@@ -40,15 +44,15 @@ func (c *Connection) CMTiming() CMTiming {
 		at := time.Unix(s.sec, int64(s.nsec))
 		retrans := s.flags&stepRetrans != 0
 		switch s.msg {
-		case stepMsg(CMREQ), stepMsg(CMSIDRREQ), stepMPA + stepMsg(MPARequest):
+		case stepMsg(ibcm.AttrREQ), stepMsg(ibcm.AttrSIDRReq), stepMPA + stepMsg(MPARequest):
 			if retrans {
 				t.RequestRetries++
 			} else if !haveReq {
 				req, haveReq = at, true
 				t.Request = s.msg.String()
 			}
-		case stepMsg(CMREP), stepMsg(CMREJ), stepMsg(CMSIDRREP), stepMPA + stepMsg(MPAReply), stepMPA + stepMsg(MPAReject):
-			if retrans && s.msg == stepMsg(CMREP) {
+		case stepMsg(ibcm.AttrREP), stepMsg(ibcm.AttrREJ), stepMsg(ibcm.AttrSIDRRep), stepMPA + stepMsg(MPAReply), stepMPA + stepMsg(MPAReject):
+			if retrans && s.msg == stepMsg(ibcm.AttrREP) {
 				t.ReplyRetries++
 			} else if !haveRep && !retrans {
 				rep, haveRep = at, true
@@ -57,18 +61,18 @@ func (c *Connection) CMTiming() CMTiming {
 					t.RequestToReply, t.HasReply = at.Sub(req), true
 				}
 			}
-		case stepMsg(CMRTU):
+		case stepMsg(ibcm.AttrRTU):
 			if !haveRTU && haveRep && !retrans {
 				haveRTU = true
 				t.ReplyToReady, t.HasReady = at.Sub(rep), true
 			}
-		case stepMsg(CMMRA):
+		case stepMsg(ibcm.AttrMRA):
 			t.MRAs++
-		case stepMsg(CMDREQ):
+		case stepMsg(ibcm.AttrDREQ):
 			if !haveDREQ && !retrans {
 				dreq, haveDREQ = at, true
 			}
-		case stepMsg(CMDREP):
+		case stepMsg(ibcm.AttrDREP):
 			if !haveDREP && haveDREQ && !retrans {
 				haveDREP = true
 				t.DisconnectToReply, t.HasDisconnect = at.Sub(dreq), true

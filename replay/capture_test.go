@@ -3,10 +3,31 @@ package replay
 import (
 	"bytes"
 	"encoding/hex"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
+	"github.com/cmpd-dissect/cmpd-dissect/internal/testconn"
 )
+
+// capturedConns follows the connections of the capture at path with the
+// project's dissector and connection tracker and returns what replay takes
+// of them, as "replay --from" does.
+func capturedConns(t *testing.T, path string) []Conn {
+	t.Helper()
+	return FromConnections(testconn.TrackFile(t, path).Connections())
+}
+
+// firstConn returns the first connection of the capture at path.
+func firstConn(t *testing.T, path string) Conn {
+	t.Helper()
+	conns := capturedConns(t, path)
+	if len(conns) == 0 {
+		t.Fatalf("%s: no connection", path)
+	}
+	return conns[0]
+}
 
 func mustHex(t *testing.T, s string) []byte {
 	t.Helper()
@@ -31,10 +52,7 @@ func TestConnectionsRealKernelCaptures(t *testing.T) {
 		{"siw-nfs42-rdma.pcap", "iwarp", 8, 8},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
-			conns, err := Connections(testcap.Real(tc.file))
-			if err != nil {
-				t.Fatal(err)
-			}
+			conns := capturedConns(t, testcap.Real(tc.file))
 			if len(conns) != 1 {
 				t.Fatalf("got %d connections, want 1: %+v", len(conns), conns)
 			}
@@ -61,4 +79,22 @@ func allZero(b []byte) bool {
 		}
 	}
 	return true
+}
+
+// TestConnectionsDamagedFile: a capture cut in the middle of the REP yields
+// the REQ alone, with no reply and no server private data.
+func TestConnectionsDamagedFile(t *testing.T) {
+	b, err := os.ReadFile(testcap.Real("live-rxe4-rfc8797.pcap"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "cut.pcap")
+	// Keep the file header, the REQ and half of the REP.
+	if err := os.WriteFile(p, b[:24+16+322+100], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	conns := capturedConns(t, p)
+	if len(conns) != 1 || conns[0].ReplyFrame != 0 || conns[0].ServerPrivateData != nil || len(conns[0].ClientPrivateData) != 56 {
+		t.Errorf("got %+v, want the REQ alone", conns)
+	}
 }

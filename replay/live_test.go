@@ -20,7 +20,7 @@ func liveDir() string {
 	if d := os.Getenv("CMPD_LIVE_DIR"); d != "" {
 		return d
 	}
-	return testcap.Path("pcaps/real")
+	return testcap.Path("pcaps", "real")
 }
 
 func readReports(t *testing.T, path string) []Report {
@@ -68,10 +68,7 @@ func TestLiveReportsMatchCaptures(t *testing.T) {
 	for _, cr := range reports {
 		name := strings.TrimSuffix(filepath.Base(cr), ".client.jsonl")
 		t.Run(name, func(t *testing.T) {
-			conns, err := Connections(filepath.Join(dir, name+".pcap"))
-			if err != nil {
-				t.Fatal(err)
-			}
+			conns := capturedConns(t, filepath.Join(dir, name+".pcap"))
 			client := readReports(t, cr)
 			server := readReports(t, filepath.Join(dir, name+".server.jsonl"))
 			if len(client) != len(conns) || len(server) != len(conns) {
@@ -119,16 +116,10 @@ func TestLiveRedriveMatchesSource(t *testing.T) {
 	if len(redrives) == 0 {
 		t.Skipf("no live-*-redrive.pcap in %s (make live-traces makes them)", dir)
 	}
-	src, err := FromCapture(testcap.RXE, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	src := firstConn(t, testcap.Real("rxe-nfs42-rdma.pcap"))
 	for _, p := range redrives {
 		t.Run(filepath.Base(p), func(t *testing.T) {
-			c, err := FromCapture(p, 1)
-			if err != nil {
-				t.Fatal(err)
-			}
+			c := firstConn(t, p)
 			if !bytes.Equal(c.ClientPrivateData, src.ClientPrivateData) {
 				t.Errorf("client private data %x, the source capture's %x", c.ClientPrivateData, src.ClientPrivateData)
 			}

@@ -16,8 +16,9 @@
 // default build of cmpd-dissect stays pure Go and static; without the tag,
 // Serve and Dial return ErrNoRDMACM.
 //
-// The private data of a connection seen in a capture is found with
-// FromCapture, so a connection observed in the field can be re-driven.
+// FromConnections takes the private data of the connections the connection
+// tracker (package conn) followed in a capture, so a connection observed in
+// the field can be re-driven.
 package replay
 
 import (
@@ -27,6 +28,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
 )
 
 // ErrNoRDMACM is returned by Serve and Dial in a build without librdmacm.
@@ -36,7 +39,7 @@ var ErrNoRDMACM = errors.New("this cmpd-dissect was built without rdmacm support
 
 // DefaultPort is the rdma_cm port used when none is given: NFS/RDMA's
 // 20049, the service RFC 8797 private data belongs to.
-const DefaultPort = 20049
+const DefaultPort = pvtdata.PortNFSRDMA
 
 // Role names the side of a connection.
 type Role string

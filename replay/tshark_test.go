@@ -3,24 +3,36 @@ package replay
 import (
 	"bytes"
 	"encoding/hex"
-	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
+	"github.com/cmpd-dissect/cmpd-dissect/layers/mpa"
 )
 
-// tsharkPrivateData runs tshark once on path and returns the private data
-// of each request and of each reply, in frame order (one tshark run per
-// file: tshark takes a second or more to start).
-func tsharkPrivateData(t *testing.T, path string) (requests, replies [][]byte) {
+// tsharkMsg is a connection request or reply as tshark shows it.
+type tsharkMsg struct {
+	frame    int
+	src, dst string
+	port     int // the request's rdma_cm port or TCP destination port
+	data     []byte
+	rejected bool
+}
+
+// tsharkExchanges runs tshark once on path and returns each request and
+// each reply, in frame order (one tshark run per file: tshark takes a
+// second or more to start).
+func tsharkExchanges(t *testing.T, path string) (requests, replies []tsharkMsg) {
 	t.Helper()
+	cols := []string{"frame.number", "ip.src", "ipv6.src", "ip.dst", "ipv6.dst",
+		"infiniband.cm.req.ip_cm.private", "infiniband.cm.rep.private", "infiniband.cm.rej.private",
+		"iwarp_mpa.key.req", "iwarp_mpa.privatedata", "infiniband.cm.req.serviceid.dport", "tcp.dstport",
+		"iwarp_mpa.rej_flag"}
 	rows := testcap.TsharkFields(t, path,
 		"infiniband.cm.req || infiniband.cm.rep.private || infiniband.cm.rej.private || "+
-			"(iwarp_mpa.privatedata && !tcp.analysis.retransmission)",
-		"infiniband.cm.req.ip_cm.private", "infiniband.cm.rep.private", "infiniband.cm.rej.private",
-		"iwarp_mpa.key.req", "iwarp_mpa.privatedata")
+			"(iwarp_mpa.privatedata && !tcp.analysis.retransmission)", cols...)
 	dec := func(s string) []byte {
 		b, err := hex.DecodeString(strings.ReplaceAll(s, ":", ""))
 		if err != nil {
@@ -28,66 +40,90 @@ func tsharkPrivateData(t *testing.T, path string) (requests, replies [][]byte) {
 		}
 		return b
 	}
+	port := func(s string) int { // tshark prints the service ID's port in hex, TCP's in decimal
+		v, err := strconv.ParseUint(s, 0, 16)
+		if err != nil {
+			t.Fatalf("tshark port %q: %v", s, err)
+		}
+		return int(v)
+	}
 	for _, col := range rows {
-		if len(col) != 5 {
+		if len(col) != len(cols) {
 			continue
 		}
+		m := tsharkMsg{src: col[1] + col[2], dst: col[3] + col[4]}
+		m.frame, _ = strconv.Atoi(col[0])
 		switch {
-		case col[0] != "":
-			requests = append(requests, dec(col[0]))
-		case col[1] != "" || col[2] != "":
-			replies = append(replies, dec(col[1]+col[2]))
-		case col[4] != "" && col[3] != "":
-			requests = append(requests, dec(col[4]))
-		case col[4] != "":
-			replies = append(replies, dec(col[4]))
+		case col[5] != "":
+			m.data = dec(col[5])
+			m.port = port(col[10])
+			requests = append(requests, m)
+		case col[6] != "" || col[7] != "":
+			m.data, m.rejected = dec(col[6]+col[7]), col[7] != ""
+			replies = append(replies, m)
+		case col[9] != "" && col[8] != "":
+			m.data = dec(col[9])
+			m.port = port(col[11])
+			requests = append(requests, m)
+		case col[9] != "":
+			m.data, m.rejected = dec(col[9]), col[12] == "1" || col[12] == "True"
+			replies = append(replies, m)
 		}
 	}
 	return requests, replies
 }
 
-// TestConnectionsAgreeWithTshark: the private data Connections reads from
-// every real capture is the bytes tshark shows (tshark 4.0 shows the IP CM
+// TestConnectionsAgreeWithTshark: what replay takes from every real
+// capture (through the dissector and the connection tracker) is what tshark
+// shows: the frames, addresses and port of each request and reply, whether
+// it was rejected, and the private data bytes (tshark 4.0 shows the IP CM
 // consumer private data of a REQ after the rdma_cm header, and MPA private
 // data with the IRD/ORD words in front).
 func TestConnectionsAgreeWithTshark(t *testing.T) {
-	if _, err := exec.LookPath("tshark"); err != nil {
-		t.Skip("tshark not installed: apt-get install tshark to compare with Wireshark")
-	}
 	caps := testcap.Glob(t, "pcaps/real/*.pcap")
 	for _, p := range caps {
 		t.Run(filepath.Base(p), func(t *testing.T) {
 			t.Parallel()
-			conns, err := Connections(p)
-			if err != nil {
-				t.Fatal(err)
-			}
+			conns := capturedConns(t, p)
 			if len(conns) == 0 {
 				t.Fatal("no connections")
 			}
-			client, server := tsharkPrivateData(t, p)
-			irdOrd := 0
-			if conns[0].Transport == "iwarp" {
-				irdOrd = mpaIRDORDLen
-			}
-			if len(client) != len(conns) {
-				t.Fatalf("tshark shows %d requests, Connections %d", len(client), len(conns))
+			requests, replies := tsharkExchanges(t, p)
+			if len(requests) != len(conns) {
+				t.Fatalf("tshark shows %d requests, the tracker %d connections", len(requests), len(conns))
 			}
 			j := 0
 			for i, c := range conns {
-				if !bytes.Equal(c.ClientPrivateData, skip(client[i], irdOrd)) {
-					t.Errorf("connection %d: client %x, tshark %x", c.N, c.ClientPrivateData, client[i])
+				irdOrd := 0
+				if c.Transport == "iwarp" {
+					irdOrd = mpa.IRDORDLen
+				}
+				req := requests[i]
+				if c.RequestFrame != req.frame || c.Client != req.src || c.Server != req.dst || c.Port != req.port {
+					t.Errorf("connection %d: request frame %d %s → %s port %d, tshark frame %d %s → %s port %d",
+						c.N, c.RequestFrame, c.Client, c.Server, c.Port, req.frame, req.src, req.dst, req.port)
+				}
+				if !bytes.Equal(c.ClientPrivateData, skip(req.data, irdOrd)) {
+					t.Errorf("connection %d: client %x, tshark %x", c.N, c.ClientPrivateData, req.data)
 				}
 				if c.ReplyFrame == 0 {
 					continue
 				}
-				if j >= len(server) {
+				if j >= len(replies) {
 					t.Fatalf("connection %d: tshark shows no reply", c.N)
 				}
-				if !bytes.Equal(c.ServerPrivateData, skip(server[j], irdOrd)) {
-					t.Errorf("connection %d: server %x, tshark %x", c.N, c.ServerPrivateData, server[j])
+				rep := replies[j]
+				if c.ReplyFrame != rep.frame || c.Rejected != rep.rejected {
+					t.Errorf("connection %d: reply frame %d rejected %v, tshark frame %d rejected %v",
+						c.N, c.ReplyFrame, c.Rejected, rep.frame, rep.rejected)
+				}
+				if !bytes.Equal(c.ServerPrivateData, skip(rep.data, irdOrd)) {
+					t.Errorf("connection %d: server %x, tshark %x", c.N, c.ServerPrivateData, rep.data)
 				}
 				j++
+			}
+			if j != len(replies) {
+				t.Errorf("tshark shows %d replies, the tracker %d", len(replies), j)
 			}
 		})
 	}

@@ -8,8 +8,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/cmpd-dissect/cmpd-dissect/conn"
-	"github.com/cmpd-dissect/cmpd-dissect/layers/ibcm"
 	"github.com/cmpd-dissect/cmpd-dissect/replay"
 )
 
@@ -122,8 +120,7 @@ The librdmacm part needs a build with -tags rdmacm (cgo, librdmacm-dev).`,
 
 // connsFromCapture follows the connections of a capture with the project's
 // dissector and connection tracker, as "conns" does (so every link type and
-// transport it reads), and returns what replay needs of each: the ULP
-// private data of both sides as they were on the wire.
+// transport it reads), and returns what replay needs of each.
 func connsFromCapture(cmd *cobra.Command, path string) ([]replay.Conn, error) {
 	var tf trackFlags
 	tf.register(&cobra.Command{}) // the defaults "conns" runs with
@@ -131,39 +128,7 @@ func connsFromCapture(cmd *cobra.Command, path string) ([]replay.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out []replay.Conn
-	for _, c := range t.tracker.Connections() {
-		if c.Kind != conn.KindConnection || c.ClientData == nil {
-			continue
-		}
-		rc := replay.Conn{
-			N:                 len(out) + 1,
-			Transport:         c.Transport.String(),
-			Client:            peerHost(c.Client),
-			Server:            peerHost(c.Server),
-			RequestFrame:      c.RequestFrame,
-			ReplyFrame:        max(c.ReplyFrame, c.RejectFrame),
-			ClientPrivateData: append(replay.HexBytes{}, c.ClientData.ULP()...),
-			Rejected:          c.State == conn.StateRejected,
-		}
-		if c.Transport == conn.IWARP {
-			rc.Port = int(c.Server.Port)
-		} else if ps, port, ok := ibcm.RDMACMPort(c.ServiceID); ok && c.HasServiceID && ps == ibcm.PortSpaceTCP {
-			rc.Port = int(port)
-		}
-		if c.ServerData != nil {
-			rc.ServerPrivateData = append(replay.HexBytes{}, c.ServerData.ULP()...)
-		}
-		out = append(out, rc)
-	}
-	return out, nil
-}
-
-func peerHost(p conn.Peer) string {
-	if p.Addr.IsValid() {
-		return p.Addr.String()
-	}
-	return ""
+	return replay.FromConnections(t.tracker.Connections()), nil
 }
 
 // replayStep is what one connection of a replay sends.

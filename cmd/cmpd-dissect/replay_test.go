@@ -88,47 +88,6 @@ func TestLiveCapturesPassCheck(t *testing.T) {
 	}
 }
 
-// The connections replay --from takes (the project's dissector and
-// tracker) agree with replay.Connections, an independent reader of CM
-// REQ/REP/REJ and MPA frames, on every real capture.
-func TestReplayFromAgreesWithIndependentReader(t *testing.T) {
-	caps := testcap.Glob(t, "pcaps/real/*.pcap")
-	if len(caps) < 2 {
-		t.Fatal("no real captures")
-	}
-	for _, p := range caps {
-		t.Run(filepath.Base(p), func(t *testing.T) {
-			code, stdout, stderr := runCmd(t, "replay", "--from", p, "--list")
-			if code != exitOK {
-				t.Fatalf("exit %d: %s", code, stderr)
-			}
-			var got []replay.Conn
-			for _, line := range strings.Split(strings.TrimSpace(stdout), "\n") {
-				var c replay.Conn
-				if err := json.Unmarshal([]byte(line), &c); err != nil {
-					t.Fatalf("%v: %q", err, line)
-				}
-				got = append(got, c)
-			}
-			want, err := replay.Connections(p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(got) != len(want) {
-				t.Fatalf("%d connections, the independent reader finds %d", len(got), len(want))
-			}
-			for i := range want {
-				g, w := got[i], want[i]
-				if g.Transport != w.Transport || g.Client != w.Client || g.Server != w.Server || g.Port != w.Port ||
-					g.RequestFrame != w.RequestFrame || g.ReplyFrame != w.ReplyFrame || g.Rejected != w.Rejected ||
-					!bytes.Equal(g.ClientPrivateData, w.ClientPrivateData) || !bytes.Equal(g.ServerPrivateData, w.ServerPrivateData) {
-					t.Errorf("connection %d:\n got %+v\nwant %+v", i+1, g, w)
-				}
-			}
-		})
-	}
-}
-
 func TestReplayPlan(t *testing.T) {
 	plan, err := replayPlan([]string{"f6ab0e1801010303", "f6ab0e1801000f0f"}, []string{"f6ab0e1801000303"}, false, nil)
 	if err != nil {
