@@ -210,8 +210,7 @@ func (t *Tree) Print(r *dissect.Record) error {
 			t.b = append(t.b, ansiReset...)
 		}
 		t.b = append(t.b, '\n')
-		t.depth = 1
-		l.VisitFields(t)
+		t.fields(l)
 	}
 	if len(r.Findings) > 0 {
 		t.b = append(t.b, "Findings\n"...)
@@ -252,6 +251,25 @@ func (t *Tree) Print(r *dissect.Record) error {
 		}
 	}
 	t.b = append(t.b, '\n')
+	_, err := t.w.Write(t.b)
+	return err
+}
+
+// fields appends the lines of every field l reports, indented under its
+// title.
+func (t *Tree) fields(l field.Layer) {
+	t.depth = 1
+	l.VisitFields(t)
+}
+
+// PrintFields renders one layer that is not part of a record (the private
+// data "pvtdata" decodes on its own): title on a line, then the layer's
+// fields under it as Print renders them, so every command shows a field the
+// same way.
+func (t *Tree) PrintFields(title string, l field.Layer) error {
+	t.b = appendEscaped(t.b[:0], title)
+	t.b = append(t.b, '\n')
+	t.fields(l)
 	_, err := t.w.Write(t.b)
 	return err
 }

@@ -5,15 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/netip"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/cmpd-dissect/cmpd-dissect/field"
 	"github.com/cmpd-dissect/cmpd-dissect/finding"
 	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
+	"github.com/cmpd-dissect/cmpd-dissect/view"
 )
 
 func init() { addCommand(newPvtdataCmd) }
@@ -53,11 +51,13 @@ rdma_cm header of an IB CM REQ, after the MPA v2 IRD/ORD words on iWARP) the way
 receiver does, and says what that receiver acts on.
 
 HEX may contain spaces or colons (several arguments are joined); "-" reads raw bytes
-from standard input. The default output is a tree; --json prints one object with
-found, offset, candidates, valid, version, remote_invalidation, send_size,
-receive_size, reserved, findings and effective (what a conforming receiver acts on:
-the RFC 8166 defaults, 1024 octets each way and no remote invalidation, when the
-message is not valid).
+from standard input. The default output is a tree: the fields as -V prints them
+under the CM message that carries the same octets (field names in brackets, for
+-Y and -e; booleans true/false), then what each reader acts on and the findings.
+--json prints one object with found, offset, candidates, valid, version,
+remote_invalidation, send_size, receive_size, reserved, findings and effective
+(what a conforming receiver acts on: the RFC 8166 defaults, 1024 octets each way
+and no remote invalidation, when the message is not valid).
 
 The three reading modes model real receivers: rfc8797 searches the whole buffer for
 the Format Identifier 0xf6ab0e18 at any alignment, draft requires it in the first
@@ -99,8 +99,8 @@ finding of severity error; 2 bad usage or unreadable input.`,
 				if err := writeJSON(out, rep); err != nil {
 					return err
 				}
-			} else {
-				writePvtdataTree(out, &p, rep.Findings)
+			} else if err := writePvtdataTree(out, &p, rep.Findings); err != nil {
+				return err
 			}
 			return checkFindings(opts.check, rep.Findings)
 		},
@@ -176,17 +176,21 @@ func checkFindings(check bool, fs []finding.Finding) error {
 	return findingsErr("--check: %d error finding(s): %s", len(errs), strings.Join(errs, ", "))
 }
 
-// writePvtdataTree prints the decode as an indented tree, labels and units
-// taken from the field declarations, then what each reader acts on and the
-// findings.
-func writePvtdataTree(w io.Writer, p *pvtdata.PrivateData, findings []finding.Finding) {
-	fmt.Fprintf(w, "%s: %d octets", pvtdata.Proto.Desc, len(p.Data))
+// writePvtdataTree prints the decode: a title with the octets, the fields
+// as -V prints them (the one tree renderer), then what each reader acts on
+// and the findings.
+func writePvtdataTree(w io.Writer, p *pvtdata.PrivateData, findings []finding.Finding) error {
+	title := fmt.Sprintf("%s: %d octets", pvtdata.Proto.Desc, len(p.Data))
 	if len(p.Data) > 0 {
-		fmt.Fprintf(w, ": %s", hex.EncodeToString(p.Data))
+		title += ": " + hex.EncodeToString(p.Data)
 	}
-	fmt.Fprintln(w)
-	tw := &treeWriter{w: w, depth: 1}
-	p.VisitFields(tw)
+	tree := view.NewTree(w, view.Options{})
+	if err := tree.PrintFields(title, p); err != nil {
+		return err
+	}
+	if err := tree.Flush(); err != nil {
+		return err
+	}
 	if !p.ULP.Kind.Other() {
 		fmt.Fprintln(w, "Readers:")
 		for i := range p.Readers {
@@ -194,6 +198,7 @@ func writePvtdataTree(w io.Writer, p *pvtdata.PrivateData, findings []finding.Fi
 		}
 	}
 	writeFindings(w, findings)
+	return nil
 }
 
 func writeFindings(w io.Writer, findings []finding.Finding) {
@@ -210,55 +215,6 @@ func writeFindings(w io.Writer, findings []finding.Finding) {
 		fmt.Fprintf(w, "    %s%s\n", f, where)
 	}
 }
-
-// treeWriter is a field.Visitor that prints "Label: value unit" lines,
-// indented by subtree.
-type treeWriter struct {
-	w     io.Writer
-	depth int
-}
-
-func (t *treeWriter) line(f *field.Field, value string) {
-	unit := ""
-	if f.Unit != "" {
-		unit = " " + f.Unit
-	}
-	fmt.Fprintf(t.w, "%s%s: %s%s\n", strings.Repeat("    ", t.depth), f.Desc, value, unit)
-}
-
-func (t *treeWriter) Uint(f *field.Field, v uint64) {
-	s := strconv.FormatUint(v, 10)
-	if f.Kind == field.KindHex {
-		s = fmt.Sprintf("0x%0*x", max((f.Bits+3)/4, 1), v)
-	}
-	if name, ok := f.ValueName(v); ok {
-		s += " (" + name + ")"
-	}
-	t.line(f, s)
-}
-
-func (t *treeWriter) Int(f *field.Field, v int64) { t.line(f, strconv.FormatInt(v, 10)) }
-
-func (t *treeWriter) Bool(f *field.Field, v bool) {
-	if v {
-		t.line(f, "yes")
-	} else {
-		t.line(f, "no")
-	}
-}
-
-func (t *treeWriter) String(f *field.Field, v string) {
-	t.line(f, strconv.Quote(v)[1:len(strconv.Quote(v))-1])
-}
-func (t *treeWriter) Bytes(f *field.Field, v []byte)    { t.line(f, hex.EncodeToString(v)) }
-func (t *treeWriter) Addr(f *field.Field, v netip.Addr) { t.line(f, v.String()) }
-
-func (t *treeWriter) Begin(f *field.Field) {
-	fmt.Fprintf(t.w, "%s%s\n", strings.Repeat("    ", t.depth), f.Desc)
-	t.depth++
-}
-
-func (t *treeWriter) End() { t.depth-- }
 
 func newPvtdataEncodeCmd() *cobra.Command {
 	var (

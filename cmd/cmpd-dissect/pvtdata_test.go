@@ -32,15 +32,16 @@ func TestPvtdataTree(t *testing.T) {
 	}
 	for _, want := range []string{
 		"CM Private Data (RFC 8797 and other ULPs): 8 octets: f6ab0e1801010303\n",
-		"    Upper Layer Protocol: rpcrdma-v1\n",
-		"    Valid RPC-over-RDMA v1 message: yes\n",
-		"        Format Identifier: 0xf6ab0e18 (RPC-over-RDMA version 1)\n",
-		"        Version: 1\n",
-		"        Reserved: 0x00\n",
-		"        R (remote invalidation supported): yes\n",
-		"        Send Size: 4096 octets\n",
-		"        Receive Size: 4096 octets\n",
-		"    Effective (what a receiver in this mode acts on)\n        Effective Send Size: 4096 octets\n",
+		"    Upper Layer Protocol: rpcrdma-v1  [pvtdata.ulp]\n",
+		"    Valid RPC-over-RDMA v1 message: true  [pvtdata.valid]\n",
+		"        Format Identifier: 0xf6ab0e18 (RPC-over-RDMA version 1)  [pvtdata.format_identifier]\n",
+		"        Version: 1  [pvtdata.version]\n",
+		"        Reserved: 0x00  [pvtdata.reserved]\n",
+		"        R (remote invalidation supported): true  [pvtdata.remote_invalidation]\n",
+		"        Send Size: 4096 octets  [pvtdata.send_size]\n",
+		"        Receive Size: 4096 octets  [pvtdata.receive_size]\n",
+		"    Effective (what a receiver in this mode acts on)  [pvtdata.effective]\n" +
+			"        Effective Send Size: 4096 octets  [pvtdata.effective.send_size]\n",
 		"    linux reader: message at offset 0, send 4096 receive 4096 R=1\n",
 		"Findings: none\n",
 	} {
@@ -231,5 +232,35 @@ func TestPvtdataOtherULP(t *testing.T) {
 	_, out, _ = runPvtdata(t, nil, "pvtdata", "--json", "0be91b91")
 	if !strings.Contains(out, `"ulp": "lustre-o2iblnd"`) {
 		t.Errorf("%s", out)
+	}
+}
+
+// TestPvtdataTreeAsVerbose: pvtdata prints the fields of a private data
+// decode line for line as -V prints them under the CM message that carried
+// the same octets (one tree renderer for every command).
+func TestPvtdataTreeAsVerbose(t *testing.T) {
+	code, verbose, errs := runCmd(t, "-V", "-r", "../../testdata/pcaps/real/rxe-nfs42-rdma.pcap")
+	if code != exitOK {
+		t.Fatalf("-V: exit %d: %s", code, errs)
+	}
+	// The REQ's subtree: its lines one level deeper than the group line.
+	const group = "    ULP private data decode  [cm.pvtdata]\n"
+	i := strings.Index(verbose, group)
+	if i < 0 {
+		t.Fatalf("-V shows no %q", group)
+	}
+	var want []string
+	for _, l := range strings.Split(verbose[i+len(group):], "\n") {
+		if !strings.HasPrefix(l, "        ") {
+			break
+		}
+		want = append(want, l[4:])
+	}
+	// The REQ's ULP data: the client's message, zero-padded to 56 octets.
+	_, out, _ := runPvtdata(t, nil, "pvtdata", "--port", "20049", "--message", "request",
+		"f6ab0e1801010303"+strings.Repeat("00", 48))
+	got := strings.Split(out, "\n")[1:]
+	if len(want) < 10 || len(got) < len(want) || !reflect.DeepEqual(got[:len(want)], want) {
+		t.Errorf("pvtdata's fields differ from -V's:\n%s\n-V:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
