@@ -229,15 +229,23 @@ func (t *Tracker) cmMRA(ev *CMEvent) {
 	t.cmStep(c, ev, from, false)
 }
 
+// openMidway starts a connection from a message between both peers (RTU,
+// DREQ) whose setup was not seen: which side is the client is unknown, so
+// the sender is shown as client; both communication IDs lead to it.
+func (t *Tracker) openMidway(ev *CMEvent) *Connection {
+	c := t.newConn(KindConnection, ev.Transport, ev.Frame, ev.Time)
+	c.Client, c.Server = ev.Src, ev.Dst
+	c.Client.Port, c.Server.Port = 0, 0
+	c.ClientCommID, c.ServerCommID = ev.LocalCommID, ev.RemoteCommID
+	t.bind(c, commKey(ev.Src, ev.LocalCommID))
+	t.bind(c, commKey(ev.Dst, ev.RemoteCommID))
+	return c
+}
+
 func (t *Tracker) cmRTU(ev *CMEvent) {
 	c := t.cmPeerConn(ev)
 	if c == nil {
-		c = t.newConn(KindConnection, ev.Transport, ev.Frame, ev.Time)
-		c.Client, c.Server = ev.Src, ev.Dst
-		c.Client.Port, c.Server.Port = 0, 0
-		c.ClientCommID, c.ServerCommID = ev.LocalCommID, ev.RemoteCommID
-		t.bind(c, commKey(ev.Src, ev.LocalCommID))
-		t.bind(c, commKey(ev.Dst, ev.RemoteCommID))
+		c = t.openMidway(ev)
 		t.finding(c, finding.Finding{Code: CodeRTUWithoutREP, Severity: finding.SeverityWarning,
 			Section: "IBTA vol 1 §12.6.9", Layer: "conn", Frame: ev.Frame, Offset: -1,
 			Message: fmt.Sprintf("RTU (comm IDs 0x%08x → 0x%08x) for a connection whose REQ and REP were not seen", ev.LocalCommID, ev.RemoteCommID)})
@@ -261,14 +269,8 @@ func (t *Tracker) cmRTU(ev *CMEvent) {
 func (t *Tracker) cmDREQ(ev *CMEvent) {
 	c := t.cmPeerConn(ev)
 	if c == nil {
-		c = t.newConn(KindConnection, ev.Transport, ev.Frame, ev.Time)
-		// Which side is the client is unknown: show the sender as client.
-		c.Client, c.Server = ev.Src, ev.Dst
-		c.Client.Port, c.Server.Port = 0, 0
-		c.ClientCommID, c.ServerCommID = ev.LocalCommID, ev.RemoteCommID
+		c = t.openMidway(ev)
 		c.ServerQPN = ev.QPN
-		t.bind(c, commKey(ev.Src, ev.LocalCommID))
-		t.bind(c, commKey(ev.Dst, ev.RemoteCommID))
 		t.finding(c, finding.Finding{Code: CodeDREQUnknown, Severity: finding.SeverityWarning,
 			Section: "IBTA vol 1 §12.6.10", Layer: "conn", Frame: ev.Frame, Offset: -1,
 			Message: fmt.Sprintf("DREQ (comm IDs 0x%08x → 0x%08x) for a connection never seen set up (which peer was the client is unknown)", ev.LocalCommID, ev.RemoteCommID)})
