@@ -61,14 +61,19 @@ func (t *Tree) end(f *field.Field) {
 	t.b = append(t.b, '\n')
 }
 
-func (t *Tree) Uint(f *field.Field, v uint64) {
-	t.label(f)
-	t.b = appendUint(t.b, f, v)
+// valueName appends " (name)" when f names v.
+func (t *Tree) valueName(f *field.Field, v uint64) {
 	if name, ok := f.ValueName(v); ok {
 		t.b = append(t.b, " ("...)
 		t.b = appendEscaped(t.b, name)
 		t.b = append(t.b, ')')
 	}
+}
+
+func (t *Tree) Uint(f *field.Field, v uint64) {
+	t.label(f)
+	t.b = appendUint(t.b, f, v)
+	t.valueName(f, v)
 	t.end(f)
 }
 
@@ -76,11 +81,7 @@ func (t *Tree) Int(f *field.Field, v int64) {
 	t.label(f)
 	t.b = appendInt(t.b, v)
 	if v >= 0 {
-		if name, ok := f.ValueName(uint64(v)); ok {
-			t.b = append(t.b, " ("...)
-			t.b = appendEscaped(t.b, name)
-			t.b = append(t.b, ')')
-		}
+		t.valueName(f, uint64(v))
 	}
 	t.end(f)
 }
