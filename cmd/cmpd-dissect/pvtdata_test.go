@@ -239,7 +239,7 @@ func TestPvtdataOtherULP(t *testing.T) {
 // decode line for line as -V prints them under the CM message that carried
 // the same octets (one tree renderer for every command).
 func TestPvtdataTreeAsVerbose(t *testing.T) {
-	code, verbose, errs := runCmd(t, "-V", "-r", "../../testdata/pcaps/real/rxe-nfs42-rdma.pcap")
+	code, verbose, errs := runCmd(t, "-V", "-r", rxeCapture)
 	if code != exitOK {
 		t.Fatalf("-V: exit %d: %s", code, errs)
 	}
