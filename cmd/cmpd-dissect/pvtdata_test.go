@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
 )
 
 // runPvtdata runs one command line in-process.
@@ -239,7 +241,7 @@ func TestPvtdataOtherULP(t *testing.T) {
 // decode line for line as -V prints them under the CM message that carried
 // the same octets (one tree renderer for every command).
 func TestPvtdataTreeAsVerbose(t *testing.T) {
-	code, verbose, errs := runCmd(t, "-V", "-r", rxeCapture)
+	code, verbose, errs := runCmd(t, "-V", "-r", testcap.Real("rxe-nfs42-rdma.pcap"))
 	if code != exitOK {
 		t.Fatalf("-V: exit %d: %s", code, errs)
 	}
