@@ -8,14 +8,25 @@
 //	orExpr  = andExpr { ("or" | "||") andExpr }
 //	andExpr = notExpr { ("and" | "&&") notExpr }
 //	notExpr = ("not" | "!") notExpr | primary
-//	primary = "(" expr ")" | NAME [ relop value | "contains" value ]
-//	relop   = "==" | "!=" | "<" | "<=" | ">" | ">=" | eq ne lt le gt ge
+//	primary = "(" expr ")" | NAME [ relop value | "contains" value
+//	        | ["not"] "in" "{" elem { [","] elem } "}" ]
+//	relop   = "==" | "!=" | "~=" | "!==" | "===" | "<" | "<=" | ">" | ">="
+//	        | eq ne lt le gt ge any_eq all_ne any_ne all_eq
+//	elem    = value | value ".." value
 //	value   = number (decimal or 0x hex) | "quoted string" | address
 //	        | MAC or bytes (aa:bb:cc) | enum value name | true | false
 //
-// NAME alone tests presence of a field or a protocol layer. A comparison is
-// true when any occurrence of the field satisfies it, except "!=", which is
-// true when no occurrence equals the value (Wireshark's "!==" / "not ==").
+// NAME alone tests presence of a field or a protocol layer; tshark's names
+// are accepted too (field.Lookup). A field may occur several times in a
+// frame (ip.addr holds the source and the destination); as in tshark 4.x,
+// a comparison is true when any occurrence satisfies it, except:
+// "!=" (all_ne) is true when the field occurs and no occurrence equals
+// the value, i.e. !(a == b) for a frame that has the field; "~=" (!==,
+// any_ne) when some occurrence differs; "===" (all_eq) when the field
+// occurs and every occurrence equals. A comparison on a field the frame
+// lacks is false, "!=" included. "in {…}" is true when an occurrence
+// equals an element or lies in a range a..b; elements may be separated by
+// commas (tshark 4.x requires them) or by spaces (tshark 3.x).
 // Address fields compare with a prefix too: ipv4.src == 10.0.0.0/8.
 package dfilter
 
@@ -65,17 +76,30 @@ type opKind uint8
 const (
 	opPresent opKind = iota
 	opEq
-	opNe
 	opLt
 	opLe
 	opGt
 	opGe
 	opContains
+	opIn
 )
 
-var opNames = map[string]opKind{
-	"==": opEq, "eq": opEq, "!=": opNe, "ne": opNe, "<": opLt, "lt": opLt, "<=": opLe, "le": opLe,
-	">": opGt, "gt": opGt, ">=": opGe, "ge": opGe, "contains": opContains,
+// relop is a comparison operator as written: the test of one
+// occurrence (op, negated by neg) and whether every occurrence must pass
+// it (all) or one is enough.
+type relop struct {
+	op       opKind
+	neg, all bool
+}
+
+var opNames = map[string]relop{
+	"==": {op: opEq}, "eq": {op: opEq}, "any_eq": {op: opEq},
+	"!=": {op: opEq, neg: true, all: true}, "ne": {op: opEq, neg: true, all: true}, "all_ne": {op: opEq, neg: true, all: true},
+	"~=": {op: opEq, neg: true}, "!==": {op: opEq, neg: true}, "any_ne": {op: opEq, neg: true},
+	"===": {op: opEq, all: true}, "all_eq": {op: opEq, all: true},
+	"<": {op: opLt}, "lt": {op: opLt}, "<=": {op: opLe}, "le": {op: opLe},
+	">": {op: opGt}, "gt": {op: opGt}, ">=": {op: opGe}, "ge": {op: opGe},
+	"contains": {op: opContains},
 }
 
 type node interface {
@@ -109,11 +133,16 @@ func (n protoNode) eval(f *Filter, r *dissect.Record) bool {
 	return false
 }
 
-// cmpNode compares a field with a literal.
+// cmpNode compares a field with a literal, or with the elements of a set
+// (op opIn).
 type cmpNode struct {
 	fld  *field.Field
 	slot int
 	op   opKind
+	// neg negates the test of each occurrence; all requires every
+	// occurrence (at least one) to pass it.
+	neg, all bool
+	set      []setElem
 	// literal, by kind
 	u      uint64
 	i      int64
@@ -125,21 +154,42 @@ type cmpNode struct {
 	prefix netip.Prefix
 }
 
+// setElem is an element of an "in" set: a value (lo, hi nil) or a range
+// lo..hi, both ends included.
+type setElem struct{ lo, hi *cmpNode }
+
 func (n *cmpNode) eval(f *Filter, r *dissect.Record) bool {
 	c := f.col
 	vals := c.Values()
-	if n.op == opNe {
-		for i := range vals {
-			v := &vals[i]
-			if v.Slot == n.slot && n.test(c, v, opEq) {
-				return false
-			}
-		}
-		return true
-	}
+	seen := false
 	for i := range vals {
 		v := &vals[i]
-		if v.Slot == n.slot && n.test(c, v, n.op) {
+		if v.Slot != n.slot {
+			continue
+		}
+		seen = true
+		if n.match(c, v) != n.neg {
+			if !n.all {
+				return true
+			}
+		} else if n.all {
+			return false
+		}
+	}
+	return n.all && seen
+}
+
+// match tests one occurrence.
+func (n *cmpNode) match(c *fieldval.Collector, v *fieldval.Value) bool {
+	if n.op != opIn {
+		return n.test(c, v, n.op)
+	}
+	for _, e := range n.set {
+		if e.hi == nil {
+			if e.lo.test(c, v, opEq) {
+				return true
+			}
+		} else if e.lo.test(c, v, opGe) && e.hi.test(c, v, opLe) {
 			return true
 		}
 	}
@@ -150,8 +200,6 @@ func order(op opKind, c int) bool {
 	switch op {
 	case opEq:
 		return c == 0
-	case opNe:
-		return c != 0
 	case opLt:
 		return c < 0
 	case opLe:
@@ -287,6 +335,11 @@ const (
 	tkAnd
 	tkOr
 	tkNot
+	tkIn
+	tkLBrace
+	tkRBrace
+	tkComma
+	tkRange
 	tkBad
 )
 
@@ -334,6 +387,24 @@ func (p *parser) next() {
 	case c == ')':
 		p.pos++
 		p.tok = token{tkRParen, ")", start}
+	case c == '{':
+		p.pos++
+		p.tok = token{tkLBrace, "{", start}
+	case c == '}':
+		p.pos++
+		p.tok = token{tkRBrace, "}", start}
+	case c == ',':
+		p.pos++
+		p.tok = token{tkComma, ",", start}
+	case two == "..":
+		p.pos += 2
+		p.tok = token{tkRange, "..", start}
+	case p.pos+2 < len(s) && (s[p.pos:p.pos+3] == "===" || s[p.pos:p.pos+3] == "!=="):
+		p.pos += 3
+		p.tok = token{tkOp, s[start:p.pos], start}
+	case two == "~=":
+		p.pos += 2
+		p.tok = token{tkOp, two, start}
 	case two == "&&":
 		p.pos += 2
 		p.tok = token{tkAnd, two, start}
@@ -385,7 +456,8 @@ func (p *parser) next() {
 		p.pos++
 		p.tok = token{tkString, b.String(), start}
 	case isWordByte(c):
-		for p.pos < len(s) && isWordByte(s[p.pos]) {
+		// ".." ends a word: 4791..5000 is a range of two numbers.
+		for p.pos < len(s) && isWordByte(s[p.pos]) && !strings.HasPrefix(s[p.pos:], "..") {
 			p.pos++
 		}
 		w := s[start:p.pos]
@@ -396,7 +468,9 @@ func (p *parser) next() {
 			p.tok = token{tkOr, w, start}
 		case "not":
 			p.tok = token{tkNot, w, start}
-		case "eq", "ne", "lt", "le", "gt", "ge", "contains":
+		case "in":
+			p.tok = token{tkIn, w, start}
+		case "eq", "ne", "lt", "le", "gt", "ge", "contains", "any_eq", "all_ne", "any_ne", "all_eq":
 			p.tok = token{tkOp, strings.ToLower(w), start}
 		default:
 			p.tok = token{tkWord, w, start}
@@ -481,7 +555,19 @@ func (p *parser) parsePrimary() (node, error) {
 	if !isField && !isProto {
 		return nil, p.errf(t.pos, "%q is neither a field nor a protocol (cmpd-dissect fields lists them)", name)
 	}
-	if p.tok.kind != tkOp {
+	// "not in": the "not" belongs to the comparison only when "in"
+	// follows it.
+	notIn := false
+	if p.tok.kind == tkNot && p.tok.text != "!" {
+		save, savePos := p.tok, p.pos
+		p.next()
+		if p.tok.kind == tkIn {
+			notIn = true
+		} else {
+			p.tok, p.pos = save, savePos
+		}
+	}
+	if p.tok.kind != tkOp && p.tok.kind != tkIn {
 		if isField {
 			return presenceNode{slot: p.col.Want(f)}, nil
 		}
@@ -494,24 +580,93 @@ func (p *parser) parsePrimary() (node, error) {
 		return protoNode{p: proto}, nil
 	}
 	opTok := p.tok
-	op := opNames[opTok.text]
 	p.next()
 	if !isField {
 		return nil, p.errf(opTok.pos, "%q is a protocol: it can only be tested for presence", name)
 	}
-	lit := p.tok
-	if lit.kind != tkWord && lit.kind != tkString {
-		if lit.kind == tkBad {
-			return nil, p.errf(lit.pos, "%s", lit.text)
+	if opTok.kind == tkIn {
+		n, err := p.parseSet(f, opTok)
+		if err != nil {
+			return nil, err
 		}
-		return nil, p.errf(lit.pos, "expected a value after %q", opTok.text)
+		if notIn {
+			return notNode{n}, nil
+		}
+		return n, nil
 	}
-	p.next()
-	n := &cmpNode{fld: f, slot: p.col.Want(f), op: op}
+	rel := opNames[opTok.text]
+	lit, err := p.value(opTok)
+	if err != nil {
+		return nil, err
+	}
+	n := &cmpNode{fld: f, slot: p.col.Want(f), op: rel.op, neg: rel.neg, all: rel.all}
 	if err := p.literal(n, lit, opTok); err != nil {
 		return nil, err
 	}
 	return n, nil
+}
+
+// value reads the literal after an operator.
+func (p *parser) value(after token) (token, error) {
+	lit := p.tok
+	if lit.kind != tkWord && lit.kind != tkString {
+		if lit.kind == tkBad {
+			return lit, p.errf(lit.pos, "%s", lit.text)
+		}
+		return lit, p.errf(lit.pos, "expected a value after %q", after.text)
+	}
+	p.next()
+	return lit, nil
+}
+
+// parseSet reads "{ elem [,] elem … }" after "in".
+func (p *parser) parseSet(f *field.Field, in token) (node, error) {
+	if f.Kind == field.KindGroup {
+		return nil, p.errf(in.pos, "%s is a subtree: it can only be tested for presence", f.Name)
+	}
+	if p.tok.kind != tkLBrace {
+		return nil, p.errf(p.tok.pos, "expected \"{\" after \"in\"")
+	}
+	open := p.tok
+	p.next()
+	n := &cmpNode{fld: f, slot: p.col.Want(f), op: opIn}
+	for {
+		if p.tok.kind == tkRBrace {
+			if len(n.set) == 0 {
+				return nil, p.errf(p.tok.pos, "empty set")
+			}
+			p.next()
+			return n, nil
+		}
+		if len(n.set) > 0 && p.tok.kind == tkComma {
+			p.next()
+		}
+		if p.tok.kind == tkEOF {
+			return nil, p.errf(p.tok.pos, "expected \"}\" to close the \"{\" at column %d", open.pos+1)
+		}
+		lo, err := p.value(open)
+		if err != nil {
+			return nil, err
+		}
+		e := setElem{lo: &cmpNode{fld: f, op: opEq}}
+		if p.tok.kind == tkRange {
+			rng := p.tok
+			p.next()
+			hi, err := p.value(rng)
+			if err != nil {
+				return nil, err
+			}
+			e.lo.op = opGe
+			e.hi = &cmpNode{fld: f, op: opLe}
+			if err := p.literal(e.hi, hi, rng); err != nil {
+				return nil, err
+			}
+		}
+		if err := p.literal(e.lo, lo, open); err != nil {
+			return nil, err
+		}
+		n.set = append(n.set, e)
+	}
 }
 
 // literal parses the value for the field's kind.
@@ -583,8 +738,8 @@ func (p *parser) literal(n *cmpNode, lit, opTok token) error {
 			}
 			n.prefix = pr.Masked()
 			pr = netip.PrefixFrom(pr.Addr().Unmap(), pr.Bits())
-			if n.op != opEq && n.op != opNe {
-				return p.errf(lit.pos, "a prefix only compares with == or !=")
+			if n.op != opEq {
+				return p.errf(lit.pos, "a prefix only compares with ==, != or in (not in a range)")
 			}
 			n.prefix = pr.Masked()
 			return nil

@@ -67,6 +67,43 @@ var filterCases = []struct {
 	{"(tcp or udp) and not (ipv6)", true},
 	{"((udp))", true},
 	{"tcp.srcport == 1 or udp.length == 92", true},
+	// tshark's names and either-side fields
+	{"ip.src == 192.0.2.2", true},
+	{"ip.addr == 192.0.2.1", true},
+	{"ipv4.addr == 192.0.2.2 and ipv4.addr == 192.0.2.1", true},
+	{"ip.addr == 10.0.0.1", false},
+	{"udp.port == 4791", true},
+	{"udp.port == 56589", true},
+	{"eth.addr == 52:54:00:00:00:02", true},
+	{"ip", true},
+	{"eth and rpcordma and not iwarp_ddp", true},
+	// tshark 4.x: != is all_ne, ~= any_ne, === all_eq; all false on a
+	// field the frame lacks
+	{"ip.addr != 192.0.2.2", false},
+	{"ip.addr != 10.0.0.1", true},
+	{"ip.addr ~= 192.0.2.2", true},
+	{"ip.addr !== 10.0.0.1", true},
+	{"udp.port any_ne 4791", true},
+	{"ip.addr === 192.0.2.2", false},
+	{"udp.dstport === 4791", true},
+	{"udp.port all_ne 1", true},
+	{"tcp.port != 1", false},
+	{"tcp.port ~= 1", false},
+	{"!(tcp.port == 1)", true},
+	// sets
+	{"udp.port in {4791}", true},
+	{"udp.port in {1, 2, 56589}", true},
+	{"udp.port in {1 2 3}", false},
+	{"udp.port in {1..100, 56000..57000}", true},
+	{"udp.dstport in {4792..5000}", false},
+	{"udp.port not in {4791}", false},
+	{"not udp.port in {4791}", false},
+	{"tcp.port not in {4791}", true},
+	{"ip.src in {10.0.0.0/8, 192.0.2.0/24}", true},
+	{"ip.dst in {192.0.2.0..192.0.2.1}", true},
+	{"ipv4.proto in {TCP, UDP}", true},
+	{`frame.protocols in {"x", "eth:ethertype:ip:udp"}`, false},
+	{"frame.number in {1..3 4}", true},
 }
 
 func TestErrors(t *testing.T) {
@@ -90,6 +127,14 @@ func TestErrors(t *testing.T) {
 		{"udp.dstport == 1 $", 17},
 		{"ethernet.src == 1:2:3", 16},
 		{"ipv4.flags.df == maybe", 17},
+		{"udp.port in 4791", 12},
+		{"udp.port in {}", 13},
+		{"udp.port in {1, ", 16},
+		{"udp.port in {1..}", 16},
+		{"udp.port in {1..x}", 16},
+		{"ip.src in {10.0.0.0/8..10.0.0.1}", 11},
+		{"udp in {1}", 4},
+		{"udp.port ~= ", 12},
 	} {
 		_, err := Compile(tc.expr)
 		var fe *Error

@@ -86,6 +86,15 @@ type Field struct {
 	// paths can index a slice by field instead of a map; 0 for a Field not
 	// made by Declare.
 	ID int
+	// Aliases are tshark's names for this field (ip.src for ipv4.src),
+	// from the one table in tshark.go.
+	Aliases []string
+	// Members are the two fields of an "either side" field (ipv4.src
+	// and ipv4.dst for ipv4.addr): layers never report it, a value of
+	// either member is its value. Nil for other fields.
+	Members []*Field
+	// Either is the either-side field this field is a member of, if any.
+	Either *Field
 }
 
 // ValueName returns the declared name of an enumerated value.
@@ -198,24 +207,34 @@ func (p *Proto) EUI64(name, desc string) *Field { return p.Declare(name, KindEUI
 // Group declares a subtree.
 func (p *Proto) Group(name, desc string) *Field { return p.Declare(name, KindGroup, 0, desc) }
 
-// Lookup returns the field declared under name.
+// Lookup returns the field declared under name, or the field that name
+// is tshark's alias of (ip.src: ipv4.src).
 func Lookup(name string) (*Field, bool) {
+	resolveDerived()
 	regMu.RLock()
 	defer regMu.RUnlock()
 	f, ok := fields[name]
+	if !ok {
+		f, ok = aliases[name]
+	}
 	return f, ok
 }
 
-// LookupProto returns the protocol registered under name.
+// LookupProto returns the protocol registered under name, or the one
+// name is tshark's name of (ip: ipv4).
 func LookupProto(name string) (*Proto, bool) {
 	regMu.RLock()
 	defer regMu.RUnlock()
 	p, ok := protos[name]
+	if !ok && tsharkProtos[name] != "" {
+		p, ok = protos[tsharkProtos[name]]
+	}
 	return p, ok
 }
 
 // Protos returns every registered protocol sorted by name.
 func Protos() []*Proto {
+	resolveDerived()
 	regMu.RLock()
 	defer regMu.RUnlock()
 	out := make([]*Proto, 0, len(protos))

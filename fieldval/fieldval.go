@@ -35,9 +35,13 @@ type Collector struct {
 	protoList []*field.Proto
 	// byID is slot+1 by Field.ID (0: not wanted): slot is one index
 	// whatever the number of wanted fields.
-	byID  []int32
-	vals  []Value
-	arena []byte
+	byID []int32
+	// eitherByID is slot+1 of the wanted either-side field (ip.addr) a
+	// field is a member of, by the member's Field.ID: its values go to
+	// that slot too.
+	eitherByID []int32
+	vals       []Value
+	arena      []byte
 	// depth of groups we are in, for nothing but balance.
 	depth int
 	// OwnOnly visits only the layers of the wanted fields' protocols
@@ -50,7 +54,8 @@ func New() *Collector {
 	return &Collector{slots: map[*field.Field]int{}, protos: map[*field.Proto]bool{}}
 }
 
-// Want adds f and returns its slot.
+// Want adds f and returns its slot. The slot of an either-side field
+// (ipv4.addr) holds the values of both its members.
 func (c *Collector) Want(f *field.Field) int {
 	if s, ok := c.slots[f]; ok {
 		return s
@@ -58,6 +63,12 @@ func (c *Collector) Want(f *field.Field) int {
 	s := len(c.slots)
 	c.slots[f] = s
 	c.fields = append(c.fields, f)
+	for _, m := range f.Members {
+		if m.ID >= len(c.eitherByID) {
+			c.eitherByID = append(c.eitherByID, make([]int32, m.ID+1-len(c.eitherByID))...)
+		}
+		c.eitherByID[m.ID] = int32(s + 1)
+	}
 	if f.ID > 0 {
 		if f.ID >= len(c.byID) {
 			c.byID = append(c.byID, make([]int32, f.ID+1-len(c.byID))...)
@@ -131,30 +142,60 @@ func (c *Collector) Values() []Value { return c.vals }
 // BytesOf returns the text or bytes of v.
 func (c *Collector) BytesOf(v *Value) []byte { return c.arena[v.lo:v.hi] }
 
+// add appends a value of f to its slot, or to the slot of the wanted
+// either-side field f is a member of when f itself is not wanted.
 func (c *Collector) add(f *field.Field) *Value {
 	s := c.Slot(f)
 	if s < 0 {
-		return nil
+		if s = c.eitherSlot(f); s < 0 {
+			return nil
+		}
 	}
 	c.vals = append(c.vals, Value{Slot: s, Field: f})
 	return &c.vals[len(c.vals)-1]
 }
 
+// eitherSlot is the slot of the wanted either-side field f is a member
+// of, -1 if none.
+func (c *Collector) eitherSlot(f *field.Field) int {
+	if id := f.ID; id > 0 && id < len(c.eitherByID) {
+		return int(c.eitherByID[id]) - 1
+	}
+	return -1
+}
+
+// also copies the value just added (*p) to the either-side field's slot
+// when f is wanted both itself and through that field (-e ip.src -e
+// ip.addr).
+func (c *Collector) also(f *field.Field, p *Value) {
+	if len(c.eitherByID) == 0 {
+		return
+	}
+	if s := c.eitherSlot(f); s >= 0 && s != p.Slot {
+		v := *p
+		v.Slot = s
+		c.vals = append(c.vals, v)
+	}
+}
+
 func (c *Collector) Uint(f *field.Field, v uint64) {
 	if p := c.add(f); p != nil {
 		p.Uint = v
+		c.also(f, p)
 	}
 }
 
 func (c *Collector) Int(f *field.Field, v int64) {
 	if p := c.add(f); p != nil {
 		p.Int = v
+		c.also(f, p)
 	}
 }
 
 func (c *Collector) Bool(f *field.Field, v bool) {
 	if p := c.add(f); p != nil {
 		p.Bool = v
+		c.also(f, p)
 	}
 }
 
@@ -163,6 +204,7 @@ func (c *Collector) String(f *field.Field, v string) {
 		p.lo = len(c.arena)
 		c.arena = append(c.arena, v...)
 		p.hi = len(c.arena)
+		c.also(f, p)
 	}
 }
 
@@ -171,12 +213,14 @@ func (c *Collector) Bytes(f *field.Field, v []byte) {
 		p.lo = len(c.arena)
 		c.arena = append(c.arena, v...)
 		p.hi = len(c.arena)
+		c.also(f, p)
 	}
 }
 
 func (c *Collector) Addr(f *field.Field, v netip.Addr) {
 	if p := c.add(f); p != nil {
 		p.Addr = v
+		c.also(f, p)
 	}
 }
 

@@ -32,6 +32,7 @@ type Fields struct {
 	w      *bufio.Writer
 	opts   FieldsOptions
 	fields []*field.Field
+	names  []string // as given (-E header=y prints them: ip.src, not ipv4.src)
 	col    *fieldval.Collector
 	b      []byte
 	idx    []int
@@ -59,15 +60,16 @@ func NewFields(w io.Writer, names []string, opts FieldsOptions) (*Fields, error)
 			return nil, fmt.Errorf("-e %s: no such field (cmpd-dissect fields lists them)", n)
 		}
 		p.fields = append(p.fields, f)
+		p.names = append(p.names, n)
 		p.col.Want(f)
 	}
 	if opts.Header {
 		var b []byte
-		for i, f := range p.fields {
+		for i, n := range p.names {
 			if i > 0 {
 				b = append(b, opts.Separator...)
 			}
-			b = append(b, f.Name...)
+			b = append(b, n...)
 		}
 		b = append(b, '\n')
 		p.w.Write(b)

@@ -134,6 +134,9 @@ func NewStats(breakdown []string) (*Stats, error) {
 		if f.Kind != field.KindUint && f.Kind != field.KindHex {
 			return nil, fmt.Errorf("stats --by %s: not an integer field (%s)", n, f.Kind)
 		}
+		if f.Members != nil {
+			return nil, fmt.Errorf("stats --by %s: counts one field per layer; give %s or %s", n, f.Members[0].Name, f.Members[1].Name)
+		}
 		s.breakdown = append(s.breakdown, f)
 		s.ByValue[f] = map[uint64]int{}
 		s.col.Want(f)
@@ -434,15 +437,16 @@ func (s *Stats) JSON() StatsJSON {
 
 // FieldList writes every declared field, like tshark -G fields: one line
 // per protocol ("P", name, description) followed by its fields ("F", name,
-// type, description, protocol), tab-separated; with prefix, only the
-// protocols and fields whose name starts with it.
+// type, description, protocol, specification, tshark's names
+// comma-separated), tab-separated; with prefix, only the protocols and
+// fields whose name (or a tshark name of it) starts with it.
 func FieldList(w io.Writer, prefix string) error {
 	var b []byte
 	for _, p := range field.Protos() {
 		match := strings.HasPrefix(p.Name, prefix)
 		var fb []byte
 		for _, f := range p.Fields {
-			if !match && !strings.HasPrefix(f.Name, prefix) {
+			if !match && !strings.HasPrefix(f.Name, prefix) && !aliasHasPrefix(f, prefix) {
 				continue
 			}
 			fb = append(fb, "F\t"...)
@@ -460,6 +464,13 @@ func FieldList(w io.Writer, prefix string) error {
 			fb = append(fb, p.Name...)
 			fb = append(fb, '\t')
 			fb = appendEscaped(fb, f.Ref)
+			fb = append(fb, '\t')
+			for i, a := range f.Aliases {
+				if i > 0 {
+					fb = append(fb, ',')
+				}
+				fb = append(fb, a...)
+			}
 			fb = append(fb, '\n')
 		}
 		if !match && len(fb) == 0 {
@@ -474,4 +485,15 @@ func FieldList(w io.Writer, prefix string) error {
 	}
 	_, err := w.Write(b)
 	return err
+}
+
+// aliasHasPrefix reports whether one of f's tshark names starts with prefix
+// ("fields ip." lists ipv4.src as ip.src's field).
+func aliasHasPrefix(f *field.Field, prefix string) bool {
+	for _, a := range f.Aliases {
+		if strings.HasPrefix(a, prefix) {
+			return true
+		}
+	}
+	return false
 }

@@ -237,8 +237,15 @@ func TestFieldList(t *testing.T) {
 	}
 	b.Reset()
 	FieldList(&b, "udp.src")
-	if b.String() != "P\tudp\tUser Datagram Protocol\nF\tudp.srcport\tuint\tSource Port\tudp\t\n" {
+	if b.String() != "P\tudp\tUser Datagram Protocol\nF\tudp.srcport\tuint\tSource Port\tudp\t\t\n" {
 		t.Errorf("prefix: %q", b.String())
+	}
+	// tshark's names are listed beside the field, and a prefix of them
+	// finds it.
+	b.Reset()
+	FieldList(&b, "ip.a")
+	if b.String() != "P\tipv4\tInternet Protocol Version 4\nF\tipv4.addr\taddr\tSource or Destination Address\tipv4\t\tip.addr\n" {
+		t.Errorf("alias prefix: %q", b.String())
 	}
 }
 

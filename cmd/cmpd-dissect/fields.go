@@ -15,10 +15,13 @@ func newFieldsCommand() *cobra.Command {
 		Long: `List every declared protocol and field, tab-separated, like tshark -G fields:
 
   P  NAME  DESCRIPTION
-  F  NAME  TYPE  DESCRIPTION  PROTOCOL  SPECIFICATION
+  F  NAME  TYPE  DESCRIPTION  PROTOCOL  SPECIFICATION  TSHARK-NAMES
 
-TYPE is uint, hex, int, bool, string, bytes, addr, mac, eui64 or group. With
-PREFIX, only the protocols and fields whose name starts with it.`,
+TYPE is uint, hex, int, bool, string, bytes, addr, mac, eui64 or group.
+TSHARK-NAMES are tshark's names for the same field (ip.src for ipv4.src),
+comma-separated: -Y and -e accept them too. A "Source or Destination" field
+(ipv4.addr, tcp.port, …) matches either side and prints both. With PREFIX,
+only the protocols and fields whose name (or tshark name) starts with it.`,
 		Example: `  cmpd-dissect fields
   cmpd-dissect fields cm.req.
   cmpd-dissect fields | awk -F'\t' '$1=="F" && $3=="bool" {print $2}'`,

@@ -60,10 +60,14 @@ they carry and RPC-over-RDMA. Without a subcommand it prints packets, like
 tshark: a summary line per RDMA packet (--all for every packet), the field
 tree (-V), JSON lines (-T json) or chosen fields (-T fields -e NAME).
 
-Display filters (-Y) compare fields: ==, !=, <, <=, >, >=, contains; and, or,
-not, parentheses; a field or protocol name alone tests presence; values are
-numbers (decimal or 0x hex), addresses, aa:bb:cc bytes, "strings" or the
-names of enumerated values (cm.attribute_id == REQ).
+Display filters (-Y) compare fields: ==, !=, ~=, ===, <, <=, >, >=, contains,
+in {a, b, c..d}, not in; and, or, not, parentheses; a field or protocol name
+alone tests presence; values are numbers (decimal or 0x hex), addresses and
+prefixes, aa:bb:cc bytes, "strings" or the names of enumerated values
+(cm.attribute_id == REQ). tshark's field names work too (ip.addr, tcp.port,
+infiniband.bth.opcode, iwarp_ddp.msn, rpcordma.xid: see docs/tshark.md); as in
+tshark 4.x, ip.addr != X means no address is X, ip.addr ~= X some address is
+not X.
 
 Exit status: 0 done, 1 --check found an error finding, 2 bad usage or an
 unreadable capture.`

@@ -1,0 +1,186 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cmpd-dissect/cmpd-dissect/field"
+)
+
+func needTshark(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("tshark"); err != nil {
+		t.Skip("tshark not installed: comparison with Wireshark skipped (apt-get install tshark)")
+	}
+}
+
+// TestDisplayFiltersSelectAsTshark: tshark's own filters, with tshark's
+// field names, select exactly the frames tshark selects. Each tshark run
+// costs a second, so the filters run on every capture and the
+// others on the capture of their transport.
+func TestDisplayFiltersSelectAsTshark(t *testing.T) {
+	needTshark(t)
+	if testing.Short() {
+		t.Skip("-short: tshark comparison skipped")
+	}
+	everywhere := []string{
+		"ip.addr == 192.0.2.2 || ip.addr == 198.51.100.1",
+		"tcp.port == 20049",
+		"udp.port == 4791",
+		"ip.src == 192.0.2.2 and udp.port in {20049, 4791} or ip.src == 198.51.100.1 and tcp.port in {20049, 4791}",
+	}
+	roce := []string{
+		"ip.addr != 192.0.2.2 or ip.addr ~= 192.0.2.1",
+		"udp.port in {1000..60000} and not udp.port in {4791}",
+		"udp.port === 4791 or (ip.src != 192.0.2.2 and frame.number in {1..3, 7})",
+		"eth.addr == 52:54:00:00:00:01 and eth.type == 0x0800 and frame.len > 200",
+		"infiniband.bth.opcode in {0..5} and infiniband.bth.se == 0",
+		"infiniband.bth.destqp != 0x1 and infiniband.bth.psn > 10700980",
+		"rpcordma.msg_type == 1 or rpcordma",
+	}
+	iwarp := []string{
+		"ip.addr !== 198.51.100.1 or tcp.port != 20049",
+		"tcp.port all_eq 20049 or (tcp.len > 0 and tcp.port not in {1..20048})",
+		"iwarp_ddp.tagged_flag == 1 or iwarp_rdma.opcode == 0",
+		"iwarp_mpa.ulpdulength > 100 and iwarp_ddp",
+		"rpcordma.xid and ip.dst == 198.51.100.2",
+	}
+	rxe6 := filepath.Join("..", "..", "testdata", "pcaps", "real", "live-rxe6-rfc8797.pcap")
+	tsharkPcapng := filepath.Join("..", "..", "testdata", "pcaps", "converted", "siw-nfs42-rdma.tshark.pcapng")
+	runs := map[string][]string{
+		realRXE:      append(append([]string{}, everywhere...), roce...),
+		realSIW:      append(append([]string{}, everywhere...), iwarp...),
+		rxe6:         {"ipv6.addr == 2001:db8:1::2 and udp.port == 4791", "ip or ipv6.src == 2001:db8:1::1"},
+		tsharkPcapng: everywhere,
+	}
+	for file, filters := range runs {
+		for _, y := range filters {
+			code, got, stderr := runPkt(t, nil, "-r", file, "-Y", y, "-T", "fields", "-e", "frame.number")
+			if code != 0 {
+				t.Errorf("%s -Y %q: exit %d: %s", file, y, code, stderr)
+				continue
+			}
+			out, err := exec.Command("tshark", "-n", "-r", file, "-Y", y, "-T", "fields", "-e", "frame.number").Output()
+			if err != nil {
+				t.Fatalf("tshark -r %s -Y %q: %v", file, y, err)
+			}
+			if got != string(out) {
+				t.Errorf("%s -Y %q: frames %s, tshark %s", filepath.Base(file), y, oneLine(got), oneLine(string(out)))
+			}
+			// tshark 4.x wants commas between set elements, 3.x spaces:
+			// both are ours.
+			if spaced := strings.ReplaceAll(y, ", ", " "); spaced != y {
+				if _, got2, _ := runPkt(t, nil, "-r", file, "-Y", spaced, "-T", "fields", "-e", "frame.number"); got2 != got {
+					t.Errorf("%s -Y %q: frames %s, with commas %s", filepath.Base(file), spaced, oneLine(got2), oneLine(got))
+				}
+			}
+			if got == "" {
+				t.Logf("%s -Y %q selects nothing (as tshark)", filepath.Base(file), y)
+			}
+		}
+	}
+}
+
+func oneLine(s string) string {
+	s = strings.ReplaceAll(strings.TrimSpace(s), "\n", " ")
+	if len(s) > 120 {
+		s = s[:120] + "…"
+	}
+	return "[" + s + "]"
+}
+
+// TestEitherSideFieldsPrintAsTshark: -e ip.addr prints source and
+// destination as tshark does, and the other aliases print tshark's values.
+func TestEitherSideFieldsPrintAsTshark(t *testing.T) {
+	needTshark(t)
+	// Values print in our field's format: infiniband.bth.opcode and
+	// iwarp_rdma.opcode are left out, tshark prints them in decimal and
+	// with two hex digits (docs/tshark.md).
+	names := []string{"frame.number", "ip.addr", "ip.src", "ip.dst", "tcp.port", "udp.port", "ipv6.addr",
+		"eth.addr", "eth.src", "eth.type", "infiniband.bth.destqp", "infiniband.bth.psn",
+		"iwarp_ddp.msn", "iwarp_ddp.qn", "rpcordma.xid", "rpcordma.msg_type", "rpcordma.flow_control"}
+	for _, file := range []string{realRXE, realSIW, filepath.Join("..", "..", "testdata", "pcaps", "real", "live-rxe6-rfc8797.pcap")} {
+		args := []string{"-r", file, "--all", "-T", "fields", "-E", "header=y"}
+		targs := []string{"-n", "-r", file, "-T", "fields", "-E", "header=y"}
+		for _, n := range names {
+			args = append(args, "-e", n)
+			targs = append(targs, "-e", n)
+		}
+		code, got, stderr := runPkt(t, nil, args...)
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", file, code, stderr)
+		}
+		out, err := exec.Command("tshark", targs...).Output()
+		if err != nil {
+			t.Fatalf("tshark: %v", err)
+		}
+		if got != string(out) {
+			gl, wl := strings.Split(got, "\n"), strings.Split(string(out), "\n")
+			for i := range wl {
+				if i >= len(gl) || gl[i] != wl[i] {
+					t.Errorf("%s line %d:\n ours   %q\n tshark %q", filepath.Base(file), i+1, gl[min(i, len(gl)-1)], wl[i])
+					break
+				}
+			}
+		}
+	}
+}
+
+// TestTsharkAliasesExist: every tshark name of the alias table is a field
+// of tshark (Wireshark 4.0's "tshark -G fields") of a compatible type, and
+// every alias resolves to one of our fields.
+func TestTsharkAliasesExist(t *testing.T) {
+	needTshark(t)
+	out, err := exec.Command("tshark", "-G", "fields").Output()
+	if err != nil {
+		t.Fatalf("tshark -G fields: %v", err)
+	}
+	types := map[string]string{}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		p := strings.Split(sc.Text(), "\t")
+		if len(p) > 3 && p[0] == "F" {
+			types[p[2]] = p[3]
+		}
+	}
+	compatible := map[field.Kind][]string{
+		field.KindUint: {"FT_UINT"}, field.KindHex: {"FT_UINT"}, field.KindBool: {"FT_BOOLEAN", "FT_UINT8"},
+		field.KindAddr: {"FT_IPv4", "FT_IPv6"}, field.KindMAC: {"FT_ETHER"}, field.KindEUI64: {"FT_UINT64", "FT_EUI64"},
+		field.KindBytes: {"FT_BYTES"}, field.KindString: {"FT_STRING"}, field.KindGroup: {"FT_NONE", "FT_BYTES"},
+		field.KindInt: {"FT_INT"},
+	}
+	n := 0
+	for _, p := range field.Protos() {
+		for _, f := range p.Fields {
+			for _, a := range f.Aliases {
+				n++
+				ty, ok := types[a]
+				if !ok {
+					t.Errorf("%s: alias %s is not a tshark field", f.Name, a)
+					continue
+				}
+				good := false
+				for _, prefix := range compatible[f.Kind] {
+					good = good || strings.HasPrefix(ty, prefix)
+				}
+				if !good {
+					t.Errorf("%s (%s): alias %s is %s in tshark", f.Name, f.Kind, a, ty)
+				}
+				if g, ok := field.Lookup(a); !ok || g != f {
+					t.Errorf("Lookup(%s) does not give %s", a, f.Name)
+				}
+			}
+		}
+	}
+	if n < 200 {
+		t.Errorf("only %d aliases resolved: the table names fields that do not exist", n)
+	}
+	if !field.IsAlias("ip.addr") || field.IsAlias("ipv4.addr") {
+		t.Error("ip.addr is an alias of ipv4.addr")
+	}
+}
