@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/cmpd-dissect/cmpd-dissect/field"
+	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
 )
 
 func needTshark(t *testing.T) {
@@ -49,11 +50,11 @@ func TestDisplayFiltersSelectAsTshark(t *testing.T) {
 		"iwarp_mpa.ulpdulength > 100 and iwarp_ddp",
 		"rpcordma.xid and ip.dst == 198.51.100.2",
 	}
-	rxe6 := filepath.Join("..", "..", "testdata", "pcaps", "real", "live-rxe6-rfc8797.pcap")
-	tsharkPcapng := filepath.Join("..", "..", "testdata", "pcaps", "converted", "siw-nfs42-rdma.tshark.pcapng")
+	rxe6 := testcap.Real("live-rxe6-rfc8797.pcap")
+	tsharkPcapng := testcap.Path("pcaps", "converted", "siw-nfs42-rdma.tshark.pcapng")
 	runs := map[string][]string{
-		realRXE:      append(append([]string{}, everywhere...), roce...),
-		realSIW:      append(append([]string{}, everywhere...), iwarp...),
+		testcap.RXE:  append(append([]string{}, everywhere...), roce...),
+		testcap.SIW:  append(append([]string{}, everywhere...), iwarp...),
 		rxe6:         {"ipv6.addr == 2001:db8:1::2 and udp.port == 4791", "ip or ipv6.src == 2001:db8:1::1"},
 		tsharkPcapng: everywhere,
 	}
@@ -103,7 +104,7 @@ func TestEitherSideFieldsPrintAsTshark(t *testing.T) {
 	names := []string{"frame.number", "ip.addr", "ip.src", "ip.dst", "tcp.port", "udp.port", "ipv6.addr",
 		"eth.addr", "eth.src", "eth.type", "infiniband.bth.destqp", "infiniband.bth.psn",
 		"iwarp_ddp.msn", "iwarp_ddp.qn", "rpcordma.xid", "rpcordma.msg_type", "rpcordma.flow_control"}
-	for _, file := range []string{realRXE, realSIW, filepath.Join("..", "..", "testdata", "pcaps", "real", "live-rxe6-rfc8797.pcap")} {
+	for _, file := range []string{testcap.RXE, testcap.SIW, testcap.Real("live-rxe6-rfc8797.pcap")} {
 		args := []string{"-r", file, "--all", "-T", "fields", "-E", "header=y"}
 		targs := []string{"-n", "-r", file, "-T", "fields", "-E", "header=y"}
 		for _, n := range names {
