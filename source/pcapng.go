@@ -181,6 +181,18 @@ func newNgReader(buf *bufio.Reader, offset func() int64) (*ngReader, error) {
 	if ok || r.section != 0 {
 		return nil, errors.New("pcapng: no section header block")
 	}
+	// The first interface, which writers send with the section header,
+	// gives the file's link type (File.LinkType).
+	// A damaged one is left for Next to report as a damaged record.
+	if head, _ := buf.Peek(8); len(head) == 8 && r.order.Uint32(head) == blockIDB {
+		if total := int(r.order.Uint32(head[4:])); total >= 20 && total%4 == 0 && total <= buf.Size() {
+			if b, _ := buf.Peek(total); len(b) == total && r.order.Uint32(b[total-4:]) == uint32(total) {
+				if _, err := r.block(&fr, &be); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
 	return r, nil
 }
 

@@ -425,3 +425,15 @@ func TestLargeRecords(t *testing.T) {
 		}
 	}
 }
+
+// TestPcapNGLinkType: a pcapng file's link type is its first interface's.
+func TestPcapNGLinkType(t *testing.T) {
+	f, err := Open(converted+"rxe-plus-erf.mergecap.pcapng", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if f.LinkType() != LinkTypeEthernet || f.Format() != FormatPcapNG {
+		t.Fatalf("link type %d, format %v", f.LinkType(), f.Format())
+	}
+}
