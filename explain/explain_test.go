@@ -190,10 +190,11 @@ func TestDefaultsReasons(t *testing.T) {
 	}
 }
 
-// The lab's MPA revision 1 client refused by the Linux NFS server, again
-// and again: the tracker's events for that exchange (MPA Request revision
-// 1 without IRD/ORD, MPA Reject, 166 times two seconds apart) give the
-// revision 1 cause and the storm, in one group.
+// The lab's MPA revision 1 client refused by the Linux NFS server, as
+// tracker events at the scale the issue saw (MPA Request revision 1 without
+// IRD/ORD, MPA Reject, 166 times two seconds apart): one group, the
+// revision 1 cause with svcrdma's check, the storm's rate. The TCP
+// streams close in either order, as the lab's did: still one group.
 func TestMPARevision1Storm(t *testing.T) {
 	client := netip.MustParseAddr("198.51.100.1")
 	server := conn.Peer{Addr: netip.MustParseAddr("198.51.100.2"), Port: 20049}
@@ -207,6 +208,12 @@ func TestMPARevision1Storm(t *testing.T) {
 		frame += 4
 		tr.MPA(&conn.MPAEvent{Frame: frame, Time: at, Src: cl, Dst: server, Type: conn.MPARequest, Revision: 1, PrivateData: pd})
 		tr.MPA(&conn.MPAEvent{Frame: frame + 2, Time: at.Add(time.Millisecond), Src: server, Dst: cl, Type: conn.MPAReject, Revision: 1, Flags: 0x20})
+		first, second := server, cl
+		if i%3 == 0 {
+			first, second = cl, server
+		}
+		tr.TCPClose(frame+3, at.Add(2*time.Millisecond), first, second, false)
+		tr.TCPClose(frame+3, at.Add(3*time.Millisecond), second, first, false)
 	}
 	tr.Finish()
 	c := Explain("mpa-rev1", tr.Connections(), tr.Findings())
@@ -219,7 +226,8 @@ func TestMPARevision1Storm(t *testing.T) {
 	}
 	rej := find(t, c, CodeReject)[0]
 	wantText(t, rej, "The MPA Request is revision 1 (frame 4)", "carries no IRD/ORD",
-		"the Linux NFS server (svcrdma) sees an initiator depth of 0 and refuses")
+		"the Linux NFS server (svcrdma) sees an initiator depth of 0 and refuses",
+		"svc_rdma_accept() returns -EINVAL when the initiator depth is 0")
 	if len(rej.Connections) != 166 || !strings.Contains(rej.Remedy, "revision 2") {
 		t.Errorf("connections %d, remedy %q", len(rej.Connections), rej.Remedy)
 	}

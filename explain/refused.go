@@ -148,7 +148,8 @@ func (e *explainer) mpaReject() {
 	case ok && rev == 1:
 		fmt.Fprintf(&b, ". The MPA Request is revision 1 (frame %d): revision 1 carries no IRD/ORD — they came with revision 2 and the Enhanced flag (RFC 6581 §5)", reqFrame)
 		if nfs {
-			b.WriteString(", so the Linux NFS server (svcrdma) sees an initiator depth of 0 and refuses the connection")
+			b.WriteString(", so the Linux NFS server (svcrdma) sees an initiator depth of 0 and refuses the connection" +
+				" (svc_rdma_accept() returns -EINVAL when the initiator depth is 0: trace event svcrdma_initdepth_err)")
 		} else {
 			b.WriteString(", so a server that needs the initiator's RDMA Read depth sees 0 and may refuse")
 		}
