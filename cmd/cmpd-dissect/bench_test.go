@@ -45,3 +45,8 @@ func benchCommand(b *testing.B, args ...string) {
 func BenchmarkCommandStats(b *testing.B) { benchCommand(b, "stats") }
 func BenchmarkCommandConns(b *testing.B) { benchCommand(b, "conns") }
 func BenchmarkCommandView(b *testing.B)  { benchCommand(b, "-r") }
+
+// BenchmarkCommandExport writes every table, packets included, as Parquet.
+func BenchmarkCommandExport(b *testing.B) {
+	benchCommand(b, "export", "--packets", "-o", b.TempDir())
+}

@@ -10,6 +10,8 @@
 #   cmpd-dissect stats FILE
 #   cmpd-dissect conns FILE
 #   cmpd-dissect -r FILE > /dev/null                  (the default view)
+#   cmpd-dissect export --packets -o DIR FILE         (Parquet, every table;
+#                                                       peak RSS flat in N)
 #   gen -bench-floor FILE      (only reading the records and a CRC-32 of each
 #                               packet: what the ICRC check costs at least)
 # each with stdout to /dev/null, measured from the kernel's rusage of the
@@ -68,6 +70,7 @@ for n in $BENCH_SIZES; do
 		measure "$n" stats "$BIN" stats "$f"
 		measure "$n" conns "$BIN" conns "$f"
 		measure "$n" view "$BIN" -r "$f"
+		measure "$n" export "$BIN" export --packets -o "$BENCH_DIR/export-$n" "$f"
 		measure "$n" floor "$GEN" -bench-floor "$f"
 		i=$((i + 1))
 	done
@@ -79,7 +82,7 @@ echo "| packets | command | wall s | CPU s | peak RSS MB | tshark/ours (wall) | 
 echo "| ---: | --- | ---: | ---: | ---: | ---: | ---: |"
 for n in $BENCH_SIZES; do
 	ts_wall=$(median "$n" tshark 3) ts_cpu=$(median "$n" tshark 4)
-	for name in tshark stats conns view floor; do
+	for name in tshark stats conns view export floor; do
 		wall=$(median "$n" $name 3)
 		[ -n "$wall" ] || continue
 		cpu=$(median "$n" $name 4) rss=$(median "$n" $name 5)
@@ -87,6 +90,7 @@ for n in $BENCH_SIZES; do
 		case $name in
 		stats | conns) label="cmpd-dissect $name" ;;
 		view) label="cmpd-dissect -r (default view)" ;;
+		export) label="cmpd-dissect export --packets (parquet)" ;;
 		tshark) label="tshark -T fields -e frame.number" ;;
 		floor) label="floor: read + CRC-32 of each packet" ;;
 		esac

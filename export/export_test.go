@@ -1,0 +1,270 @@
+package export
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/format"
+
+	"github.com/cmpd-dissect/cmpd-dissect/conn"
+	"github.com/cmpd-dissect/cmpd-dissect/dissect"
+	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
+	"github.com/cmpd-dissect/cmpd-dissect/source"
+)
+
+// exported is what exportFile saw while writing, to compare the files with.
+type exported struct {
+	tracker       *conn.Tracker
+	frameFindings int
+	frames        int
+}
+
+// exportFile runs one capture through a dissector, a tracker and a Capture,
+// as the export command does.
+func exportFile(t *testing.T, o Options, path string) exported {
+	t.Helper()
+	fs, err := source.OpenFiles([]string{path}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fs.Close()
+	c, err := NewCapture(o, CaptureName(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := dissect.New(dissect.Options{})
+	ex := exported{tracker: conn.New(conn.Config{})}
+	feed := func(rec *dissect.Record) {
+		ex.tracker.Record(rec)
+		ex.frameFindings += len(rec.Findings)
+		if err := c.Record(rec, ex.tracker); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var f source.Frame
+	for {
+		err := fs.Next(&f)
+		if err == io.EOF {
+			break
+		}
+		var re *source.RecordError
+		if errors.As(err, &re) {
+			feed(d.DamagedRecord(re))
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		ex.frames++
+		feed(d.Dissect(&f))
+	}
+	d.Finish(feed)
+	ex.tracker.Finish()
+	if err := c.Finish(ex.tracker); err != nil {
+		t.Fatal(err)
+	}
+	return ex
+}
+
+var testCaptures = []string{"live-rxe4-nfs3.pcap", "live-siw4-nfs42.pcap", "live-rxe4-reject.pcap", "live-rxe4-overrun.pcap"}
+
+func readNDJSON[T any](t *testing.T, path, index string) []T {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	var out []T
+	for n := 0; sc.Scan(); n++ {
+		if n%2 == 0 {
+			var action map[string]map[string]string
+			if err := json.Unmarshal(sc.Bytes(), &action); err != nil || action["index"]["_index"] != index {
+				t.Fatalf("%s line %d: want the bulk action for %s, got %s", path, n+1, index, sc.Text())
+			}
+			continue
+		}
+		var v T
+		if err := json.Unmarshal(sc.Bytes(), &v); err != nil {
+			t.Fatalf("%s line %d: %v", path, n+1, err)
+		}
+		out = append(out, v)
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// sameRows compares the Parquet rows with the NDJSON ones (the capture is
+// the partition in Parquet, a field in NDJSON; times go through JSON).
+func sameRows[T any](t *testing.T, table string, pq, js []T, capture string) {
+	t.Helper()
+	if len(pq) != len(js) {
+		t.Fatalf("%s: %d Parquet rows, %d NDJSON documents", table, len(pq), len(js))
+	}
+	for i := range pq {
+		a := reflect.ValueOf(&pq[i]).Elem()
+		a.FieldByName("Capture").SetString(capture)
+		b, _ := json.Marshal(pq[i])
+		c, _ := json.Marshal(js[i])
+		if string(b) != string(c) {
+			t.Errorf("%s row %d:\nparquet %s\nndjson  %s", table, i, b, c)
+		}
+	}
+}
+
+func TestExportParquetAndNDJSONAgree(t *testing.T) {
+	pqDir, jsDir := t.TempDir(), t.TempDir()
+	for _, name := range testCaptures {
+		path := testcap.Real(name)
+		ex := exportFile(t, Options{Format: Parquet, Dir: pqDir, Packets: true}, path)
+		exportFile(t, Options{Format: NDJSON, Dir: jsDir, Packets: true, IndexPrefix: "cd-"}, path)
+		capture := CaptureName(path)
+		part := func(dir, table, ext string) string {
+			return filepath.Join(dir, table, "capture="+capture, "part-0."+ext)
+		}
+
+		conns, err := parquet.ReadFile[Connection](part(pqDir, TableConnections, "parquet"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cs := ex.tracker.Connections()
+		if len(conns) != len(cs) {
+			t.Fatalf("%s: %d connection rows, tracker has %d", name, len(conns), len(cs))
+		}
+		for i, c := range cs {
+			r := conns[i]
+			if r.ID != int64(c.ID) || r.State != c.State.String() || r.Client != c.Client.String() || r.SchemaVersion != SchemaVersion {
+				t.Errorf("%s: connection row %d = %+v, tracker has id %d %s %s", name, i, r, c.ID, c.State, c.Client)
+			}
+		}
+		sameRows(t, TableConnections, conns, readNDJSON[Connection](t, part(jsDir, TableConnections, "ndjson"), "cd-connections"), capture)
+
+		fs, err := parquet.ReadFile[Finding](part(pqDir, TableFindings, "parquet"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		frameRows := 0
+		for _, f := range fs {
+			if f.Origin == "frame" {
+				frameRows++
+			}
+		}
+		if frameRows != ex.frameFindings {
+			t.Errorf("%s: %d findings of origin frame, the records had %d", name, frameRows, ex.frameFindings)
+		}
+		sameRows(t, TableFindings, fs, readNDJSON[Finding](t, part(jsDir, TableFindings, "ndjson"), "cd-findings"), capture)
+
+		rpcs, err := parquet.ReadFile[RPC](part(pqDir, TableRPC, "parquet"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameRows(t, TableRPC, rpcs, readNDJSON[RPC](t, part(jsDir, TableRPC, "ndjson"), "cd-rpc"), capture)
+
+		pks, err := parquet.ReadFile[Packet](part(pqDir, TablePackets, "parquet"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(pks) != ex.frames {
+			t.Errorf("%s: %d packet rows, %d frames", name, len(pks), ex.frames)
+		}
+		for i, p := range pks {
+			if p.Frame != int64(i+1) {
+				t.Fatalf("%s: packet row %d is frame %d", name, i, p.Frame)
+			}
+		}
+		sameRows(t, TablePackets, pks, readNDJSON[Packet](t, part(jsDir, TablePackets, "ndjson"), "cd-packets"), capture)
+	}
+}
+
+// TestExportRPCMatchesReplies checks the rpc table of the NFSv3 capture:
+// every call answered (RPC replies and RDMA_NOMSG replies by reply chunk),
+// in call order of their replies, with the reply after the call.
+func TestExportRPCMatchesReplies(t *testing.T) {
+	dir := t.TempDir()
+	path := testcap.Real("live-rxe4-nfs3.pcap")
+	exportFile(t, Options{Format: Parquet, Dir: dir}, path)
+	rows, err := parquet.ReadFile[RPC](filepath.Join(dir, TableRPC, "capture="+CaptureName(path), "part-0.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 21 {
+		t.Fatalf("%d rpc rows, want the 21 calls of the capture", len(rows))
+	}
+	kinds := map[string]int{}
+	for _, r := range rows {
+		if r.CallFrame == nil || r.ReplyFrame == nil || r.ReplyMS == nil || r.Program == nil {
+			t.Fatalf("unmatched row %+v", r)
+		}
+		// NFS (100003) and NFS_ACL (100227) version 3.
+		if *r.ReplyFrame <= *r.CallFrame || *r.ReplyMS <= 0 || (*r.Program != 100003 && *r.Program != 100227) ||
+			*r.Version != 3 || r.Connection == nil || *r.Connection != 1 {
+			t.Errorf("xid %#x: call frame %d, reply frame %d, %.3f ms, program %d version %d, connection %v",
+				r.XID, *r.CallFrame, *r.ReplyFrame, *r.ReplyMS, *r.Program, *r.Version, r.Connection)
+		}
+		kinds[*r.ReplyKind]++
+	}
+	// The READDIR/GETACL-sized replies came back by RDMA Write into the
+	// reply chunk (RDMA_NOMSG), the others in the Send.
+	if kinds["rpc"] == 0 || kinds["rdma_nomsg"] == 0 {
+		t.Errorf("reply kinds %v: want both RPC replies and RDMA_NOMSG", kinds)
+	}
+}
+
+// TestExportRowGroups checks that rows are written in row groups of the
+// configured size as they come (not held to the end), zstd-compressed.
+func TestExportRowGroups(t *testing.T) {
+	dir := t.TempDir()
+	path := testcap.Real("live-rxe4-nfs3.pcap")
+	ex := exportFile(t, Options{Format: Parquet, Dir: dir, Packets: true, RowGroupRows: 16}, path)
+	f, err := os.Open(filepath.Join(dir, TablePackets, "capture="+CaptureName(path), "part-0.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	st, _ := f.Stat()
+	pf, err := parquet.OpenFile(f, st.Size())
+	if err != nil {
+		t.Fatal(err)
+	}
+	groups := pf.Metadata().RowGroups
+	if want := (ex.frames + 15) / 16; len(groups) != want {
+		t.Errorf("%d row groups for %d rows, want %d", len(groups), ex.frames, want)
+	}
+	for _, g := range groups {
+		for _, c := range g.Columns {
+			if c.MetaData.Codec != format.Zstd {
+				t.Fatalf("column %v: codec %v, want ZSTD", c.MetaData.PathInSchema, c.MetaData.Codec)
+			}
+		}
+	}
+}
+
+func TestCaptureName(t *testing.T) {
+	for in, want := range map[string]string{
+		"a/b/host1.pcapng":   "host1.pcapng",
+		"-":                  "stdin",
+		"dir/my cap=1%.pcap": "my_cap_1_.pcap",
+		"x+y_z-1.pcap.gz":    "x+y_z-1.pcap.gz",
+	} {
+		if got := CaptureName(in); got != want {
+			t.Errorf("CaptureName(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if _, err := NewCapture(Options{Format: "csv", Dir: t.TempDir()}, "x"); err == nil {
+		t.Error("format csv accepted")
+	}
+	if _, err := NewCapture(Options{Format: Parquet, Dir: t.TempDir()}, ".."); err == nil {
+		t.Error("capture name .. accepted")
+	}
+}
