@@ -64,11 +64,14 @@ func dropOutgoing(prog []bpf.Instruction) []bpf.Instruction {
 }
 
 func compileFilter(expr string) ([]bpf.Instruction, error) {
-	expr = strings.TrimSpace(expr)
-	if expr == "" {
+	if strings.TrimSpace(expr) == "" {
 		return nil, nil
 	}
-	e := filter.NewExpression(expr)
+	checked, err := checkFilter(expr)
+	if err != nil {
+		return nil, err
+	}
+	e := filter.NewExpression(checked)
 	if e == nil {
 		return nil, nil
 	}
@@ -80,7 +83,6 @@ func compileFilter(expr string) ([]bpf.Instruction, error) {
 		return nil, fmt.Errorf("capture filter %q: not understood", expr)
 	}
 	var ins []bpf.Instruction
-	var err error
 	if perr := catchPanic(func() { ins, err = f.Compile() }); perr != nil {
 		return nil, fmt.Errorf("capture filter %q: %v", expr, perr)
 	}

@@ -23,6 +23,12 @@ type FieldsOptions struct {
 	// 0 all (default), n>0 the n-th, n<0 the n-th from the end
 	// (-E occurrence=…).
 	Occurrence int
+	// Quote, when not 0, is put around every value printed ('"' for -E
+	// quote=d, '\'' for quote=s); an empty column stays empty, as in
+	// tshark.
+	Quote byte
+	// BOM starts the output with the UTF-8 byte order mark (-E bom=y).
+	BOM bool
 }
 
 // Fields prints the values of the chosen fields, one line per packet,
@@ -62,6 +68,9 @@ func NewFields(w io.Writer, names []string, opts FieldsOptions) (*Fields, error)
 		p.fields = append(p.fields, f)
 		p.names = append(p.names, n)
 		p.col.Want(f)
+	}
+	if opts.BOM {
+		p.w.WriteString("\ufeff")
 	}
 	if opts.Header {
 		var b []byte
@@ -105,6 +114,9 @@ func (p *Fields) Print(r *dissect.Record) error {
 				sel = nil
 			}
 		}
+		if len(sel) > 0 && p.opts.Quote != 0 {
+			b = append(b, p.opts.Quote)
+		}
 		for k, vi := range sel {
 			if k > 0 {
 				b = append(b, p.opts.Aggregator...)
@@ -115,6 +127,9 @@ func (p *Fields) Print(r *dissect.Record) error {
 				continue
 			}
 			b = appendValue(b, p.col, v)
+		}
+		if len(sel) > 0 && p.opts.Quote != 0 {
+			b = append(b, p.opts.Quote)
 		}
 	}
 	b = append(b, '\n')

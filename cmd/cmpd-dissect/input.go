@@ -145,6 +145,13 @@ func (in *inputFlags) open(cmd *cobra.Command, args []string) (*input, error) {
 	if count < 0 {
 		return nil, usageErr("-c %d: want a positive count", count)
 	}
+	if in.capFilter != "" {
+		// Checked before anything is opened: a bad filter is a usage
+		// error with its column, with -r too.
+		if _, err := source.CompileFilter(in.capFilter); err != nil {
+			return nil, usageErr("-f: %v", err)
+		}
+	}
 	it := &input{count: count, stderr: cmd.ErrOrStderr(), lineBuf: in.lineBuf, transport: transport.New(transport.Config{})}
 	switch {
 	case in.iface != "" && len(names) > 0:
@@ -160,7 +167,9 @@ func (in *inputFlags) open(cmd *cobra.Command, args []string) (*input, error) {
 		return nil, usageErr("no input: give -r FILE (or FILE…), -r - for stdin, or -i IFACE (see --help)")
 	default:
 		if in.capFilter != "" {
-			return nil, usageErr("-f applies to live capture (-i); use -Y to filter files")
+			// As tshark: a capture filter chooses what the kernel
+			// captures; a file is filtered with -Y.
+			return nil, usageErr("-f: only read filters, not capture filters, can be specified when reading a capture file; -f applies to live capture (-i), use -Y to filter files")
 		}
 		fs, err := source.OpenFiles(names, cmd.InOrStdin())
 		if err != nil {

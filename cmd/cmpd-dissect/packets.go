@@ -78,7 +78,7 @@ unreadable capture.`
 	f.BoolVarP(&pf.verbose, "verbose", "V", false, "print the full field tree of each packet")
 	f.StringVarP(&pf.format, "output-format", "T", "text", "output `FORMAT`: text, json or fields")
 	f.StringArrayVarP(&pf.fields, "field", "e", nil, "with -T fields, print `FIELD` (repeatable)")
-	f.StringArrayVarP(&pf.eopts, "fields-option", "E", nil, "with -T fields: header=y|n, separator=/t|/s|C, aggregator=C, occurrence=f|l|a|N")
+	f.StringArrayVarP(&pf.eopts, "fields-option", "E", nil, "with -T fields: header=y|n, separator=/t|/s|C, aggregator=,|/s|C, occurrence=f|l|a|N, quote=d|s|n, bom=y|n")
 	f.StringVarP(&pf.filter, "display-filter", "Y", "", "show only packets matching `EXPR`")
 	f.BoolVar(&pf.all, "all", false, "summary view: show every packet, not only the RDMA-relevant ones (implied by -Y)")
 	f.StringVar(&pf.color, "color", "auto", "colour: auto (terminal, unless NO_COLOR), always, never")
@@ -107,30 +107,65 @@ func completeFieldNames(_ *cobra.Command, _ []string, prefix string) ([]string, 
 	return out, cobra.ShellCompDirectiveNoFileComp
 }
 
-// parseFieldsOptions reads -E options.
+// optionError is a bad -E option: the message, then the option with a
+// caret under the bad part.
+func optionError(flag, opt string, pos int, format string, args ...any) error {
+	return usageErr("%s %s: %s at column %d\n  %s\n  %s^", flag, opt, fmt.Sprintf(format, args...), pos+1, opt, strings.Repeat(" ", pos))
+}
+
+// fieldsOptionHelp lists the -E options as tshark 4.0 does.
+const fieldsOptionHelp = "bom=y|n, header=y|n, separator=/t|/s|C, occurrence=f|l|a|N, aggregator=,|/s|C, quote=d|s|n"
+
+// parseFieldsOptions reads -E options; a bad key or value is a usage
+// error naming it, with its column.
 func parseFieldsOptions(opts []string) (view.FieldsOptions, error) {
 	var fo view.FieldsOptions
+	yesNo := func(o string, at int, v string) (bool, error) {
+		switch v {
+		case "y", "Y":
+			return true, nil
+		case "n", "N":
+			return false, nil
+		}
+		return false, optionError("-E", o, at, "%q is not y or n", v)
+	}
 	for _, o := range opts {
 		k, v, ok := strings.Cut(o, "=")
 		if !ok {
-			return fo, usageErr("-E %s: want KEY=VALUE", o)
+			return fo, optionError("-E", o, len(o), "want KEY=VALUE (%s)", fieldsOptionHelp)
 		}
+		at := len(k) + 1
+		var err error
 		switch k {
 		case "header":
-			fo.Header = v == "y" || v == "yes" || v == "1" || v == "true"
-		case "separator":
+			fo.Header, err = yesNo(o, at, v)
+		case "bom":
+			fo.BOM, err = yesNo(o, at, v)
+		case "quote":
+			switch v {
+			case "d", "D":
+				fo.Quote = '"'
+			case "s", "S":
+				fo.Quote = '\''
+			case "n", "N":
+				fo.Quote = 0
+			default:
+				err = optionError("-E", o, at, "%q is not d, s or n", v)
+			}
+		case "separator", "aggregator":
 			switch v {
 			case "/t":
 				v = "\t"
 			case "/s":
 				v = " "
+			case "":
+				return fo, optionError("-E", o, at, "want a separator: /t, /s or a character")
 			}
-			fo.Separator = v
-		case "aggregator":
-			if v == "/s" {
-				v = " "
+			if k == "separator" {
+				fo.Separator = v
+			} else {
+				fo.Aggregator = v
 			}
-			fo.Aggregator = v
 		case "occurrence":
 			switch v {
 			case "a":
@@ -140,14 +175,17 @@ func parseFieldsOptions(opts []string) (view.FieldsOptions, error) {
 			case "l":
 				fo.Occurrence = -1
 			default:
-				n, err := strconv.Atoi(v)
-				if err != nil {
-					return fo, usageErr("-E occurrence=%s: want f, l, a or a number", v)
+				n, cerr := strconv.Atoi(v)
+				if cerr != nil || n == 0 {
+					err = optionError("-E", o, at, "%q is not f, l, a or a non-zero number", v)
 				}
 				fo.Occurrence = n
 			}
 		default:
-			return fo, usageErr("-E %s: unknown option (header, separator, aggregator, occurrence)", k)
+			err = optionError("-E", o, 0, "%q is not a field output option (%s)", k, fieldsOptionHelp)
+		}
+		if err != nil {
+			return fo, err
 		}
 	}
 	return fo, nil

@@ -185,3 +185,40 @@ func TestTsharkAliasesExist(t *testing.T) {
 		t.Error("ip.addr is an alias of ipv4.addr")
 	}
 }
+
+// TestBadOptionsExitWithPosition: a bad -E or -f value exits 2 with a
+// message naming it and a caret under its column; -f is checked with -r
+// too, before tshark's refusal of a capture filter on a file.
+func TestBadOptionsExitWithPosition(t *testing.T) {
+	for _, tc := range []struct {
+		args  []string
+		want  string // in the message
+		caret string // the last line
+	}{
+		{[]string{"-T", "fields", "-e", "frame.number", "-E", "header=q"}, `-E header=q: "q" is not y or n at column 8`, "         ^"},
+		{[]string{"-T", "fields", "-e", "frame.number", "-E", "quote=x"}, `"x" is not d, s or n at column 7`, "        ^"},
+		{[]string{"-T", "fields", "-e", "frame.number", "-E", "occurrence=z"}, `"z" is not f, l, a or a non-zero number at column 12`, "             ^"},
+		{[]string{"-T", "fields", "-e", "frame.number", "-E", "colour=y"}, `"colour" is not a field output option`, "  ^"},
+		{[]string{"-T", "fields", "-e", "frame.number", "-E", "header"}, `want KEY=VALUE`, "        ^"},
+		{[]string{"-f", "udp prot 4791"}, `"prot" is not a qualifier of "udp" (want src, dst, host, net or port) at column 5`, "      ^"},
+		{[]string{"-f", "udp port 4791"}, "only read filters, not capture filters, can be specified when reading a capture file", ""},
+	} {
+		code, out, stderr := runPkt(t, nil, append([]string{"-r", testcap.RXE}, tc.args...)...)
+		if code != 2 || out != "" {
+			t.Errorf("%v: exit %d, stdout %q", tc.args, code, out)
+		}
+		if !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: stderr %q lacks %q", tc.args, stderr, tc.want)
+		}
+		lines := strings.Split(strings.TrimRight(stderr, "\n"), "\n")
+		if tc.caret != "" && lines[len(lines)-1] != tc.caret {
+			t.Errorf("%v: caret line %q, want %q", tc.args, lines[len(lines)-1], tc.caret)
+		}
+	}
+	// Quoting as tshark: values quoted, empty columns left empty.
+	code, out, _ := runPkt(t, nil, "-r", testcap.RXE, "-c", "1", "-T", "fields", "-e", "frame.number", "-e", "ip.addr", "-e", "tcp.port",
+		"-E", "quote=s", "-E", "separator=/s", "-E", "header=y", "-E", "bom=y")
+	if want := "\ufeffframe.number ip.addr tcp.port\n'1' '192.0.2.2,192.0.2.1' \n"; code != 0 || out != want {
+		t.Errorf("quote=s: exit %d, %q, want %q", code, out, want)
+	}
+}
