@@ -1,7 +1,7 @@
 package source_test
 
 import (
-		"bytes"
+	"bytes"
 	"errors"
 	"io"
 	"os/exec"
