@@ -132,7 +132,7 @@ func TestDuckDBReadsExport(t *testing.T) {
 			filepath.Join(dir, table, "*", "*.parquet"))
 	}
 
-	var wantConns, wantFrameFindings, wantConnFindings, wantPackets []string
+	var wantConns, wantFrameFindings, wantConnFindings, wantPackets, wantExtras, wantQPs []string
 	for _, p := range paths {
 		capture := CaptureName(p)
 		// conns --json: one object per connection.
@@ -156,6 +156,17 @@ func TestDuckDBReadsExport(t *testing.T) {
 					Frame int64
 				}
 				FindingCounts []struct{ Count int64 } `json:"finding_counts"`
+				Credits       *struct {
+					PeakOutstanding int64 `json:"peak_outstanding"`
+				}
+				CMTiming *struct {
+					RequestToReplyMS *float64 `json:"request_to_reply_ms"`
+				} `json:"cm_timing"`
+				QueuePairs []struct {
+					Side                                    string
+					QPN, Packets, Requests, Retransmissions int64
+					PSNGaps                                 int64 `json:"psn_gaps"`
+				} `json:"queue_pairs"`
 			}
 			if err := json.Unmarshal(line, &c); err != nil {
 				t.Fatal(err)
@@ -175,6 +186,18 @@ func TestDuckDBReadsExport(t *testing.T) {
 			wantConns = append(wantConns, strings.Join([]string{capture, fmt.Sprint(c.ID), c.State, c.Transport, c.Client, c.Server,
 				sid, c.Service, nullable(c.ClientQPN), nullable(c.ServerQPN), nullable(c.RequestFrame), nullable(c.EstablishedFrame),
 				inline, fmt.Sprint(c.Traffic.ToServer.Sends), fmt.Sprint(total)}, "\t"))
+			peak, setup := "NULL", "NULL"
+			if c.Credits != nil {
+				peak = fmt.Sprint(c.Credits.PeakOutstanding)
+			}
+			if c.CMTiming != nil && c.CMTiming.RequestToReplyMS != nil {
+				setup = fmt.Sprint(*c.CMTiming.RequestToReplyMS)
+			}
+			wantExtras = append(wantExtras, fmt.Sprintf("%s\t%d\t%s\t%s", capture, c.ID, peak, setup))
+			for _, q := range c.QueuePairs {
+				wantQPs = append(wantQPs, fmt.Sprintf("%s\t%d\t%s\t%d\t%d\t%d\t%d\t%d", capture, c.ID, q.Side, q.QPN,
+					q.Packets, q.Requests, q.Retransmissions, q.PSNGaps))
+			}
 			for _, f := range c.Findings {
 				wantConnFindings = append(wantConnFindings, fmt.Sprintf("%s\t%d\t%d\t%s", capture, c.ID, f.Frame, f.Code))
 			}
@@ -211,6 +234,21 @@ func TestDuckDBReadsExport(t *testing.T) {
 	sort.Strings(gotConns)
 	sort.Strings(wantConns)
 	compareLines(t, "connections", gotConns, wantConns)
+
+	gotExtras := query(t, db, `SELECT capture, id, credits.peak_outstanding, cm_timing.request_to_reply_ms
+		FROM `+from(TableConnections))
+	sort.Strings(gotExtras)
+	sort.Strings(wantExtras)
+	compareLines(t, "connections' credits and CM timing", gotExtras, wantExtras)
+
+	gotQPs := query(t, db, `SELECT capture, connection, side, qpn, packets, requests, retransmissions, psn_gaps
+		FROM `+from(TableQueuePairs))
+	sort.Strings(gotQPs)
+	sort.Strings(wantQPs)
+	compareLines(t, "queue pairs", gotQPs, wantQPs)
+	if len(wantQPs) == 0 {
+		t.Fatal("no queue pair in conns --json: the captures no longer test the queue_pairs table")
+	}
 
 	// Every connection's count equals conns --json's, per capture.
 	counts := query(t, db, `SELECT capture, count(*) FROM `+from(TableConnections)+` GROUP BY capture ORDER BY capture`)
@@ -268,7 +306,7 @@ func TestDuckDBReadsExport(t *testing.T) {
 		t.Errorf("rpc of live-rxe4-nfs3.pcap: %v, want 21 calls, all answered", rpc)
 	}
 	// Every table says its schema version.
-	for _, table := range []string{TableConnections, TableFindings, TableRPC, TablePackets} {
+	for _, table := range []string{TableConnections, TableQueuePairs, TableFindings, TableRPC, TablePackets} {
 		v := query(t, db, `SELECT DISTINCT schema_version FROM `+from(table))
 		if len(v) != 1 || v[0] != fmt.Sprint(SchemaVersion) {
 			t.Errorf("%s: schema_version %v", table, v)

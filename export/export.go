@@ -5,7 +5,8 @@
 // in the form Elasticsearch's bulk API takes (an action line, then the
 // document).
 //
-// Tables: connections (one row per connection, as conns --json), findings
+// Tables: connections (one row per connection, as conns --json),
+// queue_pairs (the transport analysis' counters per queue pair), findings
 // (every finding: the dissector's on each frame, as -T json, and the
 // connection analysis's, as conns --json lists them), rpc (RPC calls with
 // their reply frame and time) and, on request, packets (one row per frame
@@ -20,6 +21,7 @@ import (
 
 	"github.com/cmpd-dissect/cmpd-dissect/conn"
 	"github.com/cmpd-dissect/cmpd-dissect/dissect"
+	"github.com/cmpd-dissect/cmpd-dissect/view"
 )
 
 // Format is the file format of an export.
@@ -44,6 +46,7 @@ const (
 	TableConnections = "connections"
 	TableFindings    = "findings"
 	TableRPC         = "rpc"
+	TableQueuePairs  = "queue_pairs"
 	TablePackets     = "packets"
 )
 
@@ -116,6 +119,7 @@ type Capture struct {
 	conns    *table[Connection]
 	findings *table[Finding]
 	rpc      *table[RPC]
+	qps      *table[QueuePair]
 	packets  *table[Packet]
 	index    connIndex
 	calls    callMatcher
@@ -151,6 +155,10 @@ func NewCapture(o Options, name string) (*Capture, error) {
 		return nil, err
 	}
 	if c.rpc, err = openTable[RPC](&o, TableRPC, name); err != nil {
+		c.abort()
+		return nil, err
+	}
+	if c.qps, err = openTable[QueuePair](&o, TableQueuePairs, name); err != nil {
 		c.abort()
 		return nil, err
 	}
@@ -210,7 +218,8 @@ func (c *Capture) Record(rec *dissect.Record, t *conn.Tracker) error {
 	return nil
 }
 
-// Finish writes the connections, their findings, the tracker's own and
+// Finish writes the connections, their queue pairs (what the transport
+// analysis attached to t: conn.Tracker.AttachTransport), their findings, the tracker's own and
 // the calls never answered, and closes the files. Call it after
 // t.Finish().
 func (c *Capture) Finish(t *conn.Tracker) error {
@@ -219,8 +228,14 @@ func (c *Capture) Finish(t *conn.Tracker) error {
 		return c.err
 	}
 	for _, cn := range t.Connections() {
-		if err := c.conns.write(connectionRow(c.name, cn)); err != nil {
+		j := view.NewConnJSON(cn)
+		if err := c.conns.write(connectionRow(c.name, cn, &j)); err != nil {
 			return c.fail(err)
+		}
+		for _, q := range queuePairRows(c.name, &j) {
+			if err := c.qps.write(q); err != nil {
+				return c.fail(err)
+			}
 		}
 		for _, f := range cn.Findings() {
 			if f.Layer != "conn" && c.stepFindings[stepFinding{f.Frame, f.Code}] {
@@ -261,6 +276,9 @@ func (c *Capture) closers() []func() error {
 	if c.rpc != nil {
 		out = append(out, c.rpc.close)
 	}
+	if c.qps != nil {
+		out = append(out, c.qps.close)
+	}
 	if c.packets != nil {
 		out = append(out, c.packets.close)
 	}
@@ -285,6 +303,9 @@ func (c *Capture) abort() {
 	if c.rpc != nil {
 		c.rpc.abort()
 	}
+	if c.qps != nil {
+		c.qps.abort()
+	}
 	if c.packets != nil {
 		c.packets.abort()
 	}
@@ -295,7 +316,8 @@ func (c *Capture) Abort() { c.abort() }
 
 // Rows returns how many rows each table received so far.
 func (c *Capture) Rows() map[string]int64 {
-	m := map[string]int64{TableConnections: c.conns.rows, TableFindings: c.findings.rows, TableRPC: c.rpc.rows}
+	m := map[string]int64{TableConnections: c.conns.rows, TableFindings: c.findings.rows, TableRPC: c.rpc.rows,
+		TableQueuePairs: c.qps.rows}
 	if c.packets != nil {
 		m[TablePackets] = c.packets.rows
 	}

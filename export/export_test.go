@@ -17,6 +17,7 @@ import (
 	"github.com/cmpd-dissect/cmpd-dissect/dissect"
 	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
 	"github.com/cmpd-dissect/cmpd-dissect/source"
+	"github.com/cmpd-dissect/cmpd-dissect/transport"
 )
 
 // exported is what exportFile saw while writing, to compare the files with.
@@ -41,7 +42,9 @@ func exportFile(t *testing.T, o Options, path string) exported {
 	}
 	d := dissect.New(dissect.Options{})
 	ex := exported{tracker: conn.New(conn.Config{})}
+	qps := transport.New(transport.Config{})
 	feed := func(rec *dissect.Record) {
+		qps.Record(rec)
 		ex.tracker.Record(rec)
 		ex.frameFindings += len(rec.Findings)
 		if err := c.Record(rec, ex.tracker); err != nil {
@@ -67,6 +70,7 @@ func exportFile(t *testing.T, o Options, path string) exported {
 	}
 	d.Finish(feed)
 	ex.tracker.Finish()
+	ex.tracker.AttachTransport(qps)
 	if err := c.Finish(ex.tracker); err != nil {
 		t.Fatal(err)
 	}
@@ -164,6 +168,15 @@ func TestExportParquetAndNDJSONAgree(t *testing.T) {
 			t.Errorf("%s: %d findings of origin frame, the records had %d", name, frameRows, ex.frameFindings)
 		}
 		sameRows(t, TableFindings, fs, readNDJSON[Finding](t, part(jsDir, TableFindings, "ndjson"), "cd-findings"), capture)
+
+		qs, err := parquet.ReadFile[QueuePair](part(pqDir, TableQueuePairs, "parquet"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if name == "live-rxe4-nfs3.pcap" && len(qs) != 2 {
+			t.Errorf("%s: %d queue pair rows, want the connection's 2", name, len(qs))
+		}
+		sameRows(t, TableQueuePairs, qs, readNDJSON[QueuePair](t, part(jsDir, TableQueuePairs, "ndjson"), "cd-queue_pairs"), capture)
 
 		rpcs, err := parquet.ReadFile[RPC](part(pqDir, TableRPC, "parquet"))
 		if err != nil {

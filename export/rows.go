@@ -61,6 +61,76 @@ type Connection struct {
 	// ones, FindingCounts the per-code counts of conns --json.
 	Findings      int64          `parquet:"findings" json:"findings"`
 	FindingCounts []FindingCount `parquet:"finding_counts,list" json:"finding_counts"`
+	// CMTiming and Credits are conns --json's cm_timing and credits, null
+	// when it leaves them out (nothing to say).
+	CMTiming *CMTiming `parquet:"cm_timing,optional" json:"cm_timing"`
+	Credits  *Credits  `parquet:"credits,optional" json:"credits"`
+}
+
+// CMTiming is conns --json's cm_timing object.
+type CMTiming struct {
+	Request             string   `parquet:"request" json:"request"`
+	Reply               string   `parquet:"reply" json:"reply"`
+	RequestToReplyMS    *float64 `parquet:"request_to_reply_ms,optional" json:"request_to_reply_ms"`
+	ReplyToReadyMS      *float64 `parquet:"reply_to_ready_ms,optional" json:"reply_to_ready_ms"`
+	DisconnectToReplyMS *float64 `parquet:"disconnect_to_reply_ms,optional" json:"disconnect_to_reply_ms"`
+	MRAs                int64    `parquet:"mras" json:"mras"`
+	RequestRetries      int64    `parquet:"request_retries" json:"request_retries"`
+	ReplyRetries        int64    `parquet:"reply_retries" json:"reply_retries"`
+}
+
+// Credits is conns --json's credits object (RFC 8166 §3.3).
+type Credits struct {
+	Granted         int64 `parquet:"granted" json:"granted"`
+	Grants          int64 `parquet:"grants" json:"grants"`
+	MinGranted      int64 `parquet:"min_granted" json:"min_granted"`
+	MaxGranted      int64 `parquet:"max_granted" json:"max_granted"`
+	PeakOutstanding int64 `parquet:"peak_outstanding" json:"peak_outstanding"`
+	GrantedAtPeak   int64 `parquet:"granted_at_peak" json:"granted_at_peak"`
+	Exceeded        int64 `parquet:"exceeded" json:"exceeded"`
+}
+
+// QueuePair is one row of the queue_pairs table: what the transport
+// analysis counted on one of a connection's queue pairs (conns --json's
+// queue_pairs elements).
+type QueuePair struct {
+	SchemaVersion   int32      `parquet:"schema_version" json:"schema_version"`
+	Capture         string     `parquet:"-" json:"capture"`
+	Connection      int64      `parquet:"connection" json:"connection"`
+	Side            string     `parquet:"side" json:"side"`
+	QPN             int64      `parquet:"qpn" json:"qpn"`
+	Packets         int64      `parquet:"packets" json:"packets"`
+	Bytes           int64      `parquet:"bytes" json:"bytes"`
+	Requests        int64      `parquet:"requests" json:"requests"`
+	Responses       int64      `parquet:"responses" json:"responses"`
+	PSNGaps         int64      `parquet:"psn_gaps" json:"psn_gaps"`
+	Missing         int64      `parquet:"psns_missing" json:"psns_missing"`
+	CaptureLoss     int64      `parquet:"capture_loss" json:"capture_loss"`
+	Retransmissions int64      `parquet:"retransmissions" json:"retransmissions"`
+	RNRNAKs         int64      `parquet:"rnr_naks" json:"rnr_naks"`
+	MSNRegress      int64      `parquet:"msn_regress" json:"msn_regress"`
+	ECNCE           int64      `parquet:"ecn_ce" json:"ecn_ce"`
+	CNPs            int64      `parquet:"cnps" json:"cnps"`
+	FECN            int64      `parquet:"fecn" json:"fecn"`
+	BECN            int64      `parquet:"becn" json:"becn"`
+	NAKs            []NAKCount `parquet:"naks,list" json:"naks"`
+	AckLatency      Latency    `parquet:"ack_latency" json:"ack_latency"`
+}
+
+// NAKCount is one NAK code's count.
+type NAKCount struct {
+	Code  int64  `parquet:"code" json:"code"`
+	Name  string `parquet:"name" json:"name"`
+	Count int64  `parquet:"count" json:"count"`
+}
+
+// Latency is a latency's samples and min/avg/max in ms (null without
+// samples).
+type Latency struct {
+	Samples int64    `parquet:"samples" json:"samples"`
+	MinMS   *float64 `parquet:"min_ms,optional" json:"min_ms"`
+	AvgMS   *float64 `parquet:"avg_ms,optional" json:"avg_ms"`
+	MaxMS   *float64 `parquet:"max_ms,optional" json:"max_ms"`
 }
 
 // PrivateData is the summary of one side's private data (the scalar keys
@@ -224,10 +294,9 @@ func uint32Ref(p *uint32) *int64 {
 	return i64(int64(*p))
 }
 
-// connectionRow builds the row of c from conns --json's object, so the two
-// agree on every value they share.
-func connectionRow(capture string, c *conn.Connection) Connection {
-	j := view.NewConnJSON(c)
+// connectionRow builds the row of c from conns --json's object (j is
+// view.NewConnJSON(c)), so the two agree on every value they share.
+func connectionRow(capture string, c *conn.Connection, j *view.ConnJSON) Connection {
 	r := Connection{
 		SchemaVersion: SchemaVersion, Capture: capture,
 		ID: int64(j.ID), Kind: j.Kind, Transport: j.Transport, Client: j.Client, Server: j.Server,
@@ -257,12 +326,42 @@ func connectionRow(capture string, c *conn.Connection) Connection {
 		r.Negotiated = &Negotiated{ClientToServerInline: int64(n.ClientToServerInline),
 			ServerToClientInline: int64(n.ServerToClientInline), RemoteInvalidation: n.RemoteInvalidation}
 	}
+	if t := j.CMTiming; t != nil {
+		r.CMTiming = &CMTiming{Request: t.Request, Reply: t.Reply, RequestToReplyMS: t.RequestToReplyMS,
+			ReplyToReadyMS: t.ReplyToReadyMS, DisconnectToReplyMS: t.DisconnectToReplyMS,
+			MRAs: int64(t.MRAs), RequestRetries: int64(t.RequestRetries), ReplyRetries: int64(t.ReplyRetries)}
+	}
+	if cr := j.Credits; cr != nil {
+		r.Credits = &Credits{Granted: int64(cr.Granted), Grants: int64(cr.Grants), MinGranted: int64(cr.MinGranted),
+			MaxGranted: int64(cr.MaxGranted), PeakOutstanding: int64(cr.PeakOutstanding),
+			GrantedAtPeak: int64(cr.GrantedAtPeak), Exceeded: int64(cr.Exceeded)}
+	}
 	for _, fc := range j.FindingCounts {
 		r.Findings += int64(fc.Count)
 		r.FindingCounts = append(r.FindingCounts, FindingCount{Code: fc.Code, Severity: fc.Severity.String(),
 			Count: int64(fc.Count), Listed: int64(fc.Listed), FirstFrame: frameRef(fc.FirstFrame), LastFrame: frameRef(fc.LastFrame)})
 	}
 	return r
+}
+
+// queuePairRows are the rows of j's queue pairs.
+func queuePairRows(capture string, j *view.ConnJSON) []QueuePair {
+	out := make([]QueuePair, 0, len(j.QueuePairs))
+	for _, q := range j.QueuePairs {
+		r := QueuePair{SchemaVersion: SchemaVersion, Capture: capture, Connection: int64(j.ID), Side: q.Side,
+			QPN: int64(q.QPN), Packets: int64(q.Packets), Bytes: int64(q.Bytes), Requests: int64(q.Requests),
+			Responses: int64(q.Responses), PSNGaps: int64(q.PSNGaps), Missing: int64(q.Missing),
+			CaptureLoss: int64(q.CaptureLoss), Retransmissions: int64(q.Retransmissions), RNRNAKs: int64(q.RNRNAKs),
+			MSNRegress: int64(q.MSNRegress), ECNCE: int64(q.ECNCE), CNPs: int64(q.CNPs), FECN: int64(q.FECN),
+			BECN: int64(q.BECN), NAKs: make([]NAKCount, 0, len(q.NAKs)),
+			AckLatency: Latency{Samples: int64(q.AckLatency.Samples), MinMS: q.AckLatency.MinMS,
+				AvgMS: q.AckLatency.AvgMS, MaxMS: q.AckLatency.MaxMS}}
+		for _, n := range q.NAKs {
+			r.NAKs = append(r.NAKs, NAKCount{Code: int64(n.Code), Name: n.Name, Count: int64(n.Count)})
+		}
+		out = append(out, r)
+	}
+	return out
 }
 
 func privateDataRow(p *view.PrivateDataJSON) *PrivateData {

@@ -31,6 +31,8 @@ DuckDB, Spark, Trino or Polars read, laid out Hive-style, one directory per capt
   DIR/findings/capture=NAME/part-0.parquet      every finding: the frames' (as -T json) and the
                                                 connection analysis's (as conns --json lists them)
   DIR/rpc/capture=NAME/part-0.parquet           RPC calls with their reply frame and time
+  DIR/queue_pairs/capture=NAME/part-0.parquet   the transport analysis' counters per queue pair
+                                                (conns --json's queue_pairs)
   DIR/packets/capture=NAME/part-0.parquet       with --packets: one row per frame, key fields
 
 NAME is the capture file's base name (characters other than letters, digits and "._+-" become
@@ -144,8 +146,8 @@ func exportCapture(cmd *cobra.Command, flags *trackFlags, opts export.Options, n
 		return err
 	}
 	rows := c.Rows()
-	fmt.Fprintf(cmd.ErrOrStderr(), "export: %s: %d connections, %d findings, %d rpc", capName,
-		rows[export.TableConnections], rows[export.TableFindings], rows[export.TableRPC])
+	fmt.Fprintf(cmd.ErrOrStderr(), "export: %s: %d connections, %d queue pairs, %d findings, %d rpc", capName,
+		rows[export.TableConnections], rows[export.TableQueuePairs], rows[export.TableFindings], rows[export.TableRPC])
 	if n, ok := rows[export.TablePackets]; ok {
 		fmt.Fprintf(cmd.ErrOrStderr(), ", %d packets", n)
 	}
