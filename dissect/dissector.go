@@ -18,72 +18,89 @@ import (
 // RoCEv2Port is the IANA UDP destination port of RoCEv2.
 const RoCEv2Port = 4791
 
-// Options configure a Dissector.
-type Options struct {
-	// RoCEPorts are UDP ports decoded as RoCEv2 in addition to 4791.
-	RoCEPorts []uint16
-	// IWARP bounds iWARP TCP reassembly (zero fields: defaults).
-	IWARP IWARPConfig
-}
-
 // Dissector decodes frames into Records. It is not safe for concurrent use;
 // run one per goroutine. It reuses one Record and its layer values: the
 // Record returned by Dissect is valid until the next call.
 type Dissector struct {
-	opts  Options
 	rec   Record
 	frame Frame
 
-	eth  Ethernet
-	vlan VLAN
-	ip4  IPv4
-	ip6  IPv6
-	udp  UDP
-	tcp  TCP
+	hdr  commonHeaders // Ethernet … UDP, TCP
+	walk headerWalk    // over hdr
+	ib   *ibcm.Stack   // the InfiniBand layers
+	roce portSet       // the UDP ports of RoCEv2
 
 	// truncated is set (gopacket.DecodeFeedback) by a layer that found the
 	// frame cut short by the snap length.
 	truncated bool
 
-	roce [65536 / 64]uint64 // bit set of RoCEv2 UDP ports
-
 	first, prev time.Time
 	started     bool
 
-	ext extensions
+	icrc ibcm.ICRCChecker
+	// ahead is the frame's source.Ahead while Dissect runs (AheadICRC).
+	ahead source.Ahead
+
+	// The reassemblers and the decoder of the Sends they complete.
+	iwarp *IWARP
+	rc    *RCSends
+	rpc   *rpcSends
 
 	// layerTab caches each layer type's entry by its layerSlots number
-	// (entry); ents are the entries of the layers the current chain added.
+	// (entry); finders are the layers the current chain added that report
+	// findings (the common headers report none).
 	layerTab []layerEntry
-	ents     []*layerEntry
+	finders  []finder
 
-	// The entries of the layers decodeLayers' fastPrefix decodes by
-	// direct calls.
-	fastEth, fastIP4, fastIP6, fastUDP, fastBTH *layerEntry
+	// The entries of the common headers and the BTH, which decodeLayers
+	// decodes by direct calls.
+	hdrEnts [numHeaders]*layerEntry
+	bthEnt  *layerEntry
 }
 
-// New makes a Dissector.
+// New makes a Dissector configured by opts.
 func New(opts Options) *Dissector {
-	d := &Dissector{opts: opts}
+	d := &Dissector{ib: ibcm.NewStack()}
 	d.frame.rec = &d.rec
-	d.udp.roce = &d.roce
+	d.hdr.udp.roce = &d.roce
+	d.walk.h, d.walk.df = &d.hdr, d
+	d.roce = rocePorts(opts)
 	d.rec.Layers = make([]field.Layer, 0, 24)
 	d.rec.Offsets = make([]int, 0, 24)
 	d.rec.Findings = make([]finding.Finding, 0, 8)
-	d.ents = make([]*layerEntry, 0, 24)
-	d.ext.init(d)
-	d.setRoCEPort(RoCEv2Port)
-	d.fastEth, d.fastIP4, d.fastIP6, d.fastUDP, d.fastBTH = d.entry(layers.LayerTypeEthernet), d.entry(layers.LayerTypeIPv4), d.entry(layers.LayerTypeIPv6), d.entry(layers.LayerTypeUDP), d.entry(ibcm.LayerTypeBTH)
-	for _, p := range opts.RoCEPorts {
-		d.setRoCEPort(p)
+	d.finders = make([]finder, 0, 24)
+	d.layerTab = make([]layerEntry, len(layerSlots)+1)
+	d.rpc = newRPCSends(opts)
+	d.rc = newRCSends(opts, d.rpc)
+	d.iwarp = newIWARP(opts, d.rpc)
+	for k, t := range headerTypes {
+		d.hdrEnts[k] = d.entry(t)
 	}
+	d.bthEnt = d.entry(ibcm.LayerTypeBTH)
 	return d
 }
 
-func (d *Dissector) setRoCEPort(p uint16) { d.roce[p/64] |= 1 << (p % 64) }
+// portSet is a set of UDP ports.
+type portSet [65536 / 64]uint64
+
+func (s *portSet) add(p uint16)      { s[p/64] |= 1 << (p % 64) }
+func (s *portSet) has(p uint16) bool { return s[p/64]&(1<<(p%64)) != 0 }
+
+// rocePorts is the set of the RoCEv2 ports: 4791 and opts.RoCEPorts.
+func rocePorts(opts Options) portSet {
+	var s portSet
+	s.add(RoCEv2Port)
+	for _, p := range opts.RoCEPorts {
+		s.add(p)
+	}
+	return s
+}
 
 // IsRoCEPort reports whether UDP port p is decoded as RoCEv2.
-func (d *Dissector) IsRoCEPort(p uint16) bool { return d.roce[p/64]&(1<<(p%64)) != 0 }
+func (d *Dissector) IsRoCEPort(p uint16) bool { return d.roce.has(p) }
+
+// SendStats returns the RC Send reassembly's counters.
+func (d *Dissector) SendStats() RCSendStats { return d.rc.Stats() }
 
 // Dissect decodes one frame. The returned Record (and every layer in it)
 // is reused by the next call.
@@ -98,7 +115,7 @@ func (d *Dissector) Dissect(f *source.Frame) *Record {
 	r.LinkType = f.LinkType
 	r.Data = f.Data
 	r.Comments = f.Comments
-	d.ext.aheadICRC = f.Ahead
+	d.ahead = f.Ahead
 	if !d.started {
 		d.first, d.prev, d.started = f.Time, f.Time, true
 	}
@@ -110,14 +127,16 @@ func (d *Dissector) Dissect(f *source.Frame) *Record {
 
 	switch f.LinkType {
 	case source.LinkTypeEthernet:
-		d.dissectEthernet(f.Data)
+		d.decodeChain(layers.LayerTypeEthernet, f.Data, 0)
+	case source.LinkTypeInfiniBand:
+		d.decodeChain(ibcm.LayerTypeLRH, f.Data, 0)
+	case source.LinkTypeERF:
+		d.decodeChain(ibcm.LayerTypeERF, f.Data, 0)
 	default:
-		if !d.ext.dissectLink(f.LinkType, f.Data) {
-			d.addFinding(CodeUnknownLinkType, finding.SeverityWarning, "frame", 0,
-				fmt.Sprintf("link type %d is not dissected (Ethernet 1, ERF 197 and InfiniBand 247 are)", f.LinkType))
-		}
+		d.rec.addFinding(CodeUnknownLinkType, finding.SeverityWarning, "", "frame", 0,
+			fmt.Sprintf("link type %d is not dissected (Ethernet 1, ERF 197 and InfiniBand 247 are)", f.LinkType))
 	}
-	d.ext.aheadICRC = source.Ahead{}
+	d.ahead = source.Ahead{}
 	return r
 }
 
@@ -140,14 +159,15 @@ func since(t, u time.Time) time.Duration {
 // one end-of-input record (Frame 0, EndOfInput true; no frame layer). fn
 // must not keep the Record.
 func (d *Dissector) Finish(fn func(*Record)) {
-	d.ext.finish(fn)
-}
-
-// finding appends a finding at frame offset off.
-func (d *Dissector) addFinding(code string, sev finding.Severity, layer string, off int, msg string) {
-	d.rec.Findings = append(d.rec.Findings, finding.Finding{
-		Code: code, Severity: sev, Message: msg, Frame: d.rec.Frame, Layer: layer, Offset: off,
-	})
+	r := &d.rec
+	r.Reset()
+	r.Frame = 0
+	r.LinkType = -1
+	d.iwarp.Flush(r)
+	d.rc.Flush(r)
+	if len(r.Layers) > 0 || len(r.Findings) > 0 {
+		fn(r)
+	}
 }
 
 // offsetIn is where sub starts inside data (both slices of one buffer).
@@ -174,11 +194,6 @@ func layerName(t gopacket.LayerType) string {
 	return t.String()
 }
 
-// dissectEthernet decodes from the Ethernet header on.
-func (d *Dissector) dissectEthernet(data []byte) {
-	d.decodeChain(layers.LayerTypeEthernet, data, 0)
-}
-
 // SetTruncated implements gopacket.DecodeFeedback: a layer found the frame
 // cut short by the capture's snap length.
 func (d *Dissector) SetTruncated() { d.truncated = true }
@@ -189,26 +204,21 @@ type findingsAppender interface {
 	AppendFindings(dst []finding.Finding) []finding.Finding
 }
 
-// collectFindings appends the findings of the layers d.ents (added from
-// record index start on), their offsets made frame-relative.
-func (d *Dissector) collectFindings(start int) {
+// finder is a layer the current chain added that reports findings, and
+// its frame offset.
+type finder struct {
+	fa  findingsAppender
+	off int
+}
+
+// collectFindings appends the findings of the layers d.finders, their
+// offsets made frame-relative.
+func (d *Dissector) collectFindings() {
 	r := &d.rec
-	for k, e := range d.ents {
-		if e.fa == nil {
-			continue
-		}
-		off := r.Offsets[start+k]
+	for _, f := range d.finders {
 		first := len(r.Findings)
-		r.Findings = e.fa.AppendFindings(r.Findings)
-		for i := first; i < len(r.Findings); i++ {
-			f := &r.Findings[i]
-			f.Frame = r.Frame
-			if f.Offset >= 0 && off >= 0 {
-				f.Offset += off
-			} else {
-				f.Offset = -1
-			}
-		}
+		r.Findings = f.fa.AppendFindings(r.Findings)
+		r.placeFindings(first, f.off)
 	}
 }
 
@@ -220,11 +230,8 @@ const (
 	kindUnset layerKind = iota // not looked up yet
 	kindNone                   // no record layer for this layer type
 	kindOther
-	kindIPv4
-	kindIPv6
 	kindGRH
 	kindLRH
-	kindBTH
 )
 
 // layerEntry is the record layer of one gopacket layer type and what it
@@ -244,9 +251,8 @@ type layerEntry struct {
 // are numbered from 1800).
 var layerSlots = func() map[gopacket.LayerType]uint8 {
 	m := map[gopacket.LayerType]uint8{}
-	var d Dissector
-	d.ext.d, d.ext.ib = &d, ibcm.NewStack()
-	for _, l := range d.ext.allLayers() {
+	d := Dissector{ib: ibcm.NewStack()}
+	for _, l := range d.allLayers() {
 		for _, t := range l.CanDecode().LayerTypes() {
 			if m[t] == 0 {
 				m[t] = uint8(len(m) + 1)
@@ -281,15 +287,9 @@ func (d *Dissector) entry(t gopacket.LayerType) *layerEntry {
 	if i == 0 {
 		return nil
 	}
-	if d.layerTab == nil {
-		d.layerTab = make([]layerEntry, len(layerSlots)+1)
-	}
 	e := &d.layerTab[i]
-	switch e.kind {
-	case kindUnset:
+	if e.kind == kindUnset {
 		d.fillEntry(e, t)
-	case kindNone:
-		return nil
 	}
 	if e.kind == kindNone {
 		return nil
@@ -311,23 +311,20 @@ func (d *Dissector) fillEntry(e *layerEntry, t gopacket.LayerType) {
 	e.l, e.dl, e.kind = l, dl, kindOther
 	e.fa, _ = l.(findingsAppender)
 	switch l.(type) {
-	case *IPv4:
-		e.kind = kindIPv4
-	case *IPv6:
-		e.kind = kindIPv6
 	case *ibcm.GRH:
 		e.kind = kindGRH
 	case *ibcm.LRH:
 		e.kind = kindLRH
-	case *ibcm.BTH:
-		e.kind = kindBTH
 	}
 }
 
 // decodeLayers decodes data from layer type first on, as gopacket's
 // DecodingLayerParser does with IgnoreUnsupported (it stops quietly at the
 // first payload it has no decoder for), adding each layer to the record;
-// last is the last layer decoded. A panic in a decoder is an error.
+// last is the last layer decoded. The common headers (headerWalk) and the
+// BTH, the headers nearly every RoCEv2 frame starts with, are decoded by
+// direct calls, the others through the layer table. A panic in a decoder
+// is an error.
 func (d *Dissector) decodeLayers(first gopacket.LayerType, data []byte, icrc *icrcAt) (last *layerEntry, err error) {
 	defer func() {
 		if p := recover(); p != nil {
@@ -336,37 +333,54 @@ func (d *Dissector) decodeLayers(first gopacket.LayerType, data []byte, icrc *ic
 	}()
 	r := &d.rec
 	frameData := r.Data
+	w := &d.walk
 	t := first
-	if t == layers.LayerTypeEthernet && d.fastEth != nil {
-		var done bool
-		t, data, last, done, err = d.fastPrefix(data, icrc)
-		if done || err != nil {
-			return last, err
-		}
-	}
 	for {
-		e := d.entry(t)
-		if e == nil {
-			return last, nil
+		if isHeader(t) {
+			w.walk(r, t, data)
+			if w.n > 0 {
+				last = d.hdrEnts[w.last]
+				if w.ip >= 0 {
+					icrc.ip, icrc.v6 = w.ip, w.v6
+				}
+			}
+			if w.err != nil || w.done {
+				return last, w.err
+			}
+			t, data = w.t, w.data
 		}
-		if err := e.dl.DecodeFromBytes(data, d); err != nil {
-			return last, err
+		var e *layerEntry
+		if t == ibcm.LayerTypeBTH {
+			e = d.bthEnt
+			b := &d.ib.BTH
+			if stored, ok := d.aheadStored(icrc.v6, icrc.ip, offsetIn(frameData, data), len(data)); ok {
+				err = b.DecodeWithICRC(data, d, stored)
+			} else {
+				err = b.DecodeFromBytes(data, d)
+			}
+			if err != nil {
+				return last, err
+			}
+			icrc.bth = b
+		} else {
+			if e = d.entry(t); e == nil {
+				return last, nil
+			}
+			if err := e.dl.DecodeFromBytes(data, d); err != nil {
+				return last, err
+			}
 		}
 		off := offsetIn(frameData, e.dl.LayerContents())
 		switch e.kind {
-		case kindIPv4:
-			icrc.ip, icrc.v6 = off, false
-		case kindIPv6:
-			icrc.ip, icrc.v6 = off, true
 		case kindGRH:
 			icrc.grh = off
 		case kindLRH:
 			icrc.lrh = off
-		case kindBTH:
-			icrc.bth = e.l.(*ibcm.BTH)
 		}
 		r.Add(e.l, off)
-		d.ents = append(d.ents, e)
+		if e.fa != nil {
+			d.finders = append(d.finders, finder{e.fa, off})
+		}
 		last = e
 		t = e.dl.NextLayerType()
 		if data = e.dl.LayerPayload(); len(data) == 0 {
@@ -383,9 +397,8 @@ func (d *Dissector) decodeLayers(first gopacket.LayerType, data []byte, icrc *ic
 func (d *Dissector) decodeChain(first gopacket.LayerType, data []byte, base int) {
 	r := &d.rec
 	frameData := r.Data
-	start := len(r.Layers)
 	icrc := icrcAt{ip: -1, grh: -1, lrh: -1}
-	d.ents = d.ents[:0]
+	d.finders = d.finders[:0]
 	d.truncated = false
 	lastEntry, err := d.decodeLayers(first, data, &icrc)
 	var last decodingLayer
@@ -396,13 +409,13 @@ func (d *Dissector) decodeChain(first gopacket.LayerType, data []byte, base int)
 	}
 	if icrc.ip >= 0 {
 		if icrc.v6 {
-			ip6 = &d.ip6
+			ip6 = &d.hdr.ip6
 		} else {
-			ip4 = &d.ip4
+			ip4 = &d.hdr.ip4
 		}
 	}
-	bth := d.ext.checkICRC(&icrc)
-	d.collectFindings(start)
+	bth := d.checkICRC(&icrc)
+	d.collectFindings()
 	if err != nil {
 		off, name := base, first
 		if last != nil {
@@ -415,7 +428,7 @@ func (d *Dissector) decodeChain(first gopacket.LayerType, data []byte, base int)
 			if l := d.layerFor(name); l != nil {
 				lname = l.Proto().Name // "bth", not gopacket's "BTH"
 			}
-			d.addFinding(CodeMalformed, finding.SeverityError, lname, off,
+			d.rec.addFinding(CodeMalformed, finding.SeverityError, "", lname, off,
 				fmt.Sprintf("%s at frame offset %d: %v", lname, off, err))
 		}
 	} else if d.truncated {
@@ -423,7 +436,7 @@ func (d *Dissector) decodeChain(first gopacket.LayerType, data []byte, base int)
 		if last != nil {
 			off = offsetIn(frameData, last.LayerContents())
 		}
-		d.addFinding(CodeTruncated, finding.SeverityWarning, r.Layers[len(r.Layers)-1].Proto().Name, off,
+		d.rec.addFinding(CodeTruncated, finding.SeverityWarning, "", r.Layers[len(r.Layers)-1].Proto().Name, off,
 			fmt.Sprintf("frame cut at %d of %d bytes by the capture's snap length", r.CaptureLength, r.Length))
 	}
 	if last == nil || err != nil {
@@ -437,11 +450,11 @@ func (d *Dissector) decodeChain(first gopacket.LayerType, data []byte, base int)
 		} else if ip6 != nil {
 			netFlow = ip6.NetworkFlow()
 		}
-		d.ext.dissectTCP(l, netFlow)
+		d.iwarp.Segment(r, netFlow, &l.TCP)
 	default:
-		if bth != nil && decodeSend != nil && bth.OpCode.IsSend() {
+		if bth != nil && bth.OpCode.IsSend() {
 			// The Send payload is what follows the last extension header.
-			sendOn(&d.rec, bth, d.ext.ib.IETH.RKey, last.LayerPayload())
+			d.sendOn(r, bth, d.ib.IETH.RKey, last.LayerPayload())
 		}
 	}
 }
@@ -453,23 +466,49 @@ type decodingLayer interface {
 	LayerContents() []byte
 }
 
+// allLayers are the layers decodeChain decodes, whatever the link type
+// (a RoCE UDP port and ethertype 0x8915 lead from the Ethernet layers into
+// the IB ones; ERF leads to Ethernet or the LRH).
+func (d *Dissector) allLayers() []gopacket.DecodingLayer {
+	h := &d.hdr
+	return append([]gopacket.DecodingLayer{&h.eth, &h.vlan, &h.ip4, &h.ip6, &h.udp, &h.tcp}, d.ib.DecodingLayers()...)
+}
+
 // layerFor returns the record layer that decoded layer type t.
 func (d *Dissector) layerFor(t gopacket.LayerType) field.Layer {
-	switch t {
-	case layers.LayerTypeEthernet:
-		return &d.eth
-	case layers.LayerTypeDot1Q:
-		return &d.vlan
-	case layers.LayerTypeIPv4:
-		return &d.ip4
-	case layers.LayerTypeIPv6:
-		return &d.ip6
-	case layers.LayerTypeUDP:
-		return &d.udp
-	case layers.LayerTypeTCP:
-		return &d.tcp
+	if l := d.hdr.layerFor(t); l != nil {
+		return l
 	}
-	return d.ext.layerFor(t)
+	s := d.ib
+	switch t {
+	case ibcm.LayerTypeERF:
+		return &s.ERF
+	case ibcm.LayerTypeLRH:
+		return &s.LRH
+	case ibcm.LayerTypeGRH:
+		return &s.GRH
+	case ibcm.LayerTypeBTH:
+		return &s.BTH
+	case ibcm.LayerTypeDETH:
+		return &s.DETH
+	case ibcm.LayerTypeRETH:
+		return &s.RETH
+	case ibcm.LayerTypeAETH:
+		return &s.AETH
+	case ibcm.LayerTypeIETH:
+		return &s.IETH
+	case ibcm.LayerTypeImmDt:
+		return &s.ImmDt
+	case ibcm.LayerTypeAtomicETH:
+		return &s.AtomicETH
+	case ibcm.LayerTypeAtomicAckETH:
+		return &s.AtomicAckETH
+	case ibcm.LayerTypeMAD:
+		return &s.MAD
+	case ibcm.LayerTypeCM:
+		return &s.CM
+	}
+	return nil
 }
 
 // Run reads every frame of src, dissects it and calls fn with the record;
@@ -566,83 +605,4 @@ func Relevant(r *Record) bool {
 		}
 	}
 	return false
-}
-
-// fastPrefix decodes the headers nearly every RoCEv2 frame starts with —
-// Ethernet, IPv4 or IPv6, UDP, BTH — by direct calls rather than through
-// the layer table and the decodingLayer interface (four interface calls
-// and a table lookup per layer were most of the decode loop's cost). It
-// adds the layers as the loop does and returns where the loop goes on: the
-// next layer type and its bytes, the last layer decoded, done when the
-// frame ends there, or the error of the layer that failed (the loop's own
-// semantics; TestPrefetchSameRecords-style comparisons in
-// TestFastPrefixSameRecords check them).
-func (d *Dissector) fastPrefix(data []byte, icrc *icrcAt) (t gopacket.LayerType, rest []byte, last *layerEntry, done bool, err error) {
-	r := &d.rec
-	frameData := r.Data
-	add := func(e *layerEntry, contents, payload []byte, next gopacket.LayerType) bool {
-		off := offsetIn(frameData, contents)
-		r.Add(e.l, off)
-		d.ents = append(d.ents, e)
-		last = e
-		t = next
-		rest = payload
-		return len(payload) == 0
-	}
-	if err = d.eth.DecodeFromBytes(data, d); err != nil {
-		return
-	}
-	if add(d.fastEth, d.eth.Contents, d.eth.Payload, d.eth.NextLayerType()) {
-		done = true
-		return
-	}
-	switch t {
-	case layers.LayerTypeIPv4:
-		if err = d.ip4.DecodeFromBytes(rest, d); err != nil {
-			return
-		}
-		if add(d.fastIP4, d.ip4.Contents, d.ip4.Payload, d.ip4.NextLayerType()) {
-			done = true
-			return
-		}
-		icrc.ip, icrc.v6 = r.Offsets[len(r.Offsets)-1], false
-	case layers.LayerTypeIPv6:
-		if err = d.ip6.DecodeFromBytes(rest, d); err != nil {
-			return
-		}
-		if add(d.fastIP6, d.ip6.Contents, d.ip6.Payload, d.ip6.NextLayerType()) {
-			done = true
-			return
-		}
-		icrc.ip, icrc.v6 = r.Offsets[len(r.Offsets)-1], true
-	default:
-		return
-	}
-	if t != layers.LayerTypeUDP {
-		return
-	}
-	if err = d.udp.DecodeFromBytes(rest, d); err != nil {
-		return
-	}
-	if add(d.fastUDP, d.udp.Contents, d.udp.Payload, d.udp.NextLayerType()) {
-		done = true
-		return
-	}
-	if t != ibcm.LayerTypeBTH {
-		return
-	}
-	b := &d.ext.ib.BTH
-	if stored, ok := d.ext.aheadStored(icrc.v6, icrc.ip, offsetIn(frameData, rest), len(rest)); ok {
-		err = b.DecodeWithICRC(rest, d, stored)
-	} else {
-		err = b.DecodeFromBytes(rest, d)
-	}
-	if err != nil {
-		return
-	}
-	icrc.bth = b
-	if add(d.fastBTH, b.Contents, b.Payload, b.NextLayerType()) {
-		done = true
-	}
-	return
 }

@@ -5,8 +5,12 @@ import (
 	"math/rand"
 	"net/netip"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
 
 	"github.com/cmpd-dissect/cmpd-dissect/field"
 	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
@@ -88,21 +92,64 @@ func eachFrameDamaged(t *testing.T, rng *rand.Rand, copies int, fn func(name str
 	return len(names), frames, damaged
 }
 
-// TestFastPrefixSameRecords: decodeLayers' fastPrefix (direct calls for
-// Ethernet, IP, UDP, BTH) gives the records the general loop gives, field
-// for field, on every real and synthetic capture and on damaged copies of
-// their frames (flipped bytes, cut frames: the error paths).
-func TestFastPrefixSameRecords(t *testing.T) {
-	fast, slow := New(Options{}), New(Options{})
-	slow.fastEth = nil // the general loop only
-	if fast.fastEth == nil {
-		t.Fatal("no fast path")
-	}
+// truncFeedback records a layer's SetTruncated.
+type truncFeedback struct{ truncated bool }
+
+func (f *truncFeedback) SetTruncated() { f.truncated = true }
+
+// TestHeaderWalkMatchesGopacket: headerWalk (the Dissector's and
+// AheadICRC's walk over Ethernet, VLAN, IP, UDP and TCP) decodes the layers
+// gopacket's DecodingLayerParser decodes with gopacket's own layers, in the
+// same order, with the same error and truncation verdicts, on every frame
+// of every real and synthetic capture and on damaged copies of them
+// (flipped bytes, cut frames: the error paths).
+func TestHeaderWalkMatchesGopacket(t *testing.T) {
+	var (
+		eth   layers.Ethernet
+		vlan  layers.Dot1Q
+		ip4   layers.IPv4
+		ip6   layers.IPv6
+		udp   layers.UDP
+		tcp   layers.TCP
+		types []gopacket.LayerType
+	)
+	parser := gopacket.NewDecodingLayerParser(layers.LayerTypeEthernet, &eth, &vlan, &ip4, &ip6, &udp, &tcp)
+	parser.IgnoreUnsupported = true
+	var h commonHeaders
+	roce := rocePorts(Options{})
+	h.udp.roce = &roce
+	walked := 0
 	files, frames, damaged := eachFrameDamaged(t, rand.New(rand.NewSource(1)), 8, func(name string, f *source.Frame) {
-		a, b := dumpRecord(fast.Dissect(f)), dumpRecord(slow.Dissect(f))
-		if a != b {
-			t.Fatalf("%s frame %d: fast prefix:\n%s\ngeneral loop:\n%s", name, f.Number, a, b)
+		if f.LinkType != source.LinkTypeEthernet {
+			return
+		}
+		var fb truncFeedback
+		w := headerWalk{h: &h, df: &fb}
+		rec := Record{Data: f.Data}
+		w.walk(&rec, layers.LayerTypeEthernet, f.Data)
+		var got []gopacket.LayerType
+		for i, l := range rec.Layers {
+			lt := l.(gopacket.Layer).LayerType()
+			got = append(got, lt)
+			if w.err != nil || slices.Contains(rec.Layers[i+1:], l) {
+				continue // decoded again (IP in IP, VLAN tags), or failed: its bytes are the later one's
+			}
+			if want := offsetIn(f.Data, l.(gopacket.Layer).LayerContents()); rec.Offsets[i] != want || (i == 0 && want != 0) {
+				t.Fatalf("%s frame %d: %s at offset %d, want %d", name, f.Number, lt, rec.Offsets[i], want)
+			}
+		}
+		if w.n != len(got) || w.n > 0 && headerTypes[w.last] != got[w.n-1] {
+			t.Fatalf("%s frame %d: walked %d headers, the last %s; added %v", name, f.Number, w.n, headerTypes[w.last], got)
+		}
+		walked++
+		err := parser.DecodeLayers(f.Data, &types)
+		if (w.err != nil) != (err != nil) || fb.truncated != parser.Truncated || fmt.Sprint(got) != fmt.Sprint(types) {
+			t.Fatalf("%s frame %d: walked %v (error %v, truncated %t); gopacket %v (error %v, truncated %t)",
+				name, f.Number, got, w.err, fb.truncated, types, err, parser.Truncated)
 		}
 	})
-	t.Logf("%d captures: %d frames and %d damaged copies compared", files, frames, damaged)
+	if walked == 0 {
+		t.Fatal("no Ethernet frames")
+	}
+	t.Logf("%d captures: %d frames and %d damaged copies, %d Ethernet frames walked", files, frames, damaged, walked)
 }

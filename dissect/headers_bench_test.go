@@ -58,11 +58,11 @@ func BenchmarkHeaders(b *testing.B) {
 		r.Frame, r.Data = f.Number, f.Data
 		r.Add(&d.frame, 0)
 		icrc := icrcAt{ip: -1, grh: -1, lrh: -1}
-		d.ents = d.ents[:0]
+		d.finders = d.finders[:0]
 		if _, err := d.decodeLayers(layers.LayerTypeEthernet, f.Data, &icrc); err != nil {
 			b.Fatal(err)
 		}
-		d.collectFindings(1)
+		d.collectFindings()
 	}
 }
 

@@ -11,94 +11,8 @@ import (
 
 	"github.com/cmpd-dissect/cmpd-dissect/field"
 	"github.com/cmpd-dissect/cmpd-dissect/finding"
-	"github.com/cmpd-dissect/cmpd-dissect/layers/mpa"
 )
 
-// IWARPConfig bounds the iWARP TCP reassembly. Zero fields take the
-// defaults of DefaultIWARPConfig.
-type IWARPConfig struct {
-	// MaxPagesPerConn caps the out-of-order pages (about 1900 octets
-	// each) buffered for one TCP connection.
-	MaxPagesPerConn int
-	// MaxPagesTotal caps the pages buffered for all connections.
-	MaxPagesTotal int
-	// MaxStreams caps the TCP connections tracked at once; beyond it the
-	// least recently seen quarter is flushed and forgotten.
-	MaxStreams int
-	// IdleTimeout closes a connection that saw no packet for this long in
-	// capture time (never wall-clock time).
-	IdleTimeout time.Duration
-	// HoleTimeout is how long (in capture time) data waits behind a hole
-	// in a stream for the missing octets (a retransmission) before it is
-	// decoded without them.
-	HoleTimeout time.Duration
-	// MaxSendBytes caps the size of a Send reassembled from several DDP
-	// segments; MaxPendingSends the partial Sends kept per direction.
-	MaxSendBytes    int
-	MaxPendingSends int
-	// MaxPDUBytes caps the octets held for one unfinished PDU of one
-	// direction; MaxBufferedBytes those held for all streams.
-	MaxPDUBytes      int
-	MaxBufferedBytes int
-	// ResyncWindow is how many octets of a stream that did not start
-	// with an MPA frame are searched for FPDU framing before the stream
-	// is taken as not iWARP.
-	ResyncWindow int
-	// MaxPrivateData is the MPA PD_Length above which a request, reply
-	// or reject is reported (mpa.pd-length-over-512); default
-	// mpa.MaxPrivateData, RFC 5044's 512.
-	MaxPrivateData int
-}
-
-// DefaultIWARPConfig returns the default limits: 256 pages (~475 KiB) per
-// connection, 16384 pages (~30 MiB) in all, 8192 streams, 2 minutes idle,
-// 1 second behind a hole,
-// 1 MiB Sends, 64 partial Sends per direction, 70000 octets for one
-// unfinished PDU (the largest FPDU with markers fits), 64 MiB of unfinished
-// PDUs in all, 256 KiB resync window.
-func DefaultIWARPConfig() IWARPConfig {
-	return IWARPConfig{MaxPagesPerConn: 256, MaxPagesTotal: 16384, MaxStreams: 8192, IdleTimeout: 2 * time.Minute, HoleTimeout: time.Second,
-		MaxSendBytes: 1 << 20, MaxPendingSends: 64, ResyncWindow: 256 << 10,
-		MaxPDUBytes: 70000, MaxBufferedBytes: 64 << 20, MaxPrivateData: mpa.MaxPrivateData}
-}
-
-func (c IWARPConfig) withDefaults() IWARPConfig {
-	d := DefaultIWARPConfig()
-	if c.MaxPagesPerConn <= 0 {
-		c.MaxPagesPerConn = d.MaxPagesPerConn
-	}
-	if c.MaxPagesTotal <= 0 {
-		c.MaxPagesTotal = d.MaxPagesTotal
-	}
-	if c.MaxStreams <= 0 {
-		c.MaxStreams = d.MaxStreams
-	}
-	if c.IdleTimeout <= 0 {
-		c.IdleTimeout = d.IdleTimeout
-	}
-	if c.HoleTimeout <= 0 {
-		c.HoleTimeout = d.HoleTimeout
-	}
-	if c.MaxSendBytes <= 0 {
-		c.MaxSendBytes = d.MaxSendBytes
-	}
-	if c.MaxPendingSends <= 0 {
-		c.MaxPendingSends = d.MaxPendingSends
-	}
-	if c.MaxPDUBytes <= 0 {
-		c.MaxPDUBytes = d.MaxPDUBytes
-	}
-	if c.MaxBufferedBytes <= 0 {
-		c.MaxBufferedBytes = d.MaxBufferedBytes
-	}
-	if c.ResyncWindow <= 0 {
-		c.ResyncWindow = d.ResyncWindow
-	}
-	if c.MaxPrivateData <= 0 {
-		c.MaxPrivateData = d.MaxPrivateData
-	}
-	return c
-}
 
 // IWARPStats counts what the reassembly did and how much it holds.
 type IWARPStats struct {
@@ -128,7 +42,8 @@ type IWARPStats struct {
 // given (fresh values, never reused), with offset -1 unless the PDU lies
 // wholly inside the current segment, and with their findings.
 type IWARP struct {
-	cfg   IWARPConfig
+	cfg   Options
+	sends sendDecoder // complete Sends go to it
 	pool  *reassembly.StreamPool
 	asm   *reassembly.Assembler
 	live  map[*iwarpStream]struct{}
@@ -148,18 +63,16 @@ type IWARP struct {
 	segments  int // segments seen, to sample the page count
 }
 
-// NewIWARP makes the iWARP reassembler.
-func NewIWARP(cfg IWARPConfig) *IWARP {
-	w := &IWARP{cfg: cfg.withDefaults(), live: map[*iwarpStream]struct{}{}}
+// newIWARP makes the iWARP reassembler, bounded by the iWARP limits of
+// opts (zero fields: defaults), handing complete Sends to sends.
+func newIWARP(opts Options, sends sendDecoder) *IWARP {
+	w := &IWARP{cfg: opts.withDefaults(), sends: sends, live: map[*iwarpStream]struct{}{}}
 	w.pool = reassembly.NewStreamPool(iwarpFactory{w})
 	w.asm = reassembly.NewAssembler(w.pool)
 	w.asm.MaxBufferedPagesPerConnection = w.cfg.MaxPagesPerConn
 	w.asm.MaxBufferedPagesTotal = w.cfg.MaxPagesTotal
 	return w
 }
-
-// Config returns the limits in force.
-func (w *IWARP) Config() IWARPConfig { return w.cfg }
 
 // Stats returns the counters.
 func (w *IWARP) Stats() IWARPStats {
@@ -189,13 +102,7 @@ func (c *segmentContext) GetCaptureInfo() gopacket.CaptureInfo { return c.ci }
 func (w *IWARP) Segment(rec *Record, netFlow gopacket.Flow, tcp *layers.TCP) {
 	w.rec = rec
 	w.cur.frame, w.cur.seq, w.cur.payload = rec.Frame, tcp.Seq, tcp.Payload
-	w.cur.payloadOff = -1
-	if len(tcp.Payload) > 0 {
-		if off := cap(rec.Data) - cap(tcp.Payload); off >= 0 && off+len(tcp.Payload) <= len(rec.Data) &&
-			&rec.Data[off] == &tcp.Payload[0] {
-			w.cur.payloadOff = off
-		}
-	}
+	w.cur.payloadOff = frameOffset(rec.Data, tcp.Payload)
 	now := rec.Time
 	if w.lastFlush.IsZero() {
 		w.lastFlush = now
@@ -271,8 +178,7 @@ func (w *IWARP) addFinding(code string, sev finding.Severity, off int, msg strin
 	if code == CodeMalformed {
 		section = sectionIWARP // an MPA frame, FPDU, DDP or RDMAP header in the stream
 	}
-	w.rec.Findings = append(w.rec.Findings, finding.Finding{Code: code, Severity: sev, Message: msg,
-		Section: section, Frame: w.rec.Frame, Layer: "tcp", Offset: off})
+	w.rec.addFinding(code, sev, section, "tcp", off, msg)
 }
 
 // add appends a layer at frame offset off (-1 when not placed) with its
@@ -280,22 +186,10 @@ func (w *IWARP) addFinding(code string, sev finding.Severity, off int, msg strin
 func (w *IWARP) add(l field.Layer, off int) {
 	rec := w.rec
 	rec.Add(l, off)
-	f, ok := l.(interface {
-		AppendFindings([]finding.Finding) []finding.Finding
-	})
-	if !ok {
-		return
-	}
-	start := len(rec.Findings)
-	rec.Findings = f.AppendFindings(rec.Findings)
-	for i := start; i < len(rec.Findings); i++ {
-		x := &rec.Findings[i]
-		x.Frame = rec.Frame
-		if off < 0 {
-			x.Offset = -1
-		} else if x.Offset >= 0 {
-			x.Offset += off
-		}
+	if f, ok := l.(findingsAppender); ok {
+		first := len(rec.Findings)
+		rec.Findings = f.AppendFindings(rec.Findings)
+		rec.placeFindings(first, off)
 	}
 }
 

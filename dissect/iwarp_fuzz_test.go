@@ -33,8 +33,8 @@ func FuzzIWARPStream(f *testing.F) {
 			return
 		}
 		flags, size, stream := in[0], int(in[1])%200+1, in[2:]
-		cfg := IWARPConfig{MaxPDUBytes: 4096, MaxBufferedBytes: 8192, ResyncWindow: 2048, MaxSendBytes: 4096, MaxPendingSends: 4}
-		w := NewIWARP(cfg)
+		cfg := Options{MaxPDUBytes: 4096, MaxTCPBufferedBytes: 8192, ResyncWindow: 2048, MaxSendBytes: 4096, MaxPendingSends: 4}
+		w := newIWARP(cfg, newRPCSends(cfg))
 		rec := &Record{}
 		flow := gopacket.NewFlow(layers.EndpointIPv4, []byte{10, 0, 0, 1}, []byte{10, 0, 0, 2})
 		frame := 0
@@ -51,8 +51,8 @@ func FuzzIWARPStream(f *testing.F) {
 			}
 			tcp.SetInternalPortsForTesting()
 			w.Segment(rec, fl, tcp)
-			if st := w.Stats(); st.PendingBytes > cfg.MaxBufferedBytes {
-				t.Fatalf("pending %d > %d", st.PendingBytes, cfg.MaxBufferedBytes)
+			if st := w.Stats(); st.PendingBytes > cfg.MaxTCPBufferedBytes {
+				t.Fatalf("pending %d > %d", st.PendingBytes, cfg.MaxTCPBufferedBytes)
 			}
 		}
 		seq := uint32(0xfffffe00) // wraps inside the stream

@@ -138,7 +138,7 @@ func (s *iwarpStream) ReassembledSG(sg reassembly.ScatterGather, ac reassembly.A
 		if len(h.pend)+len(data) > w.cfg.MaxPDUBytes || !w.reserve(len(data)) {
 			w.addFinding(CodeIWARPBufferLimit, finding.SeverityWarning, -1,
 				fmt.Sprintf("TCP %d→%d: %d octets pending for one PDU, or %d in all, exceed the limits (%d, %d): they are dropped and the stream resynchronised",
-					h.srcPort, h.dstPort, len(h.pend)+len(data), w.pendTotal+len(data), w.cfg.MaxPDUBytes, w.cfg.MaxBufferedBytes))
+					h.srcPort, h.dstPort, len(h.pend)+len(data), w.pendTotal+len(data), w.cfg.MaxPDUBytes, w.cfg.MaxTCPBufferedBytes))
 			w.stats.LimitHits++
 			h.pos += len(h.pend)
 			h.setPend(nil, 0)
@@ -166,10 +166,10 @@ func (s *iwarpStream) ReassembledSG(sg reassembly.ScatterGather, ac reassembly.A
 	if used == 0 && len(h.pend) > 0 {
 		return // pend is buf, unchanged
 	}
-	if len(tail) > 0 && w.pendTotal-cap(h.pend)+len(tail) > w.cfg.MaxBufferedBytes {
+	if len(tail) > 0 && w.pendTotal-cap(h.pend)+len(tail) > w.cfg.MaxTCPBufferedBytes {
 		w.addFinding(CodeIWARPBufferLimit, finding.SeverityWarning, -1,
 			fmt.Sprintf("TCP %d→%d: %d octets of an unfinished PDU would exceed the %d octets held for all streams: they are dropped and the stream resynchronised",
-				h.srcPort, h.dstPort, len(tail), w.cfg.MaxBufferedBytes))
+				h.srcPort, h.dstPort, len(tail), w.cfg.MaxTCPBufferedBytes))
 		w.stats.LimitHits++
 		h.pos += len(tail)
 		h.setPend(nil, 0)
@@ -192,9 +192,9 @@ func (h *iwarpHalf) setPend(tail []byte, frame int) {
 	h.pendFrame = frame
 }
 
-// reserve accounts n more pending octets against MaxBufferedBytes.
+// reserve accounts n more pending octets against MaxTCPBufferedBytes.
 func (w *IWARP) reserve(n int) bool {
-	return w.pendTotal+n <= w.cfg.MaxBufferedBytes
+	return w.pendTotal+n <= w.cfg.MaxTCPBufferedBytes
 }
 
 // frameAt is the frame number of the octet at offset p of the data being
@@ -580,9 +580,7 @@ func (h *iwarpHalf) send(r *mpa.RDMAP, firstFrame int) {
 
 func (w *IWARP) deliver(payload []byte, info SendInfo) {
 	w.stats.Sends++
-	if decodeSend != nil {
-		decodeSend(w.rec, payload, info)
-	}
+	w.sends.decodeSend(w.rec, payload, info)
 }
 
 // resync looks for FPDU framing in b (data offset p): a plausible header

@@ -115,7 +115,7 @@ func collect(rec *Record) *iwFrame {
 }
 
 // runIWARP feeds every TCP segment of a pcap to an IWARP.
-func runIWARP(t testing.TB, path string, cfg IWARPConfig) *iwRun {
+func runIWARP(t testing.TB, path string, cfg Options) *iwRun {
 	t.Helper()
 	fh, err := os.Open(path)
 	if err != nil {
@@ -129,8 +129,11 @@ func runIWARP(t testing.TB, path string, cfg IWARPConfig) *iwRun {
 	return runReader(t, rd.ReadPacketData, cfg)
 }
 
-func runReader(t testing.TB, next func() ([]byte, gopacket.CaptureInfo, error), cfg IWARPConfig) *iwRun {
-	run := &iwRun{w: NewIWARP(cfg), frames: map[int]*iwFrame{}}
+func runReader(t testing.TB, next func() ([]byte, gopacket.CaptureInfo, error), cfg Options) *iwRun {
+	run := &iwRun{frames: map[int]*iwFrame{}}
+	run.w = newIWARP(cfg, sendFunc(func(rec *Record, payload []byte, info SendInfo) {
+		run.sends = append(run.sends, iwSend{frame: rec.Frame, payload: append([]byte(nil), payload...), info: info})
+	}))
 	var (
 		eth   layers.Ethernet
 		ip4   layers.IPv4
@@ -141,11 +144,6 @@ func runReader(t testing.TB, next func() ([]byte, gopacket.CaptureInfo, error), 
 	parser := gopacket.NewDecodingLayerParser(layers.LayerTypeEthernet, &eth, &ip4, &ip6, &tcp)
 	parser.IgnoreUnsupported = true
 	var cur *Record
-	old := decodeSend
-	decodeSend = func(rec *Record, payload []byte, info SendInfo) {
-		run.sends = append(run.sends, iwSend{frame: rec.Frame, payload: append([]byte(nil), payload...), info: info})
-	}
-	defer func() { decodeSend = old }()
 	for n := 1; ; n++ {
 		data, ci, err := next()
 		if err == io.EOF {
@@ -186,7 +184,7 @@ func runReader(t testing.TB, next func() ([]byte, gopacket.CaptureInfo, error), 
 }
 
 func TestIWARPRealSiw(t *testing.T) {
-	run := runIWARP(t, testcap.SIW, IWARPConfig{})
+	run := runIWARP(t, testcap.SIW, Options{})
 	// The MPA Request in frame 4 and the Reply in frame 6.
 	for _, tc := range []struct {
 		frame    int
@@ -434,7 +432,7 @@ func TestIWARPSynthetic(t *testing.T) {
 		}},
 	} {
 		t.Run(name, func(t *testing.T) {
-			run := runIWARP(t, testcap.Synthetic(name), IWARPConfig{})
+			run := runIWARP(t, testcap.Synthetic(name), Options{})
 			fr, fp, _ := run.all()
 			if len(fr) != w.frames || len(fp) != w.fpdus || len(run.sends) != w.sends {
 				t.Fatalf("%d frames, %d FPDUs, %d Sends; want %d, %d, %d (findings %v)", len(fr), len(fp), len(run.sends),
@@ -503,10 +501,10 @@ func halfOpen(w *IWARP, n int, gap time.Duration) map[string]int {
 // caps are reported when hit, and that the heap does not grow with the
 // number of streams.
 func TestIWARPMemoryBounded(t *testing.T) {
-	cfg := IWARPConfig{MaxStreams: 200, MaxPagesTotal: 150, MaxPagesPerConn: 4, MaxBufferedBytes: 8 << 10}
+	cfg := Options{MaxStreams: 200, MaxPagesTotal: 150, MaxPagesPerConn: 4, MaxTCPBufferedBytes: 8 << 10}
 	heap := func(n int) (uint64, IWARPStats, map[string]int) {
 		runtime.GC()
-		w := NewIWARP(cfg)
+		w := newIWARP(cfg, newRPCSends(cfg))
 		codes := halfOpen(w, n, time.Microsecond)
 		runtime.GC()
 		var ms runtime.MemStats
@@ -526,8 +524,8 @@ func TestIWARPMemoryBounded(t *testing.T) {
 	if st.PeakPages > cfg.MaxPagesTotal+1 {
 		t.Errorf("peak pages %d > cap %d", st.PeakPages, cfg.MaxPagesTotal)
 	}
-	if st.PeakPending > cfg.MaxBufferedBytes {
-		t.Errorf("peak pending %d > cap %d", st.PeakPending, cfg.MaxBufferedBytes)
+	if st.PeakPending > cfg.MaxTCPBufferedBytes {
+		t.Errorf("peak pending %d > cap %d", st.PeakPending, cfg.MaxTCPBufferedBytes)
 	}
 	if st.Streams != 0 || st.BufferedPages != 0 || st.PendingBytes != 0 {
 		t.Errorf("after Flush: %d streams, %d pages, %d pending", st.Streams, st.BufferedPages, st.PendingBytes)
@@ -543,7 +541,7 @@ func TestIWARPMemoryBounded(t *testing.T) {
 // TestIWARPIdleFlush checks that streams idle for IdleTimeout of capture
 // time are flushed and forgotten without the stream cap.
 func TestIWARPIdleFlush(t *testing.T) {
-	w := NewIWARP(IWARPConfig{IdleTimeout: time.Second})
+	w := newIWARP(Options{IdleTimeout: time.Second}, newRPCSends(Options{}))
 	codes := halfOpen(w, 5000, 10*time.Millisecond)
 	st := w.Stats()
 	// One stream every 20 ms of capture time and a 1 s timeout checked
@@ -556,7 +554,7 @@ func TestIWARPIdleFlush(t *testing.T) {
 // TestIWARPHalfOpenCapture runs the committed half-open capture with
 // small caps.
 func TestIWARPHalfOpenCapture(t *testing.T) {
-	run := runIWARP(t, testcap.Synthetic("synth-iwarp-half-open.pcap"), IWARPConfig{MaxStreams: 64, MaxPagesTotal: 32})
+	run := runIWARP(t, testcap.Synthetic("synth-iwarp-half-open.pcap"), Options{MaxStreams: 64, MaxPagesTotal: 32})
 	st := run.w.Stats()
 	if st.PeakStreams > 64 || st.PeakPages > 33 || st.Streams != 0 {
 		t.Fatalf("%+v", st)
@@ -612,7 +610,7 @@ func TestIWARPNotIWARP(t *testing.T) {
 		}
 		i++
 		return pkts[i-1], gopacket.CaptureInfo{Timestamp: time.Unix(int64(i), 0), CaptureLength: len(pkts[i-1]), Length: len(pkts[i-1])}, nil
-	}, IWARPConfig{})
+	}, Options{})
 	fr, fp, _ := run.all()
 	if len(fr)+len(fp) != 0 || len(run.codes()) != 0 {
 		t.Fatalf("decoded %d frames %d FPDUs, findings %v", len(fr), len(fp), run.codes())
@@ -630,7 +628,7 @@ func BenchmarkIWARPSiw(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		runReader(b, rd.ReadPacketData, IWARPConfig{})
+		runReader(b, rd.ReadPacketData, Options{})
 	}
 }
 
@@ -735,7 +733,7 @@ func TestIWARPTshark(t *testing.T) {
 			if err != nil {
 				t.Fatalf("tshark: %v", err)
 			}
-			run := runIWARP(t, path, IWARPConfig{})
+			run := runIWARP(t, path, Options{})
 			compared := 0
 			seen := map[int]bool{}
 			for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
@@ -776,14 +774,11 @@ func TestIWARPTshark(t *testing.T) {
 }
 
 // BenchmarkIWARPSegment measures the steady state: one connection past its
-// MPA frames, each segment one 200-octet Send FPDU handed to decodeSend.
+// MPA frames, each segment one 200-octet Send FPDU handed to the Send decoder.
 func BenchmarkIWARPSegment(b *testing.B) {
-	w := NewIWARP(IWARPConfig{})
-	flow := gopacket.NewFlow(layers.EndpointIPv4, []byte{10, 0, 0, 1}, []byte{10, 0, 0, 2})
-	old := decodeSend
 	sends := 0
-	decodeSend = func(*Record, []byte, SendInfo) { sends++ }
-	defer func() { decodeSend = old }()
+	w := newIWARP(Options{}, sendFunc(func(*Record, []byte, SendInfo) { sends++ }))
+	flow := gopacket.NewFlow(layers.EndpointIPv4, []byte{10, 0, 0, 1}, []byte{10, 0, 0, 2})
 	rec := &Record{}
 	seq := uint32(1)
 	frame := 0
@@ -837,7 +832,7 @@ func BenchmarkIWARPSegment(b *testing.B) {
 func TestIWARPWithoutHandshake(t *testing.T) {
 	for _, name := range []string{"synth-iwarp-mpa-v1.pcap", "synth-iwarp-markers-crc.pcap", "synth-iwarp-rdmap-opcodes.pcap"} {
 		t.Run(name, func(t *testing.T) {
-			full := runIWARP(t, testcap.Synthetic(name), IWARPConfig{})
+			full := runIWARP(t, testcap.Synthetic(name), Options{})
 			fh, err := os.Open(testcap.Synthetic(name))
 			if err != nil {
 				t.Fatal(err)
@@ -852,7 +847,7 @@ func TestIWARPWithoutHandshake(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			cut := runReader(t, rd.ReadPacketData, IWARPConfig{})
+			cut := runReader(t, rd.ReadPacketData, Options{})
 			f1, p1, _ := full.all()
 			f2, p2, _ := cut.all()
 			if len(f1) != len(f2) || len(p1) != len(p2) || len(full.sends) != len(cut.sends) || len(cut.codes()) != len(full.codes()) {
@@ -889,7 +884,7 @@ func TestIWARPHoleTimeout(t *testing.T) {
 		ci.Timestamp = t0.Add(time.Duration(n) * time.Second)
 		return data, ci, err
 	}
-	run := runReader(t, next, IWARPConfig{HoleTimeout: 1500 * time.Millisecond})
+	run := runReader(t, next, Options{HoleTimeout: 1500 * time.Millisecond})
 	_, fp, rd2 := run.all()
 	if len(fp) != 4 || rd2[3].MSN != 8 {
 		t.Fatalf("%d FPDUs", len(fp))

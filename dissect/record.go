@@ -44,14 +44,9 @@ type Record struct {
 	// Findings raised while decoding this frame, Offset counted from the
 	// start of the frame where known.
 	Findings []finding.Finding
-
-	// sends is the Send reassembly and RPC decoding state of the
-	// Dissector that reuses this Record (sends.go's stateFor).
-	sends *sendState
 }
 
-// Reset empties r for reuse, keeping its capacity (and the Dissector's
-// Send state).
+// Reset empties r for reuse, keeping its capacity.
 func (r *Record) Reset() {
 	// Field by field: assigning a whole Record literal built it and copied
 	// it with write barriers (5% of the per-packet header decoding).
@@ -67,6 +62,30 @@ func (r *Record) Add(l field.Layer, off int) {
 	r.Offsets = append(r.Offsets, off)
 }
 
+// addFinding appends a finding of the frame at frame offset off (-1: not
+// placed); section is the part of the specification it refers to, "" for
+// this program's own limits.
+func (r *Record) addFinding(code string, sev finding.Severity, section, layer string, off int, msg string) {
+	r.Findings = append(r.Findings, finding.Finding{Code: code, Severity: sev, Message: msg,
+		Section: section, Frame: r.Frame, Layer: layer, Offset: off})
+}
+
+// placeFindings makes the findings from index first on, which a layer at
+// frame offset off reported, the frame's: Frame set, and Offset, counted
+// from the start of the layer, made a frame offset (-1, not placed, when
+// off or the finding's own Offset is negative).
+func (r *Record) placeFindings(first, off int) {
+	for i := first; i < len(r.Findings); i++ {
+		f := &r.Findings[i]
+		f.Frame = r.Frame
+		if f.Offset >= 0 && off >= 0 {
+			f.Offset += off
+		} else {
+			f.Offset = -1
+		}
+	}
+}
+
 // Layer returns the first layer named name, or nil.
 func (r *Record) Layer(name string) field.Layer {
 	for _, l := range r.Layers {
@@ -76,26 +95,3 @@ func (r *Record) Layer(name string) field.Layer {
 	}
 	return nil
 }
-
-// SendInfo describes one complete RDMA Send message (reassembled when it
-// spanned several packets or FPDUs), as handed to the ULP decoder.
-type SendInfo struct {
-	// Transport is "ib" (native InfiniBand, RoCEv1, RoCEv2) or "iwarp".
-	Transport string
-	// FirstFrame and LastFrame are the frames that carried the first and
-	// last piece (equal for a single-packet Send).
-	FirstFrame, LastFrame int
-	// Invalidate reports Send with Invalidate (IB 0x16/0x17, iWARP
-	// SendInv/SendSEInv); InvalidateSTag is the STag/R_Key it invalidates.
-	Invalidate     bool
-	InvalidateSTag uint32
-	// Length is the Send's payload length in octets (the size the receiver's
-	// Receive buffer must hold).
-	Length int
-}
-
-// decodeSend decodes a complete Send payload (an RPC-over-RDMA message)
-// into layers appended to rec. It is installed by the file that owns the
-// ULP decoding (sends.go); transport code calls it and never imports the
-// ULP layers itself. Nil means Send payloads are not decoded.
-var decodeSend func(rec *Record, payload []byte, info SendInfo)

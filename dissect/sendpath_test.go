@@ -12,6 +12,7 @@ import (
 	"github.com/gopacket/gopacket/layers"
 
 	"github.com/cmpd-dissect/cmpd-dissect/field"
+	"github.com/cmpd-dissect/cmpd-dissect/finding"
 	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
 	"github.com/cmpd-dissect/cmpd-dissect/layers/ibcm"
 	"github.com/cmpd-dissect/cmpd-dissect/layers/rpcrdma"
@@ -30,17 +31,24 @@ type sendPacket struct {
 }
 
 // sendPackets dissects the first max frames of file and keeps the RC Send
-// packets, as sendOn receives them.
+// packets, as sendOn receives them: the payload is that of the last layer
+// the frame's decoding added (before the layers of a Send it completed).
 func sendPackets(t testing.TB, file string, max int) []sendPacket {
 	frames := testcap.Frames(t, file)
 	if len(frames) > max {
 		frames = frames[:max]
 	}
 	var out []sendPacket
-	oldSend, oldPiece := decodeSend, ibSendPiece
-	defer func() { decodeSend, ibSendPiece = oldSend, oldPiece }()
-	keep := func(rec *Record, payload []byte) {
+	d := New(Options{})
+	for i := range frames {
+		rec := d.Dissect(&frames[i])
+		if slices.ContainsFunc(rec.Findings, func(f finding.Finding) bool { return f.Code == CodeMalformed }) {
+			continue // sendOn is not called
+		}
 		p := sendPacket{frame: rec.Frame, data: rec.Data}
+		var last gopacket.Layer
+		isSend := false
+	layers:
 		for _, l := range rec.Layers {
 			switch x := l.(type) {
 			case *IPv4:
@@ -58,22 +66,25 @@ func sendPackets(t testing.TB, file string, max int) []sendPacket {
 			case *ibcm.BTH:
 				p.bth = *x
 				p.layers = append(p.layers, &p.bth)
+				isSend = x.OpCode.IsSend()
 			case *ibcm.IETH:
 				p.inv = x.RKey
+			case *rpcrdma.Header:
+				break layers
 			}
+			last, _ = l.(gopacket.Layer)
 		}
-		if off := frameOffset(rec.Data, payload); off >= 0 {
+		if !isSend || last == nil {
+			continue
+		}
+		if payload := last.LayerPayload(); len(payload) > 0 {
+			off := frameOffset(rec.Data, payload)
+			if off < 0 {
+				t.Fatalf("frame %d: Send payload outside the frame", rec.Frame)
+			}
 			p.payload = rec.Data[off : off+len(payload)]
-		} else if len(payload) > 0 {
-			t.Fatalf("frame %d: Send payload outside the frame", rec.Frame)
 		}
 		out = append(out, p)
-	}
-	decodeSend = func(rec *Record, payload []byte, _ SendInfo) { keep(rec, payload) }
-	ibSendPiece = func(rec *Record, _ *ibcm.BTH, payload []byte) { keep(rec, payload) }
-	d := New(Options{})
-	for i := range frames {
-		d.Dissect(&frames[i])
 	}
 	return out
 }
@@ -92,6 +103,7 @@ func BenchmarkSendPath(b *testing.B) {
 	if len(pkts) == 0 {
 		b.Skip("no Sends")
 	}
+	d := New(Options{})
 	rec := &Record{}
 	run := func() {
 		for i := range pkts {
@@ -102,7 +114,7 @@ func BenchmarkSendPath(b *testing.B) {
 			for range p.layers {
 				rec.Offsets = append(rec.Offsets, 0)
 			}
-			sendOn(rec, &p.bth, p.inv, p.payload)
+			d.sendOn(rec, &p.bth, p.inv, p.payload)
 		}
 	}
 	run()
@@ -276,7 +288,7 @@ func TestConnHashIsFlowFastHash(t *testing.T) {
 // A QP evicted at the bound and seen again is tracked again, whatever
 // the cache of recent QPs held for it.
 func TestRCSendsEvictedQPTrackedAgain(t *testing.T) {
-	s := NewRCSends(SendsConfig{MaxQPs: 2})
+	s := newRCSends(Options{MaxQPs: 2}, discardSends)
 	rec := &Record{}
 	for _, qp := range []uint32{1, 2, 3, 1} {
 		rec.Reset()

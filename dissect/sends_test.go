@@ -55,16 +55,21 @@ type capturedSend struct {
 	info    SendInfo
 }
 
-// captureSends replaces decodeSend for the test.
-func captureSends(t *testing.T) *[]capturedSend {
+// sendFunc is a sendDecoder that calls the function.
+type sendFunc func(rec *Record, payload []byte, info SendInfo)
+
+func (f sendFunc) decodeSend(rec *Record, payload []byte, info SendInfo) { f(rec, payload, info) }
+
+// captureSends returns a sendDecoder that keeps copies of the Sends.
+func captureSends() (*[]capturedSend, sendDecoder) {
 	var got []capturedSend
-	old := decodeSend
-	decodeSend = func(rec *Record, payload []byte, info SendInfo) {
+	return &got, sendFunc(func(rec *Record, payload []byte, info SendInfo) {
 		got = append(got, capturedSend{rec.Frame, append([]byte(nil), payload...), info})
-	}
-	t.Cleanup(func() { decodeSend = old })
-	return &got
+	})
 }
+
+// discardSends is a sendDecoder that decodes nothing.
+var discardSends = sendFunc(func(*Record, []byte, SendInfo) {})
 
 type piece struct {
 	op  ibcm.Opcode
@@ -100,10 +105,10 @@ func codes(rec *Record) string {
 }
 
 func TestRCSendsInOrderAndRetransmissions(t *testing.T) {
-	got := captureSends(t)
+	got, dec := captureSends()
 	msg := rpcrdmaCall(t, 0x1234, 10000)
 	ps := split(msg, 4096, 0xfffffe, ibcm.OpRCSendLastInv) // PSNs wrap past 2^24
-	s := NewRCSends(SendsConfig{})
+	s := newRCSends(Options{}, dec)
 	key := QPKey{DestQP: 0x11}
 	rec := &Record{}
 	feed := func(frame int, p piece) {
@@ -145,7 +150,7 @@ func TestRCSendsInOrderAndRetransmissions(t *testing.T) {
 }
 
 func TestRCSendsBrokenSends(t *testing.T) {
-	got := captureSends(t)
+	got, dec := captureSends()
 	msg := rpcrdmaCall(t, 7, 4000)
 	ps := split(msg, 1024, 100, ibcm.OpRCSendLast)
 	if len(ps) != 4 {
@@ -154,25 +159,25 @@ func TestRCSendsBrokenSends(t *testing.T) {
 	key := QPKey{DestQP: 0x22}
 	cases := []struct {
 		name   string
-		cfg    SendsConfig
+		cfg    Options
 		feed   []piece
 		codes  string // findings over the whole run, with Flush
 		nsends int
 	}{
-		{"gap never filled", SendsConfig{}, []piece{ps[0], ps[1], ps[3]}, CodeSendGap + "," + CodeSendIncomplete, 0},
-		{"go-back-N after a lost packet", SendsConfig{}, []piece{ps[0], ps[1], ps[3], ps[1], ps[2], ps[3]}, CodeSendGap, 1},
-		{"many out of sequence, one finding", SendsConfig{}, []piece{ps[0], ps[2], ps[3], ps[3], ps[1], ps[2], ps[3]}, CodeSendGap, 1},
-		{"orphan", SendsConfig{}, []piece{ps[2], ps[3], ps[0], ps[1], ps[2], ps[3]}, CodeSendOrphan, 1},
-		{"new FIRST before LAST", SendsConfig{}, []piece{ps[0], ps[1], {ibcm.OpRCSendFirst, 500, ps[0].b}}, CodeSendIncomplete + "," + CodeSendIncomplete, 0},
-		{"ONLY before LAST", SendsConfig{}, []piece{ps[0], {ibcm.OpRCSendOnly, 102, msg[:64]}}, CodeSendIncomplete, 1},
-		{"too large", SendsConfig{MaxSendBytes: 2048}, ps, CodeSendLimit, 0},
-		{"buffer limit", SendsConfig{MaxBufferedBytes: 1500}, []piece{ps[0], ps[1]}, CodeSendLimit, 0},
-		{"flush", SendsConfig{}, ps[:3], CodeSendIncomplete, 0},
-		{"other opcodes ignored", SendsConfig{}, []piece{{ibcm.OpRCWriteFirst, 1, ps[0].b}, {ibcm.OpRCAck, 2, nil}}, "", 0},
+		{"gap never filled", Options{}, []piece{ps[0], ps[1], ps[3]}, CodeSendGap + "," + CodeSendIncomplete, 0},
+		{"go-back-N after a lost packet", Options{}, []piece{ps[0], ps[1], ps[3], ps[1], ps[2], ps[3]}, CodeSendGap, 1},
+		{"many out of sequence, one finding", Options{}, []piece{ps[0], ps[2], ps[3], ps[3], ps[1], ps[2], ps[3]}, CodeSendGap, 1},
+		{"orphan", Options{}, []piece{ps[2], ps[3], ps[0], ps[1], ps[2], ps[3]}, CodeSendOrphan, 1},
+		{"new FIRST before LAST", Options{}, []piece{ps[0], ps[1], {ibcm.OpRCSendFirst, 500, ps[0].b}}, CodeSendIncomplete + "," + CodeSendIncomplete, 0},
+		{"ONLY before LAST", Options{}, []piece{ps[0], {ibcm.OpRCSendOnly, 102, msg[:64]}}, CodeSendIncomplete, 1},
+		{"too large", Options{MaxSendBytes: 2048}, ps, CodeSendLimit, 0},
+		{"buffer limit", Options{MaxSendBufferBytes: 1500}, []piece{ps[0], ps[1]}, CodeSendLimit, 0},
+		{"flush", Options{}, ps[:3], CodeSendIncomplete, 0},
+		{"other opcodes ignored", Options{}, []piece{{ibcm.OpRCWriteFirst, 1, ps[0].b}, {ibcm.OpRCAck, 2, nil}}, "", 0},
 	}
 	for _, tc := range cases {
 		*got = nil
-		s := NewRCSends(tc.cfg)
+		s := newRCSends(tc.cfg, dec)
 		rec := &Record{}
 		var all []string
 		for i, p := range tc.feed {
@@ -201,8 +206,7 @@ func TestRCSendsBrokenSends(t *testing.T) {
 }
 
 func TestRCSendsManyQPsBounded(t *testing.T) {
-	captureSends(t)
-	s := NewRCSends(SendsConfig{MaxQPs: 8, MaxBufferedBytes: 64 << 10})
+	s := newRCSends(Options{MaxQPs: 8, MaxSendBufferBytes: 64 << 10}, discardSends)
 	rec := &Record{}
 	limit := 0
 	for qp := uint32(0); qp < 1000; qp++ {
@@ -296,10 +300,11 @@ func TestDissectorRealSends(t *testing.T) {
 
 func TestDecodeSendFindings(t *testing.T) {
 	// A Send whose RPC xid differs and whose read list never ends.
+	u := newRPCSends(Options{})
 	rec := &Record{Frame: 9}
 	h := build(t, &rpcrdma.Header{XID: 1, Version: 1, Proc: rpcrdma.ProcMsg})
 	bad := append(h[:16:16], 0, 0, 0, 1, 0, 0, 0, 0)
-	decodeRPCRDMASend(rec, bad, SendInfo{FirstFrame: 1, LastFrame: 9})
+	u.decodeSend(rec, bad, SendInfo{FirstFrame: 1, LastFrame: 9})
 	if c := codes(rec); c != rpcrdma.CodeChunkListUnterminated || rec.Findings[0].Frame != 9 || rec.Findings[0].Offset != -1 {
 		t.Errorf("findings %v", rec.Findings)
 	}
@@ -308,8 +313,8 @@ func TestDecodeSendFindings(t *testing.T) {
 	}
 	// The layers of one frame are distinct values (Records are reused).
 	rec = &Record{Frame: 10}
-	decodeRPCRDMASend(rec, rpcrdmaCall(t, 5, 200), SendInfo{})
-	decodeRPCRDMASend(rec, rpcrdmaCall(t, 6, 200), SendInfo{})
+	u.decodeSend(rec, rpcrdmaCall(t, 5, 200), SendInfo{})
+	u.decodeSend(rec, rpcrdmaCall(t, 6, 200), SendInfo{})
 	var xids []string
 	for _, l := range rec.Layers {
 		if h, ok := l.(*rpcrdma.Header); ok {
@@ -321,14 +326,13 @@ func TestDecodeSendFindings(t *testing.T) {
 	}
 	// The same frame number again after a Reset (a new run, or a caller
 	// that does not number frames): the pool is reused, not grown.
-	st := stateFor(rec)
 	for i := 0; i < 100; i++ {
 		rec.Reset()
 		rec.Frame = 10
-		decodeRPCRDMASend(rec, rpcrdmaCall(t, 7, 200), SendInfo{})
+		u.decodeSend(rec, rpcrdmaCall(t, 7, 200), SendInfo{})
 	}
-	if len(st.msgs) > 2 {
-		t.Errorf("%d pooled messages after 100 resets", len(st.msgs))
+	if len(u.msgs) > 2 {
+		t.Errorf("%d pooled messages after 100 resets", len(u.msgs))
 	}
 }
 
@@ -345,9 +349,7 @@ func FuzzRCSends(f *testing.F) {
 	f.Add([]byte{0, 0, 0, 1, 1, 0, 0, 3, 2, 0, 0, 2, 0, 0, 0, 1, 1, 0, 0, 2, 0x16, 0, 0, 3}, uint16(7))
 	msg := rpcrdmaCall(f, 3, 600)
 	f.Fuzz(func(t *testing.T, script []byte, mtu uint16) {
-		old := decodeSend
-		defer func() { decodeSend = old }()
-		s := NewRCSends(SendsConfig{MaxSendBytes: 4096, MaxBufferedBytes: 8192, MaxQPs: 4})
+		s := newRCSends(Options{MaxSendBytes: 4096, MaxSendBufferBytes: 8192, MaxQPs: 4}, newRPCSends(Options{}))
 		rec := &Record{}
 		chunk := int(mtu%512) + 1
 		for i := 0; i+4 <= len(script); i += 4 {
@@ -388,13 +390,14 @@ func TestDecodeSendMatchesGSSReply(t *testing.T) {
 	gss := []byte{0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 5, 0, 0, 0, 2, 0, 0, 0, 0} // DATA, seq 5, integrity, no handle
 	callBody := []byte{0, 0, 0, 20, 0, 0, 0, 5, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 24}
 	replyBody := []byte{0, 0, 0, 24, 0, 0, 0, 5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 24, 0, 0, 0, 0}
+	u := newRPCSends(Options{})
 	rec := &Record{Frame: 1}
-	decodeRPCRDMASend(rec, rdmaMsg(&rpcrdma.RPC{XID: 42, MsgType: rpcrdma.MsgCall, RPCVersion: 2, Program: rpcrdma.ProgNFS,
+	u.decodeSend(rec, rdmaMsg(&rpcrdma.RPC{XID: 42, MsgType: rpcrdma.MsgCall, RPCVersion: 2, Program: rpcrdma.ProgNFS,
 		ProgVersion: 4, Procedure: 1, Cred: rpcrdma.Auth{Flavor: rpcrdma.RPCSecGSS, Body: gss}}, callBody), SendInfo{})
-	rec2 := rec // the same Dissector state (same Record), next frame
+	rec2 := rec // the next frame
 	rec2.Reset()
 	rec2.Frame = 2
-	decodeRPCRDMASend(rec2, rdmaMsg(&rpcrdma.RPC{XID: 42, MsgType: rpcrdma.MsgReply}, replyBody), SendInfo{})
+	u.decodeSend(rec2, rdmaMsg(&rpcrdma.RPC{XID: 42, MsgType: rpcrdma.MsgReply}, replyBody), SendInfo{})
 	n, ok := rec2.Layer("nfs").(*rpcrdma.NFS)
 	if !ok || !n.Reply || len(n.Ops) != 1 || n.Ops[0].Opcode != 24 || !n.HasStatus {
 		t.Fatalf("reply nfs layer %+v (layers %s, findings %v)", rec2.Layer("nfs"), layerNames(rec2), rec2.Findings)
@@ -423,12 +426,13 @@ func roceSendPayloads(t testing.TB) [][]byte {
 
 func TestDecodeSendNoAllocs(t *testing.T) {
 	payloads := roceSendPayloads(t)
+	u := newRPCSends(Options{})
 	rec := &Record{}
 	run := func() {
 		for i, p := range payloads {
 			rec.Reset()
 			rec.Frame = i + 1
-			decodeRPCRDMASend(rec, p, SendInfo{Transport: "ib", FirstFrame: i + 1, LastFrame: i + 1, Length: len(p)})
+			u.decodeSend(rec, p, SendInfo{Transport: "ib", FirstFrame: i + 1, LastFrame: i + 1, Length: len(p)})
 		}
 	}
 	run()
@@ -439,13 +443,14 @@ func TestDecodeSendNoAllocs(t *testing.T) {
 
 func BenchmarkDecodeSend(b *testing.B) {
 	payloads := roceSendPayloads(b)
+	u := newRPCSends(Options{})
 	rec := &Record{}
 	b.ReportAllocs()
 	for b.Loop() {
 		for i, p := range payloads {
 			rec.Reset()
 			rec.Frame = i + 1
-			decodeRPCRDMASend(rec, p, SendInfo{Transport: "ib", FirstFrame: i + 1, LastFrame: i + 1, Length: len(p)})
+			u.decodeSend(rec, p, SendInfo{Transport: "ib", FirstFrame: i + 1, LastFrame: i + 1, Length: len(p)})
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(payloads)), "ns/send")
@@ -454,10 +459,7 @@ func BenchmarkDecodeSend(b *testing.B) {
 func BenchmarkRCSendsReassembly(b *testing.B) {
 	msg := rpcrdmaCall(b, 1, 64<<10)
 	ps := split(msg, 4096, 0, ibcm.OpRCSendLast)
-	old := decodeSend
-	decodeSend = func(*Record, []byte, SendInfo) {}
-	defer func() { decodeSend = old }()
-	s := NewRCSends(SendsConfig{})
+	s := newRCSends(Options{}, discardSends)
 	rec := &Record{}
 	key := QPKey{DestQP: 1}
 	b.SetBytes(int64(len(msg)))
@@ -471,32 +473,8 @@ func BenchmarkRCSendsReassembly(b *testing.B) {
 	}
 }
 
-// The state kept for a Record hangs off that Record: made by its first
-// Send, kept by Reset (the Dissector resets its Record every frame), not
-// shared with another Record (so it goes away with its Record).
-func TestSendStateFollowsRecord(t *testing.T) {
-	payload := rpcrdmaCall(t, 1, 100)
-	a, b := &Record{Frame: 1}, &Record{Frame: 1}
-	if a.sends != nil {
-		t.Fatal("a new Record has Send state")
-	}
-	decodeRPCRDMASend(a, payload, SendInfo{})
-	st := a.sends
-	if st == nil {
-		t.Fatal("no Send state after a Send")
-	}
-	a.Reset()
-	if a.sends != st {
-		t.Error("Reset dropped the Send state")
-	}
-	decodeRPCRDMASend(b, payload, SendInfo{})
-	if b.sends == nil || b.sends == st {
-		t.Error("two Records share one Send state")
-	}
-}
-
 // A multi-packet Send whose LAST never arrives is reported when the
-// Dissector flushes at end of input (ext.go finish → flushSends).
+// Dissector flushes at end of input (Finish).
 func TestDissectorFinishReportsIncompleteSend(t *testing.T) {
 	msg := rpcrdmaCall(t, 0xbeef, 9000)
 	ps := split(msg, 4096, 40, ibcm.OpRCSendLast)
@@ -549,8 +527,9 @@ func TestDecodeSendNoMsgAnswersCall(t *testing.T) {
 		{"RDMA_ERROR, same xid", header(42, rpcrdma.ProcError), false},
 		{"RDMA_NOMSG, other xid", header(43, rpcrdma.ProcNoMsg), true},
 	} {
+		u := newRPCSends(Options{})
 		rec := &Record{Frame: 1}
-		decodeRPCRDMASend(rec, rdmaMsg(&rpcrdma.RPC{XID: 42, MsgType: rpcrdma.MsgCall, RPCVersion: 2, Program: rpcrdma.ProgNFS,
+		u.decodeSend(rec, rdmaMsg(&rpcrdma.RPC{XID: 42, MsgType: rpcrdma.MsgCall, RPCVersion: 2, Program: rpcrdma.ProgNFS,
 			ProgVersion: 4, Procedure: 1}, callBody), SendInfo{})
 		if rec.Layer("nfs") == nil {
 			t.Fatalf("%s: call not decoded: %s %v", tc.name, layerNames(rec), rec.Findings)
@@ -558,14 +537,14 @@ func TestDecodeSendNoMsgAnswersCall(t *testing.T) {
 		if tc.answer != nil {
 			rec.Reset()
 			rec.Frame = 2
-			decodeRPCRDMASend(rec, tc.answer, SendInfo{})
+			u.decodeSend(rec, tc.answer, SendInfo{})
 			if rec.Layer("rpcrdma") == nil || rec.Layer("rpc") != nil || len(rec.Findings) > 0 {
 				t.Fatalf("%s: answer decoded as %s %v", tc.name, layerNames(rec), rec.Findings)
 			}
 		}
 		rec.Reset()
 		rec.Frame = 3
-		decodeRPCRDMASend(rec, rdmaMsg(&rpcrdma.RPC{XID: 42, MsgType: rpcrdma.MsgReply}, replyBody), SendInfo{})
+		u.decodeSend(rec, rdmaMsg(&rpcrdma.RPC{XID: 42, MsgType: rpcrdma.MsgReply}, replyBody), SendInfo{})
 		n, named := rec.Layer("nfs").(*rpcrdma.NFS)
 		if named != tc.named {
 			t.Fatalf("%s: reply named %v (%s), want %v", tc.name, named, layerNames(rec), tc.named)
@@ -581,8 +560,7 @@ func TestDecodeSendNoMsgAnswersCall(t *testing.T) {
 // used of all when every QP has one), and the buffered-bytes limit drops
 // the least recently used partial Send first.
 func TestRCSendsEvictsLeastRecentlyUsed(t *testing.T) {
-	captureSends(t)
-	s := NewRCSends(SendsConfig{MaxQPs: 3, MaxBufferedBytes: 64 << 10})
+	s := newRCSends(Options{MaxQPs: 3, MaxSendBufferBytes: 64 << 10}, discardSends)
 	rec := &Record{}
 	only := func(qp uint32) {
 		rec.Reset()
@@ -631,7 +609,7 @@ func TestRCSendsEvictsLeastRecentlyUsed(t *testing.T) {
 // BenchmarkRCSendsManyQPs: a fabric with more QPs than MaxQPs (4096): every
 // packet of a new QP evicts the least recently used one.
 func BenchmarkRCSendsManyQPs(b *testing.B) {
-	s := NewRCSends(SendsConfig{})
+	s := newRCSends(Options{}, newRPCSends(Options{}))
 	rec := &Record{}
 	payload := make([]byte, 64)
 	qp := uint32(0)

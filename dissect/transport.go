@@ -101,6 +101,42 @@ type Addresser interface {
 	AppendDst(b []byte) []byte
 }
 
+// AppendEndpoints appends the frame's source and destination as the
+// summary view shows them, from the innermost layer that has addresses:
+// IP addresses, GIDs (RoCEv1, native IB with GRH), LIDs ("LID 5", native
+// IB), or MAC addresses.
+func AppendEndpoints(r *Record, src, dst []byte) ([]byte, []byte) {
+	return AppendEndpointsOf(EndpointsLayer(r), src, dst)
+}
+
+// EndpointsLayer returns the innermost layer of r that has addresses (the
+// one AppendEndpoints uses), nil if none. Records whose layers are the
+// same values (a Dissector reuses them) have the same one.
+func EndpointsLayer(r *Record) field.Layer {
+	for i := len(r.Layers) - 1; i >= 0; i-- {
+		switch l := r.Layers[i]; l.(type) {
+		case Addresser, *ibcm.GRH, *ibcm.LRH:
+			return l
+		}
+	}
+	return nil
+}
+
+// AppendEndpointsOf appends the source and destination of l, a layer
+// EndpointsLayer returned (nothing for nil).
+func AppendEndpointsOf(l field.Layer, src, dst []byte) ([]byte, []byte) {
+	switch l := l.(type) {
+	case Addresser:
+		return l.AppendSrc(src), l.AppendDst(dst)
+	case *ibcm.GRH:
+		return l.SrcGID().AppendTo(src), l.DstGID().AppendTo(dst)
+	case *ibcm.LRH:
+		src = strconv.AppendUint(append(src, "LID "...), uint64(l.SLID), 10)
+		dst = strconv.AppendUint(append(dst, "LID "...), uint64(l.DLID), 10)
+	}
+	return src, dst
+}
+
 // InfoSummarizer is implemented by the transport adapters (TCP, UDP): their
 // info text is used by the summary view only when no RDMA layer of the frame
 // summarised (with --all), so that plain TCP or UDP lines are not empty.
@@ -433,7 +469,7 @@ func (ip *IPv6) AppendInfo(b []byte) []byte { return appendIPProto(b, uint64(ip.
 // no other UDP protocol is dissected).
 type UDP struct {
 	layers.UDP
-	roce *[65536 / 64]uint64
+	roce *portSet // nil: gopacket's port table
 }
 
 // NextLayerType is the BTH for a RoCEv2 port (destination, or source for
@@ -443,8 +479,7 @@ func (u *UDP) NextLayerType() gopacket.LayerType {
 		return gopacket.LayerTypeZero
 	}
 	if u.roce != nil {
-		d, s := uint16(u.DstPort), uint16(u.SrcPort)
-		if u.roce[d/64]&(1<<(d%64)) != 0 || u.roce[s/64]&(1<<(s%64)) != 0 {
+		if u.roce.has(uint16(u.DstPort)) || u.roce.has(uint16(u.SrcPort)) {
 			return ibcm.LayerTypeBTH
 		}
 		return gopacket.LayerTypePayload

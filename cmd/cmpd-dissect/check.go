@@ -10,8 +10,6 @@ import (
 	"github.com/cmpd-dissect/cmpd-dissect/expect"
 )
 
-func init() { addCommand(newCheckCmd) }
-
 // expectExample is the expectation file "check --help" shows, indented by
 // four spaces: a code block for the man pages' Markdown (a test parses it).
 const expectExample = `    strict: true                # a connection that matches no entry is a difference
@@ -34,7 +32,7 @@ const expectExample = `    strict: true                # a connection that match
           - conn.server-send-exceeds-client-receive
 `
 
-func newCheckCmd() *cobra.Command {
+func newCheckCommand() *cobra.Command {
 	var (
 		flags       trackFlags
 		expectFile  string

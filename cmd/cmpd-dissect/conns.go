@@ -14,8 +14,6 @@ import (
 	"github.com/cmpd-dissect/cmpd-dissect/view"
 )
 
-func init() { addCommand(newConnsCmd) }
-
 // trackFlags are the connection tracker's options, shared by conns and
 // check, with the usual input options (-r, -i, -c, -a, --roce-port …).
 type trackFlags struct {
@@ -167,7 +165,7 @@ func trackCaptures(cmd *cobra.Command, files []string, flags *trackFlags) (*trac
 	return t, nil
 }
 
-func newConnsCmd() *cobra.Command {
+func newConnsCommand() *cobra.Command {
 	var (
 		flags   trackFlags
 		asJSON  bool

@@ -7,8 +7,6 @@ import (
 	"github.com/cmpd-dissect/cmpd-dissect/view"
 )
 
-func init() { addCommand(newExplainCmd) }
-
 // explainCaptures follows the connections of each capture on its own (its
 // frames numbered from 1, as other tools show them) and explains them.
 func explainCaptures(cmd *cobra.Command, args []string, flags *trackFlags) ([]*explain.Capture, []*tracked, error) {
@@ -40,7 +38,7 @@ func explainCaptures(cmd *cobra.Command, args []string, flags *trackFlags) ([]*e
 	return caps, runs, nil
 }
 
-func newExplainCmd() *cobra.Command {
+func newExplainCommand() *cobra.Command {
 	var (
 		flags  trackFlags
 		asJSON bool

@@ -6,8 +6,6 @@ import (
 	"github.com/cmpd-dissect/cmpd-dissect/view"
 )
 
-func init() { addCommand(newFieldsCommand) }
-
 func newFieldsCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "fields [PREFIX]",

@@ -6,9 +6,7 @@ import (
 	"github.com/cmpd-dissect/cmpd-dissect/internal/catalog"
 )
 
-func init() { addCommand(newFindingsCmd) }
-
-func newFindingsCmd() *cobra.Command {
+func newFindingsCommand() *cobra.Command {
 	var asJSON, markdown bool
 	cmd := &cobra.Command{
 		Use:   "findings [--json | --markdown]",

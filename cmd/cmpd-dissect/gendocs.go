@@ -12,8 +12,6 @@ import (
 	"github.com/spf13/cobra/doc"
 )
 
-func init() { addCommand(newGenDocsCmd) }
-
 // The files "make man" writes: man pages under docs/man, completion scripts
 // under completions/ (names as the shells look them up: bash-completion's
 // CMD.bash or CMD, zsh's _CMD on $fpath, fish's CMD.fish).
@@ -95,7 +93,7 @@ func genManTree(c *cobra.Command, header *doc.GenManHeader, dir string) error {
 	return os.WriteFile(name, thDate.ReplaceAll(b.Bytes(), []byte(`$1""`)), 0o644)
 }
 
-func newGenDocsCmd() *cobra.Command {
+func newGenDocsCommand() *cobra.Command {
 	var man, completions string
 	cmd := &cobra.Command{
 		Use:    "gen-docs [--man DIR] [--completions DIR]",

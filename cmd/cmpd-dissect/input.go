@@ -263,13 +263,13 @@ func (in *inputFlags) dissectorAhead() func(*source.Frame) {
 
 // dissector makes the Dissector for these flags.
 func (in *inputFlags) dissector() *dissect.Dissector {
-	return in.limits.newDissector(in.dissectorOptions())
+	return dissect.New(in.dissectorOptions())
 }
 
-// dissectorOptions are the Dissector's options from these flags (before
-// the limits are applied).
+// dissectorOptions are the Dissector's options from these flags: the
+// RoCE ports and the limits.
 func (in *inputFlags) dissectorOptions() dissect.Options {
-	return dissect.Options{RoCEPorts: in.rocePorts}
+	return in.limits.apply(dissect.Options{RoCEPorts: in.rocePorts})
 }
 
 // each reads every frame, dissects it and calls fn; keep reports whether

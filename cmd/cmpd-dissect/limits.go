@@ -50,15 +50,14 @@ func (p *positiveInt) Set(s string) error {
 }
 
 func (l *limitFlags) register(cmd *cobra.Command) {
-	d := dissect.DefaultIWARPConfig()
+	d := dissect.DefaultOptions()
 	l.tcpStreamBytes.v = d.MaxPDUBytes
-	l.tcpTotalBytes.v = d.MaxBufferedBytes
+	l.tcpTotalBytes.v = d.MaxTCPBufferedBytes
 	l.tcpStreams.v = d.MaxStreams
 	l.sendBytes.v = d.MaxSendBytes
+	l.sendBuffer.v = d.MaxSendBufferBytes
+	l.chunkSegments.v = d.MaxChunkSegments
 	l.privateData.v = d.MaxPrivateData
-	sd := dissect.DefaultSendsConfig()
-	l.sendBuffer.v = sd.MaxBufferedBytes
-	l.chunkSegments.v = sd.MaxChunkSegments
 	f := cmd.Flags()
 	f.Var(&l.tcpStreamBytes, "max-tcp-stream-bytes",
 		"iWARP: octets of TCP data buffered for one stream direction, for an unfinished PDU and out of order; beyond it the data is dropped (finding iwarp.buffer-limit)")
@@ -76,44 +75,31 @@ func (l *limitFlags) register(cmd *cobra.Command) {
 		"RPC-over-RDMA: segments decoded in one chunk list; decoding stops there (finding rpcrdma.segment-cap)")
 }
 
-// newDissector makes a Dissector with these limits.
-func (l *limitFlags) newDissector(o dissect.Options) *dissect.Dissector {
-	d := dissect.New(l.apply(o))
-	if l.sendBytes.set || l.sendBuffer.set || l.chunkSegments.set {
-		var c dissect.SendsConfig // zero fields: the defaults
-		if l.sendBytes.set {
-			c.MaxSendBytes = l.sendBytes.v
-		}
-		if l.sendBuffer.set {
-			c.MaxBufferedBytes = l.sendBuffer.v
-		}
-		if l.chunkSegments.set {
-			c.MaxChunkSegments = l.chunkSegments.v
-		}
-		d.SetSendsConfig(c)
-	}
-	return d
-}
-
-// apply sets the limits given on the command line in dissect options.
+// apply sets the limits given on the command line in dissect options (the
+// others keep dissect's defaults).
 func (l *limitFlags) apply(o dissect.Options) dissect.Options {
-	c := &o.IWARP
 	if l.tcpStreamBytes.set {
-		c.MaxPDUBytes = l.tcpStreamBytes.v
-		c.MaxPagesPerConn = pages(l.tcpStreamBytes.v)
+		o.MaxPDUBytes = l.tcpStreamBytes.v
+		o.MaxPagesPerConn = pages(l.tcpStreamBytes.v)
 	}
 	if l.tcpTotalBytes.set {
-		c.MaxBufferedBytes = l.tcpTotalBytes.v
-		c.MaxPagesTotal = pages(l.tcpTotalBytes.v)
+		o.MaxTCPBufferedBytes = l.tcpTotalBytes.v
+		o.MaxPagesTotal = pages(l.tcpTotalBytes.v)
 	}
 	if l.tcpStreams.set {
-		c.MaxStreams = l.tcpStreams.v
+		o.MaxStreams = l.tcpStreams.v
 	}
 	if l.sendBytes.set {
-		c.MaxSendBytes = l.sendBytes.v
+		o.MaxSendBytes = l.sendBytes.v
+	}
+	if l.sendBuffer.set {
+		o.MaxSendBufferBytes = l.sendBuffer.v
+	}
+	if l.chunkSegments.set {
+		o.MaxChunkSegments = l.chunkSegments.v
 	}
 	if l.privateData.set {
-		c.MaxPrivateData = l.privateData.v
+		o.MaxPrivateData = l.privateData.v
 	}
 	return o
 }

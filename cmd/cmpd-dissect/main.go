@@ -2,8 +2,9 @@
 // over RoCE and InfiniBand, iWARP MPA, the RFC 8797 private data they carry
 // and the RPC-over-RDMA traffic that follows.
 //
-// This file only wires the root command; every subcommand lives in its own
-// file and registers itself with addCommand from an init function.
+// This file builds the command tree (newRootCommand): the root command,
+// whose own Run is the packet view (packets.go), and the subcommands, each
+// made by the constructor in its own file.
 package main
 
 import (
@@ -41,17 +42,9 @@ func findingsErr(format string, args ...any) error {
 	return &exitError{code: exitFindings, err: fmt.Errorf(format, args...)}
 }
 
-// commandCtors are the subcommands; each file adds its own in init.
-var commandCtors []func() *cobra.Command
-
-func addCommand(ctor func() *cobra.Command) { commandCtors = append(commandCtors, ctor) }
-
-// rootSetup lets the packet-view file install the root command's own flags
-// and Run (cmpd-dissect -r FILE …, tshark-like).
-var rootSetup func(root *cobra.Command)
-
-// newRoot builds a fresh command tree, so tests can run many in one process.
-func newRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
+// newRootCommand builds a fresh command tree, so tests can run many in one
+// process.
+func newRootCommand(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "cmpd-dissect",
 		Short:         "Dissect RDMA connection setup and the RFC 8797 private data in it",
@@ -62,18 +55,26 @@ func newRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	setVersion(root)
-	if rootSetup != nil {
-		rootSetup(root)
-	}
-	for _, ctor := range commandCtors {
-		root.AddCommand(ctor())
-	}
+	setupPacketView(root)
+	root.AddCommand(
+		newCheckCommand(),
+		newConnsCommand(),
+		newExplainCommand(),
+		newFieldsCommand(),
+		newFindingsCommand(),
+		newGenDocsCommand(),
+		newPvtdataCommand(),
+		newReplayCommand(),
+		newReportCommand(),
+		newStatsCommand(),
+		newVersionCommand(),
+	)
 	return root
 }
 
 // run executes one command line and returns the exit code.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	root := newRoot(stdin, stdout, stderr)
+	root := newRootCommand(stdin, stdout, stderr)
 	root.SetArgs(args)
 	err := root.Execute()
 	if err == nil {

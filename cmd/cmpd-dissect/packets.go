@@ -13,9 +13,6 @@ import (
 	"github.com/cmpd-dissect/cmpd-dissect/view"
 )
 
-// The packet view is the root command's own Run, tshark-like.
-func init() { rootSetup = setupPacketView }
-
 const packetExamples = `  # one line per RDMA packet (CM, RoCE, iWARP, RPC-over-RDMA) of a capture
   cmpd-dissect -r nfs-rdma.pcap
 
@@ -51,6 +48,8 @@ type packetFlags struct {
 	findings bool     // --findings
 }
 
+// setupPacketView makes the packet view the root command's own flags and
+// Run (cmpd-dissect -r FILE …, tshark-like).
 func setupPacketView(root *cobra.Command) {
 	var pf packetFlags
 	root.Use = "cmpd-dissect [-r FILE]… [-i IFACE] [-V | -T json | -T fields -e FIELD…] [-Y FILTER]"

@@ -186,7 +186,7 @@ func FuzzPipelinePacket(f *testing.F) {
 // from stdin, in each reading mode, as a tree and as JSON: no panic, no
 // hang, no control character in the text, valid UTF-8 JSON.
 func FuzzPvtdataView(f *testing.F) {
-	root := newRoot(nil, nil, nil)
+	root := newRootCommand(nil, nil, nil)
 	var pv *cobra.Command
 	for _, c := range root.Commands() {
 		if c.Name() == "pvtdata" {

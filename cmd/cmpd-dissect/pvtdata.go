@@ -14,8 +14,6 @@ import (
 	"github.com/cmpd-dissect/cmpd-dissect/view"
 )
 
-func init() { addCommand(newPvtdataCmd) }
-
 // pvtdataOptions are the flags shared by "pvtdata" and "pvtdata negotiate".
 type pvtdataOptions struct {
 	mode  string
@@ -37,7 +35,7 @@ func (o *pvtdataOptions) parseMode() (pvtdata.Mode, error) {
 	return m, nil
 }
 
-func newPvtdataCmd() *cobra.Command {
+func newPvtdataCommand() *cobra.Command {
 	var (
 		opts    pvtdataOptions
 		port    uint16

@@ -11,9 +11,7 @@ import (
 	"github.com/cmpd-dissect/cmpd-dissect/replay"
 )
 
-func init() { addCommand(newReplayCmd) }
-
-func newReplayCmd() *cobra.Command {
+func newReplayCommand() *cobra.Command {
 	var (
 		role, addr, src, from string
 		port, connN           int

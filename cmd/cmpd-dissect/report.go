@@ -9,9 +9,7 @@ import (
 	"github.com/cmpd-dissect/cmpd-dissect/report"
 )
 
-func init() { addCommand(newReportCmd) }
-
-func newReportCmd() *cobra.Command {
+func newReportCommand() *cobra.Command {
 	var (
 		flags trackFlags
 		out   string

@@ -10,8 +10,6 @@ import (
 	"github.com/cmpd-dissect/cmpd-dissect/view"
 )
 
-func init() { addCommand(newStatsCommand) }
-
 // defaultBreakdown are the enumerated fields stats counts by default: the CM
 // message type first.
 var defaultBreakdown = []string{"cm.attribute_id", "bth.opcode", "mpa.frame_type", "rdmap.opcode", "rpcrdma.msg_type", "rpc.procedure"}

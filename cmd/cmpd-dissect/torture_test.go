@@ -101,7 +101,7 @@ func fieldNames() []string {
 // which expected ones are missing (their commands or flags not written
 // yet): those are skipped, never failed.
 func discoverViews() (views []tortureView, missing []string) {
-	root := newRoot(strings.NewReader(""), io.Discard, io.Discard)
+	root := newRootCommand(strings.NewReader(""), io.Discard, io.Discard)
 	hasFlag := func(c *cobra.Command, name string) bool {
 		if c == nil {
 			return false
@@ -1064,7 +1064,7 @@ func jsonFrames(t *testing.T, out string) map[int]map[string]any {
 // reported where they are — file, frame, layer, byte offset and what was
 // expected — and every other frame is still decoded, with exit status 0.
 func TestDamagedPacketRunGoesOn(t *testing.T) {
-	root := newRoot(strings.NewReader(""), io.Discard, io.Discard)
+	root := newRootCommand(strings.NewReader(""), io.Discard, io.Discard)
 	if root.Flags().ShorthandLookup("T") == nil {
 		t.Skip("-T json not built yet")
 	}
@@ -1157,7 +1157,7 @@ func TestDamagedPacketRunGoesOn(t *testing.T) {
 // the file, the frame number and the offset of the damaged record, after
 // every good frame before it was printed.
 func TestDamagedRecordNamed(t *testing.T) {
-	root := newRoot(strings.NewReader(""), io.Discard, io.Discard)
+	root := newRootCommand(strings.NewReader(""), io.Discard, io.Discard)
 	if root.Flags().ShorthandLookup("T") == nil {
 		t.Skip("-T fields not built yet")
 	}
@@ -1226,7 +1226,7 @@ func findingCodes(out string) map[string]int {
 // run completes, the finding appears, and without the option (defaults)
 // it does not.
 func TestLimits(t *testing.T) {
-	root := newRoot(strings.NewReader(""), io.Discard, io.Discard)
+	root := newRootCommand(strings.NewReader(""), io.Discard, io.Discard)
 	if root.Flags().Lookup("max-tcp-stream-bytes") == nil {
 		t.Skip("limit options not wired yet")
 	}
@@ -1277,7 +1277,7 @@ func TestLimits(t *testing.T) {
 // than RFC 5044's 512 octets is reported with the default limit, and not
 // once the limit is raised.
 func TestLimitPrivateDataDefault(t *testing.T) {
-	root := newRoot(strings.NewReader(""), io.Discard, io.Discard)
+	root := newRootCommand(strings.NewReader(""), io.Discard, io.Discard)
 	if root.Flags().Lookup("max-private-data") == nil {
 		t.Skip("--max-private-data not wired yet")
 	}
@@ -1320,7 +1320,7 @@ func TestLimitPrivateDataDefault(t *testing.T) {
 // TestLimitConnections: the connection table keeps the newest connections;
 // the oldest are evicted first, each with the finding conn.table-full.
 func TestLimitConnections(t *testing.T) {
-	root := newRoot(strings.NewReader(""), io.Discard, io.Discard)
+	root := newRootCommand(strings.NewReader(""), io.Discard, io.Discard)
 	var conns *cobra.Command
 	for _, c := range root.Commands() {
 		if c.Name() == "conns" {

@@ -10,8 +10,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { addCommand(newVersionCmd) }
-
 // version is set by a release build (make build VERSION=v1.2.3 passes
 // -ldflags "-X main.version=…"); otherwise the module version from the
 // build info names the build.
@@ -121,7 +119,7 @@ func setVersion(root *cobra.Command) {
 	root.SetVersionTemplate(b.String())
 }
 
-func newVersionCmd() *cobra.Command {
+func newVersionCommand() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "version [--json]",

@@ -1,0 +1,183 @@
+package dissect
+
+import (
+	"github.com/gopacket/gopacket"
+
+	"github.com/cmpd-dissect/cmpd-dissect/internal/posindex"
+	"github.com/cmpd-dissect/cmpd-dissect/layers/rpcrdma"
+)
+
+// This file matches RPC replies to their calls (by connection and xid),
+// so that a reply's results can be named.
+
+// callTable remembers outstanding RPC calls by connection and xid, so a
+// reply's results can be named; bounded (max outstanding calls), the
+// oldest outstanding call forgotten first.
+//
+// The calls live in a pool of entries, found through a posindex of pool
+// positions and linked in the order they were first remembered; a reply
+// (or an RDMA_NOMSG or RDMA_ERROR with the call's xid: answered) unlinks
+// its call and frees its entry for the next call, so the pool holds about
+// as many entries as calls are outstanding at once, not max. It replaced a
+// Go map with a separate order ring (a map assign, lookup and delete per
+// call and reply were half the cost of naming replies), then a ring of
+// every call remembered, answered or not, which grew to max entries on
+// any long capture.
+type callTable struct {
+	max  int
+	conn uint64
+	pool [][]callEntry // in chunks of callChunk entries: growing copies nothing
+	size int           // entries in the pool
+	// free, oldest and newest are pool positions plus one (0: none): the
+	// free entries, linked by next; the outstanding calls, oldest first.
+	free, oldest, newest int32
+	n                    int // outstanding calls
+	idx                  posindex.Index[callIndexKey]
+}
+
+type callKey struct {
+	conn uint64
+	xid  uint32
+}
+
+type callInfo struct {
+	prog, vers, proc uint32
+	gss              bool
+	gssProc, gssSvc  uint32
+}
+
+type callEntry struct {
+	key        callKey
+	info       callInfo
+	prev, next int32 // links, positions plus one
+}
+
+// callIndexKey is a callKey packed into 12 octets for the index (a
+// callKey's padding would make each slot 24).
+type callIndexKey struct{ connHi, connLo, xid uint32 }
+
+func (k callKey) indexKey() callIndexKey {
+	return callIndexKey{uint32(k.conn >> 32), uint32(k.conn), k.xid}
+}
+
+func (k callIndexKey) Hash() uint32 {
+	return uint32((uint64(k.connHi)<<32 | uint64(k.connLo) ^ uint64(k.xid)) * 0x9e3779b97f4a7c15 >> 32)
+}
+
+// callChunk is the number of pool entries allocated at once.
+const callChunk = 1024
+
+func (c *callTable) entry(pos int) *callEntry {
+	return &c.pool[pos/callChunk][pos%callChunk]
+}
+
+// forget removes the outstanding call at pos: from the index, from the
+// order, into the free entries.
+func (c *callTable) forget(pos int) {
+	e := c.entry(pos)
+	c.idx.Delete(e.key.indexKey())
+	if e.prev != 0 {
+		c.entry(int(e.prev) - 1).next = e.next
+	} else {
+		c.oldest = e.next
+	}
+	if e.next != 0 {
+		c.entry(int(e.next) - 1).prev = e.prev
+	} else {
+		c.newest = e.prev
+	}
+	e.prev, e.next = 0, c.free
+	c.free = int32(pos + 1)
+	c.n--
+}
+
+// MatchCall implements rpcrdma.CallMatcher.
+func (c *callTable) MatchCall(r *rpcrdma.RPC) {
+	k := callKey{conn: c.conn, xid: r.XID}
+	ik := k.indexKey()
+	pos, found := c.idx.Get(ik)
+	if r.MsgType == rpcrdma.MsgReply {
+		if found {
+			ci := &c.entry(pos).info
+			r.SetCall(ci.prog, ci.vers, ci.proc)
+			if ci.gss {
+				r.SetCallGSS(ci.gssProc, ci.gssSvc)
+			}
+			c.forget(pos)
+		}
+		return
+	}
+	info := callInfo{prog: r.Program, vers: r.ProgVersion, proc: r.Procedure,
+		gss: r.HasGSS, gssProc: r.GSS.Proc, gssSvc: r.GSS.Service}
+	if found {
+		// The call again (retransmitted): it keeps its place in the order.
+		c.entry(pos).info = info
+		return
+	}
+	if c.n >= min(max(c.max, 1), 1<<30) {
+		c.forget(int(c.oldest) - 1)
+	}
+	if c.free != 0 {
+		pos = int(c.free) - 1
+		c.free = c.entry(pos).next
+	} else {
+		pos = c.size
+		if pos%callChunk == 0 {
+			c.pool = append(c.pool, make([]callEntry, callChunk))
+		}
+		c.size++
+	}
+	*c.entry(pos) = callEntry{key: k, info: info, prev: c.newest}
+	if c.newest != 0 {
+		c.entry(int(c.newest) - 1).next = int32(pos + 1)
+	} else {
+		c.oldest = int32(pos + 1)
+	}
+	c.newest = int32(pos + 1)
+	c.n++
+	c.idx.Set(ik, pos)
+}
+
+// answered forgets the outstanding call with this xid on the current
+// connection, if there is one.
+func (c *callTable) answered(xid uint32) {
+	if pos, ok := c.idx.Get(callKey{conn: c.conn, xid: xid}.indexKey()); ok {
+		c.forget(pos)
+	}
+}
+
+// connHash identifies the connection of the frame in rec regardless of
+// direction (so a reply finds its call): the FastHash of netFlowOf(rec),
+// 0 without addresses, computed from the addresses where the layers hold
+// them (building the gopacket.Flow copies both into 16-octet arrays per
+// Send).
+func connHash(rec *Record) uint64 {
+	var lids [4]byte
+	typ, src, dst, ok := flowAddrs(rec, &lids)
+	if !ok {
+		return 0
+	}
+	return flowHash(typ, src, dst)
+}
+
+// fnvBasis and fnvPrime are gopacket's (64-bit FNV-1).
+const (
+	fnvBasis = 14695981039346656037
+	fnvPrime = 1099511628211
+)
+
+func fnvHash(b []byte) uint64 {
+	h := uint64(fnvBasis)
+	for _, c := range b {
+		h ^= uint64(c)
+		h *= fnvPrime
+	}
+	return h
+}
+
+// flowHash is gopacket.NewFlow(typ, src, dst).FastHash().
+func flowHash(typ gopacket.EndpointType, src, dst []byte) uint64 {
+	h := fnvHash(src) + fnvHash(dst)
+	h ^= uint64(typ)
+	return h * fnvPrime
+}
