@@ -13,7 +13,6 @@ import (
 	"github.com/cmpd-dissect/cmpd-dissect/finding"
 )
 
-
 // IWARPStats counts what the reassembly did and how much it holds.
 type IWARPStats struct {
 	// Streams is the number of TCP connections tracked now; PeakStreams

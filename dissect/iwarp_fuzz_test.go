@@ -2,13 +2,11 @@ package dissect
 
 import (
 	"net/netip"
-	"os"
 	"testing"
 	"time"
 
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
-	"github.com/gopacket/gopacket/pcapgo"
 
 	"github.com/cmpd-dissect/cmpd-dissect/field"
 	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
@@ -97,15 +95,7 @@ func FuzzIWARPStream(f *testing.F) {
 // clientStream returns the TCP payload octets a capture's first connection
 // sent from its first sender, in capture order, duplicates dropped.
 func clientStream(t testing.TB, path string) []byte {
-	fh, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fh.Close()
-	rd, err := pcapgo.NewReader(fh)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rd := openPcap(t, path)
 	var (
 		eth    layers.Ethernet
 		ip4    layers.IPv4

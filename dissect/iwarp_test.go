@@ -114,19 +114,26 @@ func collect(rec *Record) *iwFrame {
 	return f
 }
 
-// runIWARP feeds every TCP segment of a pcap to an IWARP.
-func runIWARP(t testing.TB, path string, cfg Options) *iwRun {
+// openPcap opens a pcap file for reading packet by packet (closed when
+// the test ends).
+func openPcap(t testing.TB, path string) *pcapgo.Reader {
 	t.Helper()
 	fh, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer fh.Close()
+	t.Cleanup(func() { fh.Close() })
 	rd, err := pcapgo.NewReader(fh)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return runReader(t, rd.ReadPacketData, cfg)
+	return rd
+}
+
+// runIWARP feeds every TCP segment of a pcap to an IWARP.
+func runIWARP(t testing.TB, path string, cfg Options) *iwRun {
+	t.Helper()
+	return runReader(t, openPcap(t, path).ReadPacketData, cfg)
 }
 
 func runReader(t testing.TB, next func() ([]byte, gopacket.CaptureInfo, error), cfg Options) *iwRun {
@@ -833,15 +840,7 @@ func TestIWARPWithoutHandshake(t *testing.T) {
 	for _, name := range []string{"synth-iwarp-mpa-v1.pcap", "synth-iwarp-markers-crc.pcap", "synth-iwarp-rdmap-opcodes.pcap"} {
 		t.Run(name, func(t *testing.T) {
 			full := runIWARP(t, testcap.Synthetic(name), Options{})
-			fh, err := os.Open(testcap.Synthetic(name))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer fh.Close()
-			rd, err := pcapgo.NewReader(fh)
-			if err != nil {
-				t.Fatal(err)
-			}
+			rd := openPcap(t, testcap.Synthetic(name))
 			for range 3 { // SYN, SYN-ACK, ACK
 				if _, _, err := rd.ReadPacketData(); err != nil {
 					t.Fatal(err)
@@ -867,15 +866,7 @@ func TestIWARPWithoutHandshake(t *testing.T) {
 // packet a second): data behind the hole is decoded once it waited
 // HoleTimeout, in the frame that comes then, not only at the end.
 func TestIWARPHoleTimeout(t *testing.T) {
-	fh, err := os.Open(testcap.Synthetic("synth-iwarp-gap.pcap"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fh.Close()
-	rd, err := pcapgo.NewReader(fh)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rd := openPcap(t, testcap.Synthetic("synth-iwarp-gap.pcap"))
 	n := 0
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	next := func() ([]byte, gopacket.CaptureInfo, error) {

@@ -14,7 +14,6 @@ import (
 // This file reassembles InfiniBand/RoCE RC Sends that span several packets
 // (SEND_FIRST … SEND_LAST) by PSN, per QP.
 
-
 // QPKey names the receive side of an RC QP: the network endpoints (IP
 // addresses for RoCEv2, GIDs for RoCEv1/GRH, LIDs for native IB) and the
 // destination QP number.
