@@ -151,7 +151,7 @@ func TestNoAllocs(t *testing.T) {
 		var picked []*source.Frame
 		for i := range frames {
 			r := d.Dissect(&frames[i])
-			// CM MADs may allocate; RPC-over-RDMA decoding (sends.go) is
+			// CM MADs may allocate; RPC-over-RDMA decoding (rpcsend.go) is
 			// held to its own allocation tests.
 			if r.Layer("cm") == nil && r.Layer("mad") == nil && r.Layer("rpcrdma") == nil {
 				picked = append(picked, &frames[i])
