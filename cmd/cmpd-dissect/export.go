@@ -10,9 +10,7 @@ import (
 	"github.com/cmpd-dissect/cmpd-dissect/export"
 )
 
-func init() { addCommand(newExportCmd) }
-
-func newExportCmd() *cobra.Command {
+func newExportCommand() *cobra.Command {
 	var (
 		flags       trackFlags
 		format      string

@@ -60,6 +60,7 @@ func newRootCommand(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 		newCheckCommand(),
 		newConnsCommand(),
 		newExplainCommand(),
+		newExportCommand(),
 		newFieldsCommand(),
 		newFindingsCommand(),
 		newGenDocsCommand(),
