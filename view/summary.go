@@ -3,6 +3,7 @@ package view
 import (
 	"bufio"
 	"io"
+	"time"
 	"unsafe"
 
 	"github.com/cmpd-dissect/cmpd-dissect/dissect"
@@ -24,7 +25,19 @@ type Options struct {
 	Color bool
 	// All shows every packet in the summary view, not only the RDMA ones.
 	All bool
+	// TimeFormat is the summary's time column as tshark's -t: "" or "r"
+	// seconds since the first frame, "a" "ad" "adoy" local time of day
+	// (with the date, with the day of the year), "u" "ud" "udoy" the
+	// same in UTC, "e" seconds since the epoch, "d" since the previous
+	// frame, "dd" since the previous frame shown.
+	TimeFormat string
+	// Expand, when not nil, names the protocols whose fields the tree
+	// shows (tshark -O); the others show their title line only.
+	Expand map[*field.Proto]bool
 }
+
+// TimeFormats are the -t values, as tshark's.
+var TimeFormats = []string{"a", "ad", "adoy", "d", "dd", "e", "r", "u", "ud", "udoy"}
 
 // ANSI colours.
 const (
@@ -61,6 +74,8 @@ type Summary struct {
 	// addr is the layer the endpoints come from (dissect.EndpointsLayer)
 	// for records of the previous record's shape.
 	addr field.Layer
+	// shown is the time of the last record printed (-t dd).
+	shown time.Time
 }
 
 // NewSummary makes a summary printer writing to w.
@@ -254,7 +269,11 @@ func (s *Summary) Print(r *dissect.Record) error {
 	}
 	b = appendFrameColumn(b, r)
 	b = append(b, ' ')
-	b = appendTimeColumn(b, r)
+	if tf := s.opts.TimeFormat; tf == "" || tf == "r" {
+		b = appendTimeColumn(b, r)
+	} else {
+		b = s.appendTimeAs(b, r, tf)
+	}
 	b = append(b, ' ')
 
 	// The summarisers in order (the protocol column is the last one's);
@@ -430,4 +449,44 @@ func appendSeconds6(b []byte, ns int64) []byte {
 		frac /= 10
 	}
 	return append(b, d[:]...)
+}
+
+// appendTimeAs appends the time column in a -t format other than r,
+// right-aligned in eleven columns like r's (the dates are wider), with
+// microseconds as tshark shows a microsecond capture.
+func (s *Summary) appendTimeAs(b []byte, r *dissect.Record, tf string) []byte {
+	fr, ok := firstFrame(r)
+	if !ok || fr.NoTime {
+		return append(b, spaces[:11]...)
+	}
+	var t []byte
+	switch tf {
+	case "d":
+		t = appendSeconds6(nil, int64(fr.Delta))
+	case "dd":
+		var d time.Duration
+		if !s.shown.IsZero() {
+			d = r.Time.Sub(s.shown)
+		}
+		s.shown = r.Time
+		t = appendSeconds6(nil, int64(d))
+	case "e":
+		t = appendSeconds6(nil, r.Time.UnixNano())
+	default:
+		at := r.Time
+		if tf[0] == 'u' {
+			at = at.UTC()
+		} else {
+			at = at.Local()
+		}
+		layout := "15:04:05.000000"
+		switch tf[1:] {
+		case "d":
+			layout = "2006-01-02 15:04:05.000000"
+		case "doy":
+			layout = "2006/002 15:04:05.000000"
+		}
+		t = at.AppendFormat(nil, layout)
+	}
+	return padLeft(b, t, 11)
 }

@@ -211,7 +211,9 @@ func (t *Tree) Print(r *dissect.Record) error {
 			t.b = append(t.b, ansiReset...)
 		}
 		t.b = append(t.b, '\n')
-		t.fields(l)
+		if t.opts.Expand == nil || t.opts.Expand[p] {
+			t.fields(l)
+		}
 	}
 	if len(r.Findings) > 0 {
 		t.b = append(t.b, "Findings\n"...)

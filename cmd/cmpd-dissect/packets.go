@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bufio"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -9,6 +11,7 @@ import (
 
 	"github.com/cmpd-dissect/cmpd-dissect/dfilter"
 	"github.com/cmpd-dissect/cmpd-dissect/dissect"
+	"github.com/cmpd-dissect/cmpd-dissect/field"
 	"github.com/cmpd-dissect/cmpd-dissect/finding"
 	"github.com/cmpd-dissect/cmpd-dissect/view"
 )
@@ -46,6 +49,10 @@ type packetFlags struct {
 	color    string   // --color
 	check    bool     // --check
 	findings bool     // --findings
+	hex      bool     // -x
+	summary  bool     // -P
+	timeFmt  string   // -t
+	expand   string   // -O
 }
 
 // setupPacketView makes the packet view the root command's own flags and
@@ -81,9 +88,14 @@ unreadable capture.`
 	f.StringVarP(&pf.filter, "display-filter", "Y", "", "show only packets matching `EXPR`")
 	f.BoolVar(&pf.all, "all", false, "summary view: show every packet, not only the RDMA-relevant ones (implied by -Y)")
 	f.StringVar(&pf.color, "color", "auto", "colour: auto (terminal, unless NO_COLOR), always, never")
+	f.BoolVarP(&pf.hex, "hex", "x", false, "after each packet, its bytes as a hex and ASCII dump (alone, or after -V's tree or -P's summary line)")
+	f.BoolVarP(&pf.summary, "print", "P", false, "with -x: print the summary line before the dump, as tshark -P")
+	f.StringVarP(&pf.timeFmt, "time-format", "t", "r", "summary time column: `FORMAT` r (since first packet), a, ad, adoy (local time, date, day of year), u, ud, udoy (UTC), e (epoch), d (since previous packet), dd (since previous shown)")
+	f.StringVarP(&pf.expand, "expand", "O", "", "with -V (implied): show the fields of these `PROTOCOLS` only (comma-separated; the others show their title line)")
 	f.BoolVar(&pf.check, "check", false, "exit 1 if any error finding was raised")
 	f.BoolVar(&pf.findings, "findings", false, "print every finding on stderr as it is raised")
 	root.RegisterFlagCompletionFunc("output-format", cobra.FixedCompletions([]string{"text", "json", "fields"}, cobra.ShellCompDirectiveNoFileComp))
+	root.RegisterFlagCompletionFunc("time-format", cobra.FixedCompletions(view.TimeFormats, cobra.ShellCompDirectiveNoFileComp))
 	root.RegisterFlagCompletionFunc("color", cobra.FixedCompletions([]string{"auto", "always", "never"}, cobra.ShellCompDirectiveNoFileComp))
 	root.RegisterFlagCompletionFunc("field", completeFieldNames)
 	root.RegisterFlagCompletionFunc("read", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
@@ -197,6 +209,23 @@ func runPackets(cmd *cobra.Command, args []string, pf *packetFlags) error {
 		return usageErr("%v", err)
 	}
 	opts := view.Options{Color: view.UseColor(mode, out), All: pf.all}
+	if !slices.Contains(view.TimeFormats, pf.timeFmt) {
+		return optionError("-t", pf.timeFmt, 0, "%q is not a time format (%s)", pf.timeFmt, strings.Join(view.TimeFormats, ", "))
+	}
+	opts.TimeFormat = pf.timeFmt
+	if pf.expand != "" {
+		opts.Expand = map[*field.Proto]bool{}
+		at := 0
+		for _, name := range strings.Split(pf.expand, ",") {
+			proto, ok := field.LookupProto(strings.TrimSpace(name))
+			if !ok {
+				return optionError("-O", pf.expand, at, "%q is not a protocol (cmpd-dissect fields lists them)", name)
+			}
+			opts.Expand[proto] = true
+			at += len(name) + 1
+		}
+		pf.verbose = true
+	}
 	var filter *dfilter.Filter
 	if pf.filter != "" {
 		if filter, err = dfilter.Compile(pf.filter); err != nil {
@@ -214,11 +243,33 @@ func runPackets(cmd *cobra.Command, args []string, pf *packetFlags) error {
 	if len(pf.fields) > 0 && format == "text" {
 		return usageErr("-e needs -T fields")
 	}
-	switch format {
-	case "text":
+	if pf.hex && format != "text" && format != "tree" {
+		return usageErr("-x goes with the summary and -V, not -T %s", format)
+	}
+	switch {
+	case pf.hex:
+		// The dump interleaves with the tree or summary line: both write
+		// through one buffer.
+		bw := bufio.NewWriterSize(out, 64<<10)
+		sum := view.NewSummary(bw, opts)
+		var inner view.Printer
+		switch {
+		case format == "tree":
+			inner = view.NewTree(bw, opts)
+		case pf.summary:
+			inner = sum
+		}
+		p = view.NewHexDump(bw, inner, sum.Wanted)
+		if format == "tree" {
+			p = view.NewHexDump(bw, inner, nil)
+		}
+	case format == "text":
 		p = view.NewSummary(out, opts)
-	case "tree":
+	case format == "tree":
 		p = view.NewTree(out, opts)
+	}
+	switch format {
+	case "text", "tree":
 	case "json", "ek", "jsonraw":
 		p = view.NewJSON(out)
 	case "fields":

@@ -222,3 +222,86 @@ func TestBadOptionsExitWithPosition(t *testing.T) {
 		t.Errorf("quote=s: exit %d, %q, want %q", code, out, want)
 	}
 }
+
+// TestHexDumpAndTimeFormatsAsTshark: -x prints tshark's dump, alone or
+// after -P's summary line or -V's tree; each -t format gives tshark's
+// time column (its _ws.col.Time).
+func TestHexDumpAndTimeFormatsAsTshark(t *testing.T) {
+	needTshark(t)
+	file := testcap.Real("live-rxe4-nfs3.pcap")
+	// The first 15 frames: none has a reassembled data source, which
+	// tshark would dump too (docs/tshark.md).
+	code, got, stderr := runPkt(t, nil, "-r", file, "--all", "-c", "15", "-x")
+	if code != 0 {
+		t.Fatalf("-x: exit %d: %s", code, stderr)
+	}
+	want, err := exec.Command("tshark", "-n", "-r", file, "-c", "15", "-x").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != string(want) {
+		t.Errorf("-x differs from tshark's:\n%s\ntshark:\n%s", got[:min(len(got), 400)], want[:min(len(want), 400)])
+	}
+	_, withSummary, _ := runPkt(t, nil, "-r", file, "-c", "1", "-x", "-P")
+	_, summary, _ := runPkt(t, nil, "-r", file, "-c", "1")
+	first := strings.SplitAfter(got, "\n\n")[0]
+	if withSummary != summary+"\n"+first {
+		t.Errorf("-x -P: %q, want the summary line, a blank line and the dump", withSummary)
+	}
+	_, withTree, _ := runPkt(t, nil, "-r", file, "-c", "1", "-x", "-V")
+	_, tree, _ := runPkt(t, nil, "-r", file, "-c", "1", "-V")
+	if withTree != tree+first {
+		t.Errorf("-x -V: %q, want the tree then the dump", withTree)
+	}
+	for _, tf := range []string{"a", "ad", "adoy", "d", "dd", "e", "r", "u", "ud", "udoy"} {
+		out, err := exec.Command("tshark", "-n", "-r", file, "-t", tf, "-T", "fields", "-e", "_ws.col.Time").Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, ours, _ := runPkt(t, nil, "-r", file, "--all", "-t", tf)
+		var cols []string
+		for _, line := range strings.Split(strings.TrimRight(ours, "\n"), "\n") {
+			// frame number, then the time column (the dates hold a space)
+			f := strings.Fields(line)
+			col := f[1]
+			if tf == "ad" || tf == "adoy" || tf == "ud" || tf == "udoy" {
+				col += " " + f[2]
+			}
+			cols = append(cols, col)
+		}
+		if g, w := strings.Join(cols, "\n")+"\n", string(out); g != w {
+			t.Errorf("-t %s: %s, tshark %s", tf, oneLine(g), oneLine(w))
+		}
+	}
+}
+
+// TestExpandAndBadTimeFormat: -O shows the fields of the protocols named
+// (tshark's names too) and only their titles for the others; bad -O and
+// -t values are usage errors naming them.
+func TestExpandAndBadTimeFormat(t *testing.T) {
+	code, out, stderr := runPkt(t, nil, "-r", testcap.RXE, "-c", "1", "-O", "bth,ip")
+	if code != 0 {
+		t.Fatalf("-O: exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"\nEthernet II\nInternet Protocol Version 4\n    Version: 4", "[bth.opcode]", "\nUser Datagram Protocol\nInfiniBand Base Transport Header"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("-O bth,ip lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "[udp.srcport]") || strings.Contains(out, "[ethernet.src]") {
+		t.Errorf("-O bth,ip expands other protocols:\n%s", out)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-O", "bth,nosuch"}, `-O bth,nosuch: "nosuch" is not a protocol (cmpd-dissect fields lists them) at column 5`},
+		{[]string{"-t", "x"}, `-t x: "x" is not a time format (a, ad, adoy, d, dd, e, r, u, ud, udoy)`},
+		{[]string{"-x", "-T", "json"}, "-x goes with the summary and -V, not -T json"},
+	} {
+		code, _, stderr := runPkt(t, nil, append([]string{"-r", testcap.RXE}, tc.args...)...)
+		if code != 2 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, %q, want 2 and %q", tc.args, code, stderr, tc.want)
+		}
+	}
+}
