@@ -84,6 +84,17 @@ func TestAttachTransport(t *testing.T) {
 		if len(c.QueuePairs) != tc.qps || len(c.Streams) != tc.streams || re != tc.retransmission {
 			t.Errorf("%s: %d queue pairs, %d streams, %d retransmissions", tc.file, len(c.QueuePairs), len(c.Streams), re)
 		}
+		// The transport findings are listed on the connection (the
+		// retransmissions among them).
+		listed := uint64(0)
+		for _, f := range c.Findings() {
+			if f.Code == transport.CodeRetransmission || f.Code == transport.CodeTCPRetransmission {
+				listed++
+			}
+		}
+		if listed != tc.retransmission || len(tr.Findings()) != 0 {
+			t.Errorf("%s: %d retransmissions listed on the connection, %v outside", tc.file, listed, tr.Findings())
+		}
 	}
 }
 

@@ -32,6 +32,10 @@ type frameView struct {
 	// rpcMsg is the message type of the RPC message after rpc, plus one
 	// (0: none decoded).
 	rpcMsg uint8
+	// destQP is the first BTH's destination QP (sawBTH), for the
+	// transport analysis' findings (claimTransport).
+	destQP uint32
+	sawBTH bool
 }
 
 // transport says which RDMA transport carried the frame.
@@ -111,6 +115,9 @@ func (t *Tracker) Record(rec *dissect.Record) {
 		case *ibcm.BTH:
 			t.packetDone(rec, &v)
 			v.bth = x
+			if !v.sawBTH {
+				v.sawBTH, v.destQP = true, x.DestQP
+			}
 		case *ibcm.IETH:
 			v.ieth = x
 		case *mpa.RDMAP:
@@ -127,6 +134,7 @@ func (t *Tracker) Record(rec *dissect.Record) {
 		}
 	}
 	t.packetDone(rec, &v)
+	t.claimTransport(rec, &v)
 	if v.fin || v.rst {
 		src, dst := v.ends()
 		t.TCPClose(rec.Frame, rec.Time, src, dst, v.rst)

@@ -178,6 +178,8 @@ type Tracker struct {
 	// shared holds private data fields by content, each kept once for the
 	// connections that carried it (copyBytes).
 	shared map[string][]byte
+	// claimed is ClaimedFrame's answer.
+	claimed int
 }
 
 // New returns a tracker with cfg (zero fields take the defaults).

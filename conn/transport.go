@@ -3,6 +3,7 @@ package conn
 import (
 	"net/netip"
 
+	"github.com/cmpd-dissect/cmpd-dissect/dissect"
 	"github.com/cmpd-dissect/cmpd-dissect/transport"
 )
 
@@ -68,3 +69,43 @@ func transportHost(p Peer) transport.Host {
 	}
 	return transport.Host{Addr: p.Addr}
 }
+
+// claimTransport lists the transport analysis' findings on rec (package
+// transport adds them to the record before the tracker sees it) on the
+// connection of the packet they concern: its queue pair, or its TCP
+// stream. The findings of one frame all concern its packet, so they go to
+// one connection or to none; ClaimedFrame tells which.
+func (t *Tracker) claimTransport(rec *dissect.Record, v *frameView) {
+	t.claimed = 0
+	has := false
+	for i := range rec.Findings {
+		if rec.Findings[i].Layer == transport.Layer {
+			has = true
+			break
+		}
+	}
+	if !has {
+		return
+	}
+	src, dst := v.ends()
+	var c *Connection
+	switch {
+	case v.tcp:
+		c = t.lookup(streamKey(src, dst))
+	case v.sawBTH:
+		c = t.lookup(qpKey(dst, v.destQP))
+	}
+	if c == nil {
+		return
+	}
+	for _, f := range rec.Findings {
+		if f.Layer == transport.Layer && !c.hasFindingAt(f.Code, f.Frame) {
+			t.finding(c, f)
+		}
+	}
+	t.claimed = rec.Frame
+}
+
+// ClaimedFrame is the frame of the last record whose transport findings
+// were listed on a connection (0: the last record's were not).
+func (t *Tracker) ClaimedFrame() int { return t.claimed }

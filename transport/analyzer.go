@@ -676,8 +676,11 @@ func (a *Analyzer) pair(f *frameFacts) *Pair {
 	return &a.pairs[i]
 }
 
+// Layer is the Layer of this package's findings.
+const Layer = "transport"
+
 // add appends a finding on rec's frame.
 func (a *Analyzer) add(rec *dissect.Record, code string, sev finding.Severity, section, msg string) {
 	rec.Findings = append(rec.Findings, finding.Finding{Code: code, Severity: sev, Section: section,
-		Message: msg, Frame: rec.Frame, Layer: "transport", Offset: -1})
+		Message: msg, Frame: rec.Frame, Layer: Layer, Offset: -1})
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/cmpd-dissect/cmpd-dissect/conn"
 	"github.com/cmpd-dissect/cmpd-dissect/dissect"
 	"github.com/cmpd-dissect/cmpd-dissect/finding"
+	"github.com/cmpd-dissect/cmpd-dissect/transport"
 	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
 	"github.com/cmpd-dissect/cmpd-dissect/view"
 )
@@ -120,8 +121,10 @@ func trackCaptures(cmd *cobra.Command, files []string, flags *trackFlags) (*trac
 			t.sources = append(t.sources, sourceSpan{first: rec.Frame, name: rec.Source})
 		}
 		t.tracker.Record(rec)
+		claimed := t.tracker.ClaimedFrame() == rec.Frame
 		for _, f := range rec.Findings {
-			if f.Severity < finding.SeverityWarning {
+			if f.Severity < finding.SeverityWarning || (claimed && f.Layer == transport.Layer) {
+				// Below warning, or listed on its connection.
 				continue
 			}
 			if len(t.frameFindings) >= maxFrameFindings {
