@@ -157,16 +157,35 @@ server_nfs() { # server_nfs NAME VERS W R MAXREQ
 	signal "$name.ready"
 	await "$name.client-done" 120
 }
-client_nfs() {
-	local name=$1 vers=$2 w=$3 r=$4 src
+client_nfs() { # client_nfs NAME VERS W R MAXREQ [DROP]
+	local name=$1 vers=$2 w=$3 r=$4 drop=${6:-0} src rc=0
 	[ "$w" != 0 ] || w=$cli_default_w
 	[ "$r" != 0 ] || r=$cli_default_r
 	sysctl -qw sunrpc.rdma_max_inline_write="$w" sunrpc.rdma_max_inline_read="$r" || return 1
 	mkdir -p /mnt/nfs
 	if [ "$vers" = 3 ]; then src="$SRV:/export" opts="rdma,port=20049,vers=3,nolock"; else src="$SRV:/" opts="rdma,port=20049,vers=$vers"; fi
-	mount -t nfs -o "$opts" "$src" /mnt/nfs || return 1
-	ls -la /mnt/nfs /mnt/nfs/dir && cat /mnt/nfs/hello.txt || { umount /mnt/nfs; return 1; }
-	umount /mnt/nfs || return 1
+	if [ "$drop" != 0 ]; then
+		# Every DROP-th RoCEv2 packet the client receives is dropped by
+		# tc at ingress, after tcpdump saw it (packet taps run before
+		# ingress tc): the capture holds it, the client's rxe never gets
+		# it, so the loss shows (NAK PSN Sequence Error, resends). At
+		# egress a drop is invisible: tcpdump taps after tc, and the
+		# resend looks like the first copy. gact's deterministic mode
+		# drops by count, not at random.
+		tc qdisc add dev "$IF" clsact || return 1
+		tc filter add dev "$IF" ingress protocol ip u32 match ip protocol 17 0xff match ip dport 4791 0xffff \
+			action gact ok random determ drop "$drop" || { tc qdisc del dev "$IF" clsact; return 1; }
+	fi
+	mount -t nfs -o "$opts" "$src" /mnt/nfs || rc=1
+	if [ $rc = 0 ]; then
+		ls -la /mnt/nfs /mnt/nfs/dir && cat /mnt/nfs/hello.txt || rc=1
+		umount /mnt/nfs || rc=1
+	fi
+	if [ "$drop" != 0 ]; then
+		tc -s filter show dev "$IF" ingress
+		tc qdisc del dev "$IF" clsact
+	fi
+	[ $rc = 0 ] || return 1
 	sleep 1
 }
 

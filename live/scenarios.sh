@@ -12,6 +12,8 @@
 #                 no capture
 #         nfs:    kernel NFS over RDMA; ARGS = vers (3|4.2) client_inline_write
 #                 client_inline_read server_max_req_size (0 = leave the default)
+#                 [drop: the client drops every drop-th RoCEv2 packet it
+#                 receives, at tc ingress after the capture saw it]
 #
 # RFC 8797 messages used (f6ab0e18 = Format Identifier, then version, flags
 # (R = 0x01), send size, receive size; size byte v = (v+1) KiB):
@@ -59,3 +61,7 @@ for l in rxe siw; do
 	scenario $l"4-nfs3-inline" $l 4 nfs 3 1024 2048 8192
 	scenario $l"4-nfs42-inline" $l 4 nfs 4.2 2048 1024 16384
 done
+# Packet loss: every 7th RoCEv2 packet the client receives is dropped after
+# tcpdump saw it: the client's rxe NAKs the gap (PSN Sequence Error) and the
+# server resends, or a lost ACK makes the client resend.
+scenario rxe4-nfs42-drop rxe 4 nfs 4.2 0 0 0 7

@@ -178,6 +178,16 @@ func TestRealCaptures(t *testing.T) {
 		{"live-rxe4-nfs3.pcap", nil},
 		{"rxe-nfs42-rdma.pcap", nil},
 		{"live-siw4-nfs42.pcap", []string{"14 transport.tcp-retransmission warning", "57 transport.tcp-retransmission warning"}},
+		// The lab's loss scenario: every 7th packet the client received
+		// dropped after the capture saw it; the server's rxe resends
+		// after its timeout, or go-back-N after the client's NAK.
+		{"live-rxe4-nfs42-drop.pcap", []string{
+			"43 transport.retransmission warning", "56 transport.retransmission warning",
+			"69 transport.retransmission warning", "84 transport.nak warning",
+			"85 transport.retransmission warning", "87 transport.retransmission warning",
+			"88 transport.retransmission warning", "94 transport.retransmission warning",
+			"107 transport.retransmission warning", "120 transport.retransmission warning",
+			"133 transport.retransmission warning"}},
 		{"live-siw4-garbage.pcap", []string{"9 transport.tcp-retransmission warning", "13 transport.tcp-retransmission warning"}},
 		{"live-siw6-reject.pcap", []string{"8 transport.tcp-retransmission warning"}},
 	} {
