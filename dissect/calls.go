@@ -33,7 +33,16 @@ type callTable struct {
 	free, oldest, newest int32
 	n                    int // outstanding calls
 	idx                  posindex.Index[callIndexKey]
+	// recent are the last calls answered (a ring, next the slot to
+	// write): a reply sent again, as an RC requester does after a lost
+	// packet or a NAK, is named from its call too.
+	recent [recentCalls]callEntry
+	next   int
 }
+
+// recentCalls is how many answered calls a callTable keeps for the
+// replies sent again.
+const recentCalls = 16
 
 type callKey struct {
 	conn uint64
@@ -97,13 +106,26 @@ func (c *callTable) MatchCall(r *rpcrdma.RPC) {
 	ik := k.indexKey()
 	pos, found := c.idx.Get(ik)
 	if r.MsgType == rpcrdma.MsgReply {
+		var ci *callInfo
 		if found {
-			ci := &c.entry(pos).info
+			e := c.entry(pos)
+			c.recent[c.next] = callEntry{key: k, info: e.info}
+			ci = &c.recent[c.next].info
+			c.next = (c.next + 1) % recentCalls
+			c.forget(pos)
+		} else {
+			for j := 1; j <= recentCalls; j++ { // newest first
+				if e := &c.recent[(c.next+recentCalls-j)%recentCalls]; e.key == k && e.info != (callInfo{}) {
+					ci = &e.info
+					break
+				}
+			}
+		}
+		if ci != nil {
 			r.SetCall(ci.prog, ci.vers, ci.proc)
 			if ci.gss {
 				r.SetCallGSS(ci.gssProc, ci.gssSvc)
 			}
-			c.forget(pos)
 		}
 		return
 	}

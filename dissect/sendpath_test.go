@@ -131,10 +131,11 @@ func BenchmarkSendPath(b *testing.B) {
 // remembered; a reply forgets its call, and a new call beyond max forgets
 // the oldest outstanding one.
 type mapCalls struct {
-	m     map[callKey]callInfo
-	order []callKey
-	max   int
-	conn  uint64
+	m      map[callKey]callInfo
+	order  []callKey
+	max    int
+	conn   uint64
+	recent []callEntry // the last answered, oldest first
 }
 
 func (c *mapCalls) forget(k callKey) {
@@ -145,12 +146,26 @@ func (c *mapCalls) forget(k callKey) {
 func (c *mapCalls) MatchCall(r *rpcrdma.RPC) {
 	k := callKey{conn: c.conn, xid: r.XID}
 	if r.MsgType == rpcrdma.MsgReply {
-		if ci, ok := c.m[k]; ok {
+		ci, ok := c.m[k]
+		if ok {
+			c.forget(k)
+			// The last recentCalls answered name a reply sent again.
+			c.recent = append(c.recent, callEntry{key: k, info: ci})
+			if len(c.recent) > recentCalls {
+				c.recent = c.recent[1:]
+			}
+		} else {
+			for _, e := range c.recent {
+				if e.key == k && e.info != (callInfo{}) {
+					ci, ok = e.info, true
+				}
+			}
+		}
+		if ok {
 			r.SetCall(ci.prog, ci.vers, ci.proc)
 			if ci.gss {
 				r.SetCallGSS(ci.gssProc, ci.gssSvc)
 			}
-			c.forget(k)
 		}
 		return
 	}
