@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/user"
+	"strconv"
 	"strings"
 	"time"
 
@@ -132,4 +134,60 @@ func permissionHint(iface string, err error) error {
 		return fmt.Errorf("capture on %s: %w: live capture needs root or CAP_NET_RAW (try sudo, or setcap cap_net_raw+ep on the binary)", iface, err)
 	}
 	return fmt.Errorf("capture on %s: %w", iface, err)
+}
+
+// PrivUser is the user -Z names, looked up before the capture opens so
+// that an unknown name fails before anything is done.
+type PrivUser struct {
+	Name     string
+	UID, GID int
+	Groups   []int
+}
+
+// LookupUser finds name (or a numeric uid) in the user database, with
+// its supplementary groups.
+func LookupUser(name string) (*PrivUser, error) {
+	u, err := user.Lookup(name)
+	if err != nil {
+		if _, nerr := strconv.Atoi(name); nerr == nil {
+			u, err = user.LookupId(name)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("-Z %s: no such user", name)
+	}
+	pu := &PrivUser{Name: name}
+	if pu.UID, err = strconv.Atoi(u.Uid); err != nil {
+		return nil, fmt.Errorf("-Z %s: uid %q is not a number", name, u.Uid)
+	}
+	if pu.GID, err = strconv.Atoi(u.Gid); err != nil {
+		return nil, fmt.Errorf("-Z %s: gid %q is not a number", name, u.Gid)
+	}
+	pu.Groups = []int{pu.GID}
+	if ids, err := u.GroupIds(); err == nil {
+		for _, id := range ids {
+			if g, err := strconv.Atoi(id); err == nil && g != pu.GID {
+				pu.Groups = append(pu.Groups, g)
+			}
+		}
+	}
+	return pu, nil
+}
+
+// CaptureReport is what a live capture says on stderr when it ends, as
+// tshark: the packets captured, then, if the kernel dropped some (its ring
+// was full), how many.
+func CaptureReport(iface string, captured int, dropped uint) string {
+	s := fmt.Sprintf("%d packet%s captured\n", captured, plural(uint(captured)))
+	if dropped > 0 {
+		s += fmt.Sprintf("%d packet%s dropped from %s\n", dropped, plural(dropped), iface)
+	}
+	return s
+}
+
+func plural(n uint) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
 }

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"syscall"
 	"time"
 
 	"golang.org/x/net/bpf"
@@ -84,6 +86,9 @@ func OpenLive(opts LiveOptions) (*Live, error) {
 			return nil, permissionHint(opts.Interface, err)
 		}
 	}
+	// The kernel's counters start now, as libpcap's do: what the socket
+	// saw before the filter was attached is not this capture's.
+	tp.InitSocketStats()
 	l := &Live{opts: opts, tp: tp, stop: make(chan struct{})}
 	if opts.Duration > 0 {
 		l.deadline = time.Now().Add(opts.Duration)
@@ -170,5 +175,43 @@ func (l *Live) Next(f *Frame) error {
 // Close releases the socket.
 func (l *Live) Close() error {
 	l.tp.Close()
+	return nil
+}
+
+// Interface is the interface captured on.
+func (l *Live) Interface() string { return l.opts.Interface }
+
+// Captured is the number of frames Next returned.
+func (l *Live) Captured() int { return l.number }
+
+// KernelStats are the socket's PACKET_STATISTICS since it opened: the
+// packets that passed the filter (tp_packets) and those of them the
+// kernel dropped because the ring was full (tp_drops). Call before Close.
+func (l *Live) KernelStats() (received, dropped uint, err error) {
+	s, s3, err := l.tp.SocketStats()
+	if err != nil {
+		return 0, 0, err
+	}
+	// One of the two is filled, by the ring's TPACKET version.
+	return s.Packets() + s3.Packets(), s.Drops() + s3.Drops(), nil
+}
+
+// DropPrivileges makes the process run as the user name (tcpdump -Z):
+// its groups, then its group, then its user, for every thread (Go's
+// syscall.Setuid applies to all of them on Linux). Called after the
+// socket is open, which needs the privilege. u is LookupUser's.
+func DropPrivileges(u *PrivUser) error {
+	if err := syscall.Setgroups(u.Groups); err != nil {
+		return fmt.Errorf("-Z %s: setgroups: %w", u.Name, err)
+	}
+	if err := syscall.Setgid(u.GID); err != nil {
+		return fmt.Errorf("-Z %s: setgid %d: %w", u.Name, u.GID, err)
+	}
+	if err := syscall.Setuid(u.UID); err != nil {
+		return fmt.Errorf("-Z %s: setuid %d: %w", u.Name, u.UID, err)
+	}
+	if os.Geteuid() != u.UID || os.Getegid() != u.GID {
+		return fmt.Errorf("-Z %s: still uid %d gid %d after setuid", u.Name, os.Geteuid(), os.Getegid())
+	}
 	return nil
 }

@@ -26,3 +26,19 @@ func (l *Live) Next(f *Frame) error { return io.EOF }
 
 // Close does nothing.
 func (l *Live) Close() error { return nil }
+
+// Interface is empty.
+func (l *Live) Interface() string { return "" }
+
+// Captured is 0.
+func (l *Live) Captured() int { return 0 }
+
+// KernelStats fails.
+func (l *Live) KernelStats() (received, dropped uint, err error) {
+	return 0, 0, errors.New("live capture is supported on Linux only")
+}
+
+// DropPrivileges fails: it is for live capture.
+func DropPrivileges(u *PrivUser) error {
+	return errors.New("-Z is supported on Linux only")
+}

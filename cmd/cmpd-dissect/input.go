@@ -32,6 +32,7 @@ type inputFlags struct {
 	rocePorts []uint16 // --roce-port
 	progress  string   // --progress auto|always|never
 	lineBuf   bool     // -l
+	runAs     string   // -Z
 	limits    limitFlags
 }
 
@@ -39,6 +40,7 @@ func (in *inputFlags) register(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringArrayVarP(&in.reads, "read", "r", nil, "read packets from `FILE` (pcap or pcapng, gzip ok; \"-\" is stdin); repeat for several files, read in order")
 	f.StringVarP(&in.iface, "interface", "i", "", "capture live from `IFACE` (Linux, root or CAP_NET_RAW)")
+	f.StringVarP(&in.runAs, "relinquish-privileges", "Z", "", "after opening the capture, run as `USER` (its uid, gid and groups), like tcpdump -Z; needs root")
 	f.StringVarP(&in.capFilter, "capture-filter", "f", "", "capture filter in tcpdump syntax (`EXPR`), compiled to BPF without libpcap")
 	f.IntVarP(&in.count, "count", "c", 0, "stop after `N` packets")
 	f.StringArrayVarP(&in.autostop, "autostop", "a", nil, "stop live capture: duration:`SECONDS` or packets:N")
@@ -152,6 +154,18 @@ func (in *inputFlags) open(cmd *cobra.Command, args []string) (*input, error) {
 			return nil, usageErr("-f: %v", err)
 		}
 	}
+	var runAs *source.PrivUser
+	if in.runAs != "" {
+		// Looked up first: an unknown user fails before anything opens.
+		u, err := source.LookupUser(in.runAs)
+		if err != nil {
+			return nil, usageErr("%v", err)
+		}
+		if euid := os.Geteuid(); euid != 0 && euid != u.UID {
+			return nil, usageErr("-Z %s: changing user needs root (running as uid %d)", in.runAs, euid)
+		}
+		runAs = u
+	}
 	it := &input{count: count, stderr: cmd.ErrOrStderr(), lineBuf: in.lineBuf, transport: transport.New(transport.Config{})}
 	switch {
 	case in.iface != "" && len(names) > 0:
@@ -163,6 +177,7 @@ func (in *inputFlags) open(cmd *cobra.Command, args []string) (*input, error) {
 		}
 		it.src, it.live, it.waits = l, l, true
 		it.stopOnInterrupt(l.Stop)
+		fmt.Fprintf(it.stderr, "Capturing on '%s'\n", in.iface)
 	case len(names) == 0:
 		return nil, usageErr("no input: give -r FILE (or FILE…), -r - for stdin, or -i IFACE (see --help)")
 	default:
@@ -196,6 +211,13 @@ func (in *inputFlags) open(cmd *cobra.Command, args []string) (*input, error) {
 			return nil, usageErr("-w: %v", err)
 		}
 		it.wfile = f
+	}
+	if runAs != nil && os.Geteuid() == 0 {
+		// Everything that needed the privilege is open.
+		if err := source.DropPrivileges(runAs); err != nil {
+			it.close()
+			return nil, err
+		}
 	}
 	return it, nil
 }
@@ -396,6 +418,15 @@ func (it *input) close() error {
 	}
 	if it.stopSig != nil {
 		it.stopSig()
+	}
+	if it.live != nil {
+		// Before Close: the counters are the open socket's.
+		_, dropped, serr := it.live.KernelStats()
+		io.WriteString(it.stderr, source.CaptureReport(it.live.Interface(), it.live.Captured(), dropped))
+		if serr != nil {
+			fmt.Fprintf(it.stderr, "cmpd-dissect: warning: kernel packet statistics unavailable: %v\n", serr)
+		}
+		it.live = nil
 	}
 	if it.src != nil {
 		it.src.Close()

@@ -3,13 +3,19 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"io"
+	"net"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cmpd-dissect/cmpd-dissect/field"
 	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
+	"github.com/cmpd-dissect/cmpd-dissect/source"
 )
 
 func needTshark(t *testing.T) {
@@ -303,5 +309,104 @@ func TestExpandAndBadTimeFormat(t *testing.T) {
 		if code != 2 || !strings.Contains(stderr, tc.want) {
 			t.Errorf("%v: exit %d, %q, want 2 and %q", tc.args, code, stderr, tc.want)
 		}
+	}
+}
+
+// TestMain lets a test run the command in a process of its own (-Z
+// changes the user of the whole process).
+func TestMain(m *testing.M) {
+	if os.Getenv("CMPD_DISSECT_RUN_MAIN") == "1" {
+		os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+// TestLiveReportAndPrivileges: the end-of-capture report as tshark's, an
+// unknown -Z user refused before anything opens; as root, a capture on
+// lo with -Z nobody says "Capturing on 'lo'", runs as nobody once the
+// socket is open, and reports its count.
+func TestLiveReportAndPrivileges(t *testing.T) {
+	for _, tc := range []struct {
+		captured int
+		dropped  uint
+		want     string
+	}{
+		{0, 0, "0 packets captured\n"},
+		{1, 0, "1 packet captured\n"},
+		{12, 1, "12 packets captured\n1 packet dropped from eth0\n"},
+		{12, 3, "12 packets captured\n3 packets dropped from eth0\n"},
+	} {
+		if got := source.CaptureReport("eth0", tc.captured, tc.dropped); got != tc.want {
+			t.Errorf("CaptureReport(%d, %d) = %q, want %q", tc.captured, tc.dropped, got, tc.want)
+		}
+	}
+	code, _, stderr := runPkt(t, nil, "-i", "lo", "-Z", "no-such-user-here")
+	if code != 2 || !strings.Contains(stderr, "-Z no-such-user-here: no such user") {
+		t.Errorf("-Z unknown: exit %d, %q", code, stderr)
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("live capture and -Z need root: the AF_PACKET part is skipped")
+	}
+	nobody, err := source.LookupUser("nobody")
+	if err != nil {
+		t.Skipf("no user nobody: %v", err)
+	}
+	cmd := exec.Command(os.Args[0], "-i", "lo", "-f", "udp port 4793", "-c", "2", "-a", "duration:20", "-Z", "nobody",
+		"--all", "-T", "fields", "-e", "udp.dstport")
+	cmd.Env = append(os.Environ(), "CMPD_DISSECT_RUN_MAIN=1")
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	errPipe, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	rd := bufio.NewReader(errPipe)
+	first, err := rd.ReadString('\n')
+	if first != "Capturing on 'lo'\n" {
+		t.Fatalf("first stderr line %q (%v)", first, err)
+	}
+	// The socket is open; the privileges go right after.
+	var uidLine string
+	for i := 0; i < 100 && !strings.HasPrefix(uidLine, "Uid:\t"+strconv.Itoa(nobody.UID)+"\t"); i++ {
+		time.Sleep(10 * time.Millisecond)
+		status, _ := os.ReadFile("/proc/" + strconv.Itoa(cmd.Process.Pid) + "/status")
+		for _, l := range strings.Split(string(status), "\n") {
+			if strings.HasPrefix(l, "Uid:") {
+				uidLine = l
+			}
+		}
+	}
+	if want := "Uid:\t" + strconv.Itoa(nobody.UID) + "\t" + strconv.Itoa(nobody.UID); !strings.HasPrefix(uidLine, want) {
+		t.Errorf("after -Z nobody: %q, want %q…", uidLine, want)
+	}
+	conn, err := net.Dial("udp", "127.0.0.1:4793")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	done := make(chan error)
+	go func() {
+		rest, _ := io.ReadAll(rd)
+		first += string(rest)
+		done <- cmd.Wait()
+	}()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for waiting := true; waiting; {
+		select {
+		case err = <-done:
+			waiting = false
+		case <-tick.C:
+			conn.Write([]byte("hello"))
+		}
+	}
+	if err != nil {
+		t.Fatalf("capture: %v: %s", err, first)
+	}
+	if out.String() != "4793\n4793\n" || first != "Capturing on 'lo'\n2 packets captured\n" {
+		t.Errorf("stdout %q, stderr %q", out.String(), first)
 	}
 }
