@@ -17,19 +17,6 @@ import (
 	"fmt"
 
 	"github.com/cmpd-dissect/cmpd-dissect/field"
-	"github.com/gopacket/gopacket"
-)
-
-// Layer type numbers reserved for this package: 1850–1879.
-var (
-	LayerTypeFrame = gopacket.RegisterLayerType(1850, gopacket.LayerTypeMetadata{
-		Name: "MPA", Decoder: gopacket.DecodeFunc(decodeFrame)})
-	LayerTypeFPDU = gopacket.RegisterLayerType(1851, gopacket.LayerTypeMetadata{
-		Name: "FPDU", Decoder: gopacket.DecodeFunc(decodeFPDU)})
-	LayerTypeDDP = gopacket.RegisterLayerType(1852, gopacket.LayerTypeMetadata{
-		Name: "DDP", Decoder: gopacket.DecodeFunc(decodeDDP)})
-	LayerTypeRDMAP = gopacket.RegisterLayerType(1853, gopacket.LayerTypeMetadata{
-		Name: "RDMAP", Decoder: gopacket.DecodeFunc(decodeRDMAP)})
 )
 
 // Protocols declared by this package (layer names in JSON and filters).

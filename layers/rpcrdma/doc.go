@@ -25,26 +25,8 @@ package rpcrdma
 import (
 	"fmt"
 
-	"github.com/gopacket/gopacket"
-
 	"github.com/cmpd-dissect/cmpd-dissect/finding"
 )
-
-// Layer type numbers (the project's range for this package is 1880–1899).
-const (
-	LayerTypeHeader = gopacket.LayerType(1880)
-	LayerTypeRPC    = gopacket.LayerType(1881)
-	LayerTypeNFS    = gopacket.LayerType(1882)
-)
-
-func init() {
-	gopacket.RegisterLayerType(int(LayerTypeHeader), gopacket.LayerTypeMetadata{
-		Name: "RPCoRDMA", Decoder: gopacket.DecodeFunc(decodeHeader)})
-	gopacket.RegisterLayerType(int(LayerTypeRPC), gopacket.LayerTypeMetadata{
-		Name: "ONCRPC", Decoder: gopacket.DecodeFunc(decodeRPC)})
-	gopacket.RegisterLayerType(int(LayerTypeNFS), gopacket.LayerTypeMetadata{
-		Name: "NFS", Decoder: gopacket.DecodeFunc(decodeNFS)})
-}
 
 // Error is a decode error: which field was being read, where, and the
 // finding code that describes it.

@@ -272,8 +272,13 @@ func skipCBResult(x *xdrc, op, st uint32) bool {
 func decodeNFS(data []byte, p gopacket.PacketBuilder) error {
 	n := &NFS{}
 	if pk, ok := p.(gopacket.Packet); ok {
-		if r, ok := pk.Layer(LayerTypeRPC).(*RPC); ok {
-			n.Set(r.Program, r.ProgVersion, r.Procedure, r.MsgType == MsgReply)
+		// The RPC layer found by its Go type, not pk.Layer(LayerTypeRPC):
+		// LayerTypeRPC's registration refers to this decoder.
+		for _, l := range pk.Layers() {
+			if r, ok := l.(*RPC); ok {
+				n.Set(r.Program, r.ProgVersion, r.Procedure, r.MsgType == MsgReply)
+				break
+			}
 		}
 	}
 	if err := n.DecodeFromBytes(data, p); err != nil {
