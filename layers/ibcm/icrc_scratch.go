@@ -1,6 +1,7 @@
 package ibcm
 
 import (
+	"encoding/binary"
 	"hash/crc32"
 	"math/bits"
 )
@@ -64,7 +65,7 @@ func (c *ICRCChecker) CheckRoCEv2(ipAndRest []byte, isIPv6 bool) (stored, comput
 			return 0, 0, false
 		}
 		hdrLen = 40
-		end = 40 + (int(ipAndRest[4])<<8 | int(ipAndRest[5]))
+		end = 40 + int(binary.BigEndian.Uint16(ipAndRest[4:]))
 		if end > len(ipAndRest) {
 			return 0, 0, false
 		}
@@ -73,7 +74,7 @@ func (c *ICRCChecker) CheckRoCEv2(ipAndRest []byte, isIPv6 bool) (stored, comput
 			return 0, 0, false
 		}
 		hdrLen = int(ipAndRest[0]&0x0f) * 4
-		end = int(ipAndRest[2])<<8 | int(ipAndRest[3])
+		end = int(binary.BigEndian.Uint16(ipAndRest[2:]))
 		if hdrLen < 20 || end < hdrLen || end > len(ipAndRest) {
 			return 0, 0, false
 		}

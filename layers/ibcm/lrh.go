@@ -3,6 +3,7 @@ package ibcm
 import (
 	"encoding/binary"
 	"fmt"
+	"math/bits"
 
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
@@ -206,7 +207,7 @@ func (l *LRH) SerializeTo(b gopacket.SerializeBuffer, opts gopacket.SerializeOpt
 			binary.BigEndian.PutUint32(pkt[end-icrcLen:], computed)
 		}
 		end := min(int(l.PktLen)*4, len(pkt))
-		l.VCRC = bits16Swap(vcrc16(pkt[:end]))
+		l.VCRC = bits.ReverseBytes16(vcrc16(pkt[:end]))
 	}
 	t, err := b.AppendBytes(vcrcLen)
 	if err != nil {
@@ -215,8 +216,6 @@ func (l *LRH) SerializeTo(b gopacket.SerializeBuffer, opts gopacket.SerializeOpt
 	binary.BigEndian.PutUint16(t, l.VCRC)
 	return nil
 }
-
-func bits16Swap(v uint16) uint16 { return v<<8 | v>>8 }
 
 func decodeLRH(data []byte, p gopacket.PacketBuilder) error {
 	l := &LRH{}

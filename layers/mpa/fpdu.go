@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
+	"math/bits"
 
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
@@ -250,7 +251,7 @@ func (f *FPDU) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	crcField := wire[total-CRCLen:]
 	f.CRC = binary.BigEndian.Uint32(crcField)
 	if opts.CRC != CRCNotNegotiated {
-		f.CRCWant = swap32(crc32.Checksum(body, castagnoli))
+		f.CRCWant = bits.ReverseBytes32(crc32.Checksum(body, castagnoli))
 	}
 	switch opts.CRC {
 	case CRCNotNegotiated:
@@ -271,10 +272,6 @@ func (f *FPDU) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	f.Contents = wire
 	f.Payload = f.ULPDU
 	return nil
-}
-
-func swap32(v uint32) uint32 {
-	return v>>24 | (v>>8)&0xff00 | (v<<8)&0xff0000 | v<<24
 }
 
 // VisitFields reports the FPDU's fields.

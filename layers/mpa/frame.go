@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"math/bits"
 	"strconv"
 
 	"github.com/gopacket/gopacket"
@@ -293,7 +294,7 @@ func (f *Frame) splitIRDORD() {
 	f.IRDORD = IRDORDv2
 	if looksSwapped16(ird, ord) {
 		f.IRDORD = IRDORDv2LittleEndian
-		ird, ord = swap16(ird), swap16(ord)
+		ird, ord = bits.ReverseBytes16(ird), bits.ReverseBytes16(ord)
 	}
 	f.IRD, f.ORD = ird, ord
 	f.ULPOffset = IRDORDLen
@@ -329,15 +330,13 @@ func looksSwapped16(ird, ord uint16) bool {
 		if w == 0 {
 			continue
 		}
-		if w&IRDORDValueMask <= plausible || swap16(w)&IRDORDValueMask > plausible {
+		if w&IRDORDValueMask <= plausible || bits.ReverseBytes16(w)&IRDORDValueMask > plausible {
 			return false
 		}
 		seen = true
 	}
 	return seen
 }
-
-func swap16(w uint16) uint16 { return w<<8 | w>>8 }
 
 // GetUint implements field.UintGetter for the frame type.
 func (f *Frame) GetUint(fl *field.Field) (v uint64, has, known bool) {

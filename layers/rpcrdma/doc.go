@@ -75,24 +75,5 @@ func (ns *notes) add(code string, sev finding.Severity, off int, a, b uint32) {
 
 func (ns *notes) reset() { ns.n = 0 }
 
-// be32 reads a big-endian uint32 at off; callers check bounds first.
-func be32(b []byte, off int) uint32 {
-	_ = b[off+3]
-	return uint32(b[off])<<24 | uint32(b[off+1])<<16 | uint32(b[off+2])<<8 | uint32(b[off+3])
-}
-
-func be64(b []byte, off int) uint64 {
-	return uint64(be32(b, off))<<32 | uint64(be32(b, off+4))
-}
-
-func put32(b []byte, v uint32) {
-	b[0], b[1], b[2], b[3] = byte(v>>24), byte(v>>16), byte(v>>8), byte(v)
-}
-
-func put64(b []byte, v uint64) {
-	put32(b, uint32(v>>32))
-	put32(b[4:], uint32(v))
-}
-
 // pad4 rounds n up to a multiple of 4 (XDR padding).
 func pad4(n int) int { return (n + 3) &^ 3 }

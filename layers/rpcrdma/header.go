@@ -1,6 +1,7 @@
 package rpcrdma
 
 import (
+	"encoding/binary"
 	"fmt"
 	"strconv"
 
@@ -211,8 +212,8 @@ func (h *Header) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error 
 		df.SetTruncated()
 		return herr(CodeTruncated, "rdma_xid/rdma_vers", 0, "need 8 octets, have %d", len(data))
 	}
-	h.XID = be32(data, 0)
-	h.Version = be32(data, 4)
+	h.XID = binary.BigEndian.Uint32(data)
+	h.Version = binary.BigEndian.Uint32(data[4:])
 	if !h.Known() {
 		// RFC 8166 §4.2: only rdma_xid and rdma_vers are at fixed places
 		// in every version; show the rest as it is.
@@ -226,8 +227,8 @@ func (h *Header) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error 
 		h.Contents = data
 		return herr(CodeTruncated, "rdma_credit/rdma_proc", 8, "need 16 octets, have %d", len(data))
 	}
-	h.Credits = be32(data, 8)
-	h.Proc = Proc(be32(data, 12))
+	h.Credits = binary.BigEndian.Uint32(data[8:])
+	h.Proc = Proc(binary.BigEndian.Uint32(data[12:]))
 	off := 16
 	var err error
 	switch h.Proc {
@@ -241,7 +242,7 @@ func (h *Header) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error 
 				err = herr(CodeTruncated, "rdma_align/rdma_thresh", off, "need 8 octets, have %d", len(data)-off)
 				break
 			}
-			h.Align, h.Thresh = be32(data, off), be32(data, off+4)
+			h.Align, h.Thresh = binary.BigEndian.Uint32(data[off:]), binary.BigEndian.Uint32(data[off+4:])
 			off, err = h.decodeLists(data, off+8)
 		}
 	case ProcDone:
@@ -283,7 +284,7 @@ func (h *Header) decodeError(data []byte, off int, df gopacket.DecodeFeedback) (
 		df.SetTruncated()
 		return off, herr(CodeTruncated, "rdma_err", off, "need 4 octets, have %d", len(data)-off)
 	}
-	h.Err = ErrCode(be32(data, off))
+	h.Err = ErrCode(binary.BigEndian.Uint32(data[off:]))
 	off += 4
 	switch {
 	case h.Err == ErrVers:
@@ -291,7 +292,7 @@ func (h *Header) decodeError(data []byte, off int, df gopacket.DecodeFeedback) (
 			df.SetTruncated()
 			return off, herr(CodeTruncated, "rdma_vers_low/rdma_vers_high", off, "need 8 octets, have %d", len(data)-off)
 		}
-		h.VersLow, h.VersHigh = be32(data, off), be32(data, off+4)
+		h.VersLow, h.VersHigh = binary.BigEndian.Uint32(data[off:]), binary.BigEndian.Uint32(data[off+4:])
 		return off + 8, nil
 	case h.Err == ErrChunk, h.Version == 2 && h.Err == ErrInvalOption:
 		return off, nil
@@ -306,8 +307,8 @@ func (h *Header) decodeOptional(data []byte, off int, df gopacket.DecodeFeedback
 		df.SetTruncated()
 		return off, herr(CodeTruncated, "rdma_opttype/rdma_optinfo length", off, "need 8 octets, have %d", len(data)-off)
 	}
-	h.OptType = be32(data, off)
-	n := be32(data, off+4)
+	h.OptType = binary.BigEndian.Uint32(data[off:])
+	n := binary.BigEndian.Uint32(data[off+4:])
 	off += 8
 	if uint64(n) > uint64(len(data)-off) {
 		df.SetTruncated()
@@ -347,7 +348,7 @@ func (h *Header) readLists(data []byte, off int) (int, error) {
 			return off, herr(CodeChunkListUnterminated, "read list", off,
 				"the list has %d entries and no terminating 0 before the end of the header", i)
 		}
-		d := be32(data, off)
+		d := binary.BigEndian.Uint32(data[off:])
 		if d == 0 {
 			off += 4
 			break
@@ -363,8 +364,8 @@ func (h *Header) readLists(data []byte, off int) (int, error) {
 				"need 20 octets, have %d", len(data)-off-4)
 		}
 		off += 4
-		h.Reads = append(h.Reads, ReadSegment{Position: be32(data, off),
-			Segment: Segment{Handle: be32(data, off+4), Length: be32(data, off+8), Offset: be64(data, off+12)}})
+		h.Reads = append(h.Reads, ReadSegment{Position: binary.BigEndian.Uint32(data[off:]),
+			Segment: Segment{Handle: binary.BigEndian.Uint32(data[off+4:]), Length: binary.BigEndian.Uint32(data[off+8:]), Offset: binary.BigEndian.Uint64(data[off+12:])}})
 		off += 20
 	}
 	// Write list: { 1, count, count × segment } … 0.
@@ -374,7 +375,7 @@ func (h *Header) readLists(data []byte, off int) (int, error) {
 			return off, herr(CodeChunkListUnterminated, "write list", off,
 				"the list has %d chunks and no terminating 0 before the end of the header", i)
 		}
-		d := be32(data, off)
+		d := binary.BigEndian.Uint32(data[off:])
 		if d == 0 {
 			off += 4
 			break
@@ -392,7 +393,7 @@ func (h *Header) readLists(data []byte, off int) (int, error) {
 	if len(data)-off < 4 {
 		return off, herr(CodeChunkListUnterminated, "reply chunk", off, "need 4 octets for the discriminator, have %d", len(data)-off)
 	}
-	d := be32(data, off)
+	d := binary.BigEndian.Uint32(data[off:])
 	switch d {
 	case 0:
 		return off + 4, nil
@@ -418,7 +419,7 @@ func (h *Header) decodeChunk(data []byte, off int, i int, total *int, max int, r
 	if len(data)-off < 4 {
 		return off, herr(CodeChunkListUnterminated, chunkName(i)+" segment count", off, "need 4 octets, have %d", len(data)-off)
 	}
-	n := be32(data, off)
+	n := binary.BigEndian.Uint32(data[off:])
 	off += 4
 	if room := (len(data) - off) / 16; uint64(n) > uint64(room) {
 		return off - 4, herr(CodeSegmentCountOverrun, chunkName(i)+" segment count", off-4,
@@ -430,7 +431,7 @@ func (h *Header) decodeChunk(data []byte, off int, i int, total *int, max int, r
 	*total += int(n)
 	sp := span{start: len(h.segs), n: int(n)}
 	for k := 0; k < int(n); k++ {
-		h.segs = append(h.segs, Segment{Handle: be32(data, off), Length: be32(data, off+4), Offset: be64(data, off+8)})
+		h.segs = append(h.segs, Segment{Handle: binary.BigEndian.Uint32(data[off:]), Length: binary.BigEndian.Uint32(data[off+4:]), Offset: binary.BigEndian.Uint64(data[off+8:])})
 		off += 16
 	}
 	if reply {
@@ -477,33 +478,33 @@ func (h *Header) SerializeTo(b gopacket.SerializeBuffer, opts gopacket.Serialize
 	if err != nil {
 		return err
 	}
-	put32(buf, h.XID)
-	put32(buf[4:], h.Version)
+	binary.BigEndian.PutUint32(buf, h.XID)
+	binary.BigEndian.PutUint32(buf[4:], h.Version)
 	if !h.Known() {
 		copy(buf[8:], h.Unknown)
 		return nil
 	}
-	put32(buf[8:], h.Credits)
-	put32(buf[12:], uint32(h.Proc))
+	binary.BigEndian.PutUint32(buf[8:], h.Credits)
+	binary.BigEndian.PutUint32(buf[12:], uint32(h.Proc))
 	w := buf[16:]
 	switch {
 	case h.Proc == ProcMsgP && h.Version == 1:
-		put32(w, h.Align)
-		put32(w[4:], h.Thresh)
+		binary.BigEndian.PutUint32(w, h.Align)
+		binary.BigEndian.PutUint32(w[4:], h.Thresh)
 		w = h.putLists(w[8:])
 	case h.Proc == ProcMsg || h.Proc == ProcNoMsg:
 		w = h.putLists(w)
 	case h.Proc == ProcError:
-		put32(w, uint32(h.Err))
+		binary.BigEndian.PutUint32(w, uint32(h.Err))
 		w = w[4:]
 		if h.Err == ErrVers {
-			put32(w, h.VersLow)
-			put32(w[4:], h.VersHigh)
+			binary.BigEndian.PutUint32(w, h.VersLow)
+			binary.BigEndian.PutUint32(w[4:], h.VersHigh)
 			w = w[8:]
 		}
 	case h.Proc == ProcOptional && h.Version == 2:
-		put32(w, h.OptType)
-		put32(w[4:], uint32(len(h.OptInfo)))
+		binary.BigEndian.PutUint32(w, h.OptType)
+		binary.BigEndian.PutUint32(w[4:], uint32(len(h.OptInfo)))
 		copy(w[8:], h.OptInfo)
 		for i := 8 + len(h.OptInfo); i < 8+pad4(len(h.OptInfo)); i++ {
 			w[i] = 0
@@ -547,36 +548,36 @@ func (h *Header) listsLen() int {
 }
 
 func putSeg(w []byte, s Segment) []byte {
-	put32(w, s.Handle)
-	put32(w[4:], s.Length)
-	put64(w[8:], s.Offset)
+	binary.BigEndian.PutUint32(w, s.Handle)
+	binary.BigEndian.PutUint32(w[4:], s.Length)
+	binary.BigEndian.PutUint64(w[8:], s.Offset)
 	return w[16:]
 }
 
 func (h *Header) putLists(w []byte) []byte {
 	for _, r := range h.Reads {
-		put32(w, 1)
-		put32(w[4:], r.Position)
+		binary.BigEndian.PutUint32(w, 1)
+		binary.BigEndian.PutUint32(w[4:], r.Position)
 		w = putSeg(w[8:], r.Segment)
 	}
-	put32(w, 0)
+	binary.BigEndian.PutUint32(w, 0)
 	w = w[4:]
 	for _, c := range h.Writes {
-		put32(w, 1)
-		put32(w[4:], uint32(len(c.Segments)))
+		binary.BigEndian.PutUint32(w, 1)
+		binary.BigEndian.PutUint32(w[4:], uint32(len(c.Segments)))
 		w = w[8:]
 		for _, s := range c.Segments {
 			w = putSeg(w, s)
 		}
 	}
-	put32(w, 0)
+	binary.BigEndian.PutUint32(w, 0)
 	w = w[4:]
 	if !h.HasReply {
-		put32(w, 0)
+		binary.BigEndian.PutUint32(w, 0)
 		return w[4:]
 	}
-	put32(w, 1)
-	put32(w[4:], uint32(len(h.Reply.Segments)))
+	binary.BigEndian.PutUint32(w, 1)
+	binary.BigEndian.PutUint32(w[4:], uint32(len(h.Reply.Segments)))
 	w = w[8:]
 	for _, s := range h.Reply.Segments {
 		w = putSeg(w, s)

@@ -1,6 +1,7 @@
 package rpcrdma
 
 import (
+	"encoding/binary"
 	"fmt"
 
 	"github.com/gopacket/gopacket"
@@ -66,7 +67,7 @@ func (m *Message) Decode(payload []byte, match CallMatcher) error {
 	if h.Proc == ProcOptional {
 		// An RPC message MAY follow RDMA_OPTIONAL: decode it only when it
 		// looks like one of this xid.
-		if len(body) < 8 || be32(body, 0) != h.XID || be32(body, 4) > MsgReply {
+		if len(body) < 8 || binary.BigEndian.Uint32(body) != h.XID || binary.BigEndian.Uint32(body[4:]) > MsgReply {
 			h.OpaquePayload = true
 			return nil
 		}

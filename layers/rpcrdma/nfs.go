@@ -1,6 +1,7 @@
 package rpcrdma
 
 import (
+	"encoding/binary"
 	"fmt"
 	"strconv"
 
@@ -103,7 +104,7 @@ func (n *NFS) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 				df.SetTruncated()
 				return nerr("status", 0, "need 4 octets, have %d", len(data))
 			}
-			n.HasStatus, n.Status = true, be32(data, 0)
+			n.HasStatus, n.Status = true, binary.BigEndian.Uint32(data)
 		}
 		return nil
 	}
@@ -925,23 +926,23 @@ func (n *NFS) SerializeTo(b gopacket.SerializeBuffer, opts gopacket.SerializeOpt
 	}
 	clear(w)
 	if n.Reply {
-		put32(w, n.Status)
+		binary.BigEndian.PutUint32(w, n.Status)
 		w = w[4:]
 	}
-	put32(w, uint32(len(n.Tag)))
+	binary.BigEndian.PutUint32(w, uint32(len(n.Tag)))
 	copy(w[4:], n.Tag)
 	w = w[4+pad4(len(n.Tag)):]
 	if !n.Reply {
-		put32(w, n.MinorVersion)
+		binary.BigEndian.PutUint32(w, n.MinorVersion)
 		w = w[4:]
 	}
-	put32(w, uint32(len(n.Ops)))
+	binary.BigEndian.PutUint32(w, uint32(len(n.Ops)))
 	w = w[4:]
 	for _, op := range n.Ops {
-		put32(w, op.Opcode)
+		binary.BigEndian.PutUint32(w, op.Opcode)
 		w = w[4:]
 		if n.Reply {
-			put32(w, op.Status)
+			binary.BigEndian.PutUint32(w, op.Status)
 			w = w[4:]
 		}
 	}

@@ -1,6 +1,7 @@
 package rpcrdma
 
 import (
+	"encoding/binary"
 	"fmt"
 	"strconv"
 
@@ -95,8 +96,8 @@ func parseGSS(b []byte, g *GSSCred) bool {
 	if len(b) < 20 {
 		return false
 	}
-	g.Version, g.Proc, g.Seq, g.Service = be32(b, 0), be32(b, 4), be32(b, 8), be32(b, 12)
-	n := be32(b, 16)
+	g.Version, g.Proc, g.Seq, g.Service = binary.BigEndian.Uint32(b), binary.BigEndian.Uint32(b[4:]), binary.BigEndian.Uint32(b[8:]), binary.BigEndian.Uint32(b[12:])
+	n := binary.BigEndian.Uint32(b[16:])
 	if uint64(n) > uint64(len(b)-20) {
 		return false
 	}
@@ -190,7 +191,7 @@ func (r *RPC) Body() []byte {
 		if len(b) < 8 {
 			return nil
 		}
-		n := be32(b, 0)
+		n := binary.BigEndian.Uint32(b)
 		b = b[8:]
 		if n >= 4 && uint64(n-4) < uint64(len(b)) {
 			b = b[:n-4]
@@ -242,8 +243,8 @@ func readAuth(data []byte, off int, what *authFields, a *Auth, df gopacket.Decod
 	if err := need(data, off, 8, what.head, df); err != nil {
 		return off, err
 	}
-	a.Flavor = be32(data, off)
-	n := be32(data, off+4)
+	a.Flavor = binary.BigEndian.Uint32(data[off:])
+	n := binary.BigEndian.Uint32(data[off+4:])
 	off += 8
 	if n > 400 {
 		return off - 4, rerr(CodeRPCTruncated, what.length, off-4, "%d exceeds the 400 octets RFC 5531 allows", n)
@@ -273,7 +274,7 @@ func (r *RPC) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	if err := need(data, 0, 8, "xid/msg_type", df); err != nil {
 		return err
 	}
-	r.XID, r.MsgType = be32(data, 0), be32(data, 4)
+	r.XID, r.MsgType = binary.BigEndian.Uint32(data), binary.BigEndian.Uint32(data[4:])
 	off := 8
 	var err error
 	switch r.MsgType {
@@ -281,7 +282,7 @@ func (r *RPC) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 		if err = need(data, off, 16, "rpcvers/prog/vers/proc", df); err != nil {
 			break
 		}
-		r.RPCVersion, r.Program, r.ProgVersion, r.Procedure = be32(data, 8), be32(data, 12), be32(data, 16), be32(data, 20)
+		r.RPCVersion, r.Program, r.ProgVersion, r.Procedure = binary.BigEndian.Uint32(data[8:]), binary.BigEndian.Uint32(data[12:]), binary.BigEndian.Uint32(data[16:]), binary.BigEndian.Uint32(data[20:])
 		r.CallKnown = true
 		if r.RPCVersion != 2 {
 			r.notes.add(CodeRPCBadVersion, finding.SeverityError, 8, r.RPCVersion, 0)
@@ -301,7 +302,7 @@ func (r *RPC) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 		if err = need(data, off, 4, "reply_stat", df); err != nil {
 			break
 		}
-		r.ReplyStat = be32(data, off)
+		r.ReplyStat = binary.BigEndian.Uint32(data[off:])
 		off += 4
 		switch r.ReplyStat {
 		case ReplyAccepted:
@@ -311,33 +312,33 @@ func (r *RPC) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 			if err = need(data, off, 4, "accept_stat", df); err != nil {
 				break
 			}
-			r.AcceptStat = be32(data, off)
+			r.AcceptStat = binary.BigEndian.Uint32(data[off:])
 			off += 4
 			if r.AcceptStat == AcceptProgMismatch {
 				if err = need(data, off, 8, "mismatch_info", df); err != nil {
 					break
 				}
-				r.Low, r.High = be32(data, off), be32(data, off+4)
+				r.Low, r.High = binary.BigEndian.Uint32(data[off:]), binary.BigEndian.Uint32(data[off+4:])
 				off += 8
 			}
 		case ReplyDenied:
 			if err = need(data, off, 4, "reject_stat", df); err != nil {
 				break
 			}
-			r.RejectStat = be32(data, off)
+			r.RejectStat = binary.BigEndian.Uint32(data[off:])
 			off += 4
 			switch r.RejectStat {
 			case RejectRPCMismatch:
 				if err = need(data, off, 8, "mismatch_info", df); err != nil {
 					break
 				}
-				r.Low, r.High = be32(data, off), be32(data, off+4)
+				r.Low, r.High = binary.BigEndian.Uint32(data[off:]), binary.BigEndian.Uint32(data[off+4:])
 				off += 8
 			case RejectAuthError:
 				if err = need(data, off, 4, "auth_stat", df); err != nil {
 					break
 				}
-				r.AuthStat = be32(data, off)
+				r.AuthStat = binary.BigEndian.Uint32(data[off:])
 				off += 4
 			default:
 				err = rerr(CodeRPCBadMsgType, "reject_stat", off-4, "%d is not RPC_MISMATCH or AUTH_ERROR", r.RejectStat)
@@ -363,8 +364,8 @@ func parseAuthSys(b []byte, p *AuthSysParms) bool {
 	if len(b) < 8 {
 		return false
 	}
-	p.Stamp = be32(b, 0)
-	n := be32(b, 4)
+	p.Stamp = binary.BigEndian.Uint32(b)
+	n := binary.BigEndian.Uint32(b[4:])
 	if n > 255 || uint64(len(b)-8) < uint64(pad4(int(n))) {
 		return false
 	}
@@ -373,14 +374,14 @@ func parseAuthSys(b []byte, p *AuthSysParms) bool {
 	if len(b)-off < 12 {
 		return false
 	}
-	p.UID, p.GID = be32(b, off), be32(b, off+4)
-	ng := be32(b, off+8)
+	p.UID, p.GID = binary.BigEndian.Uint32(b[off:]), binary.BigEndian.Uint32(b[off+4:])
+	ng := binary.BigEndian.Uint32(b[off+8:])
 	off += 12
 	if ng > 16 || uint64(len(b)-off) < uint64(ng)*4 {
 		return false
 	}
 	for i := 0; i < int(ng); i++ {
-		p.GIDs[i] = be32(b, off+4*i)
+		p.GIDs[i] = binary.BigEndian.Uint32(b[off+4*i:])
 	}
 	p.NGIDs = int(ng)
 	return true
@@ -423,41 +424,41 @@ func (r *RPC) SerializeTo(b gopacket.SerializeBuffer, opts gopacket.SerializeOpt
 		return err
 	}
 	clear(w)
-	put32(w, r.XID)
-	put32(w[4:], r.MsgType)
+	binary.BigEndian.PutUint32(w, r.XID)
+	binary.BigEndian.PutUint32(w[4:], r.MsgType)
 	w = w[8:]
 	putAuth := func(a Auth) {
-		put32(w, a.Flavor)
-		put32(w[4:], uint32(len(a.Body)))
+		binary.BigEndian.PutUint32(w, a.Flavor)
+		binary.BigEndian.PutUint32(w[4:], uint32(len(a.Body)))
 		copy(w[8:], a.Body)
 		w = w[8+pad4(len(a.Body)):]
 	}
 	switch r.MsgType {
 	case MsgCall:
-		put32(w, r.RPCVersion)
-		put32(w[4:], r.Program)
-		put32(w[8:], r.ProgVersion)
-		put32(w[12:], r.Procedure)
+		binary.BigEndian.PutUint32(w, r.RPCVersion)
+		binary.BigEndian.PutUint32(w[4:], r.Program)
+		binary.BigEndian.PutUint32(w[8:], r.ProgVersion)
+		binary.BigEndian.PutUint32(w[12:], r.Procedure)
 		w = w[16:]
 		putAuth(r.Cred)
 		putAuth(r.Verf)
 	case MsgReply:
-		put32(w, r.ReplyStat)
+		binary.BigEndian.PutUint32(w, r.ReplyStat)
 		w = w[4:]
 		if r.ReplyStat == ReplyAccepted {
 			putAuth(r.Verf)
-			put32(w, r.AcceptStat)
+			binary.BigEndian.PutUint32(w, r.AcceptStat)
 			if r.AcceptStat == AcceptProgMismatch {
-				put32(w[4:], r.Low)
-				put32(w[8:], r.High)
+				binary.BigEndian.PutUint32(w[4:], r.Low)
+				binary.BigEndian.PutUint32(w[8:], r.High)
 			}
 		} else {
-			put32(w, r.RejectStat)
+			binary.BigEndian.PutUint32(w, r.RejectStat)
 			if r.RejectStat == RejectRPCMismatch {
-				put32(w[4:], r.Low)
-				put32(w[8:], r.High)
+				binary.BigEndian.PutUint32(w[4:], r.Low)
+				binary.BigEndian.PutUint32(w[8:], r.High)
 			} else {
-				put32(w[4:], r.AuthStat)
+				binary.BigEndian.PutUint32(w[4:], r.AuthStat)
 			}
 		}
 	}

@@ -1,5 +1,7 @@
 package rpcrdma
 
+import "encoding/binary"
+
 // xdrc is a bounds-checked XDR reader over one buffer. The first read past
 // the end sets bad and every later read returns zero values, so callers
 // check bad once after a sequence of reads; no read can panic or loop.
@@ -16,7 +18,7 @@ func (x *xdrc) u32() uint32 {
 		x.fail()
 		return 0
 	}
-	v := be32(x.b, x.off)
+	v := binary.BigEndian.Uint32(x.b[x.off:])
 	x.off += 4
 	return v
 }
