@@ -120,7 +120,7 @@ func (st *rpcSends) decodeSend(rec *Record, payload []byte, info SendInfo) {
 	first := len(rec.Findings)
 	rec.Findings = m.AppendFindings(rec.Findings)
 	if err != nil {
-		if e, ok := err.(*rpcrdma.Error); ok {
+		if e, ok := err.(*rpcrdma.DecodeError); ok {
 			rec.Findings = append(rec.Findings, e.Finding())
 		} else {
 			rec.Findings = append(rec.Findings, finding.Finding{Code: CodeMalformed, Severity: finding.SeverityError,

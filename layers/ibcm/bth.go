@@ -413,7 +413,7 @@ func (b *BTH) DecodeWithICRC(data []byte, df gopacket.DecodeFeedback, icrc uint3
 func (b *BTH) decode(data []byte, df gopacket.DecodeFeedback, icrc uint32, haveICRC bool) error {
 	if len(data) < bthLen {
 		df.SetTruncated()
-		return short("BTH", "header", data, 0, bthLen)
+		return short("BTH", "header", 0, bthLen, len(data))
 	}
 	w0 := binary.BigEndian.Uint32(data[0:4])
 	w1 := binary.BigEndian.Uint32(data[4:8])

@@ -194,7 +194,7 @@ func (c *CM) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	}
 	if len(data) < m.hdr {
 		df.SetTruncated()
-		return short(m.name, "fixed fields", data, 0, m.hdr)
+		return short(m.name, "fixed fields", 0, m.hdr, len(data))
 	}
 	if len(data) < m.hdr+m.pd {
 		c.probs |= cmProbTruncated

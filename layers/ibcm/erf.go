@@ -76,7 +76,7 @@ func (e *ERF) NextLayerType() gopacket.LayerType {
 func (e *ERF) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	if len(data) < erfHeaderLen {
 		df.SetTruncated()
-		return short("ERF", "header", data, 0, erfHeaderLen)
+		return short("ERF", "header", 0, erfHeaderLen, len(data))
 	}
 	*e = ERF{
 		Timestamp: binary.LittleEndian.Uint64(data),
@@ -90,7 +90,7 @@ func (e *ERF) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	for more := e.Ext; more; {
 		if len(data) < off+8 {
 			df.SetTruncated()
-			return short("ERF", "extension header", data, off, 8)
+			return short("ERF", "extension header", off, 8, len(data)-off)
 		}
 		more = data[off]&erfExtension != 0
 		off += 8
@@ -99,7 +99,7 @@ func (e *ERF) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	if e.Type == ERFTypeEthernet {
 		if len(data) < off+2 {
 			df.SetTruncated()
-			return short("ERF", "Ethernet offset and pad", data, off, 2)
+			return short("ERF", "Ethernet offset and pad", off, 2, len(data)-off)
 		}
 		off += 2
 	}

@@ -21,13 +21,10 @@ func (e *DecodeError) Error() string {
 	return fmt.Sprintf("%s: %s: need %d octets at offset %d, have %d", e.Layer, e.Field, e.Need, e.Offset, e.Have)
 }
 
-// short builds a DecodeError for data too short to hold need octets at off.
-func short(layer, field string, data []byte, off, need int) error {
-	have := len(data) - off
-	if have < 0 {
-		have = 0
-	}
-	return &DecodeError{Layer: layer, Field: field, Offset: off, Need: need, Have: have}
+// short builds a DecodeError for a field of need octets at off when only
+// have octets are left there (a negative have counts as none).
+func short(layer, field string, off, need, have int) error {
+	return &DecodeError{Layer: layer, Field: field, Offset: off, Need: need, Have: max(have, 0)}
 }
 
 // problems is a bit set of what a layer noticed while decoding; findings

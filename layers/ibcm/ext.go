@@ -76,7 +76,7 @@ func (d *DETH) NextLayerType() gopacket.LayerType {
 func (d *DETH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	if len(data) < dethLen {
 		df.SetTruncated()
-		return short("DETH", "header", data, 0, dethLen)
+		return short("DETH", "header", 0, dethLen, len(data))
 	}
 	d.QKey = binary.BigEndian.Uint32(data)
 	d.Reserved = data[4]
@@ -134,7 +134,7 @@ func (r *RETH) String() string {
 func (r *RETH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	if len(data) < rethLen {
 		df.SetTruncated()
-		return short("RETH", "header", data, 0, rethLen)
+		return short("RETH", "header", 0, rethLen, len(data))
 	}
 	r.VA = binary.BigEndian.Uint64(data)
 	r.RKey = binary.BigEndian.Uint32(data[8:])
@@ -244,7 +244,7 @@ var aethSummaryTypes = func() (t [4]string) {
 func (a *AETH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	if len(data) < aethLen {
 		df.SetTruncated()
-		return short("AETH", "header", data, 0, aethLen)
+		return short("AETH", "header", 0, aethLen, len(data))
 	}
 	a.Syndrome = data[0]
 	a.MSN = binary.BigEndian.Uint32(data) & 0xffffff
@@ -324,7 +324,7 @@ func (i *IETH) SerializeTo(b gopacket.SerializeBuffer, _ gopacket.SerializeOptio
 func decodeWord(base *layers.BaseLayer, bth *BTH, data []byte, df gopacket.DecodeFeedback, layer, what string) (uint32, error) {
 	if len(data) < wordLen {
 		df.SetTruncated()
-		return 0, short(layer, what, data, 0, wordLen)
+		return 0, short(layer, what, 0, wordLen, len(data))
 	}
 	base.Contents, base.Payload = data[:wordLen], data[wordLen:]
 	setPayloadLength(bth, base.Payload)
@@ -408,7 +408,7 @@ func (a *AtomicETH) NextLayerType() gopacket.LayerType {
 func (a *AtomicETH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	if len(data) < atomicETHLen {
 		df.SetTruncated()
-		return short("AtomicETH", "header", data, 0, atomicETHLen)
+		return short("AtomicETH", "header", 0, atomicETHLen, len(data))
 	}
 	a.VA = binary.BigEndian.Uint64(data)
 	a.RKey = binary.BigEndian.Uint32(data[8:])
@@ -455,7 +455,7 @@ func (a *AtomicAckETH) NextLayerType() gopacket.LayerType {
 func (a *AtomicAckETH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	if len(data) < atomicAckETHLen {
 		df.SetTruncated()
-		return short("AtomicAckETH", "original remote data", data, 0, atomicAckETHLen)
+		return short("AtomicAckETH", "original remote data", 0, atomicAckETHLen, len(data))
 	}
 	a.OrigRemData = binary.BigEndian.Uint64(data)
 	a.Contents, a.Payload = data[:atomicAckETHLen], data[atomicAckETHLen:]

@@ -63,7 +63,7 @@ func grhNext(nh uint8) gopacket.LayerType {
 func (g *GRH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	if len(data) < grhLen {
 		df.SetTruncated()
-		return short("GRH", "header", data, 0, grhLen)
+		return short("GRH", "header", 0, grhLen, len(data))
 	}
 	w := binary.BigEndian.Uint32(data)
 	g.IPVer = uint8(w >> 28)

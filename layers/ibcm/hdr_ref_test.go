@@ -19,7 +19,7 @@ import (
 func refBTHDecode(b *BTH, data []byte, df gopacket.DecodeFeedback) error {
 	if len(data) < bthLen {
 		df.SetTruncated()
-		return short("BTH", "header", data, 0, bthLen)
+		return short("BTH", "header", 0, bthLen, len(data))
 	}
 	*b = BTH{
 		OpCode: Opcode(data[0]),
@@ -253,7 +253,7 @@ func TestBTHDecodeReference(t *testing.T) {
 func refLRHDecode(l *LRH, data []byte, df gopacket.DecodeFeedback) error {
 	if len(data) < lrhLen {
 		df.SetTruncated()
-		return short("LRH", "header", data, 0, lrhLen)
+		return short("LRH", "header", 0, lrhLen, len(data))
 	}
 	*l = LRH{
 		VL: data[0] >> 4, LVer: data[0] & 0x0f,

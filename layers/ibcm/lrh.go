@@ -104,7 +104,7 @@ func lnhLayerType(lnh uint8) gopacket.LayerType {
 func (l *LRH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	if len(data) < lrhLen {
 		df.SetTruncated()
-		return short("LRH", "header", data, 0, lrhLen)
+		return short("LRH", "header", 0, lrhLen, len(data))
 	}
 	// Field by field, as the BTH (a literal assigned to *l is built and
 	// copied whole).

@@ -101,7 +101,7 @@ func (m *MAD) NextLayerType() gopacket.LayerType {
 func (m *MAD) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	if len(data) < madHeaderLen {
 		df.SetTruncated()
-		return short("MAD", "common header", data, 0, madHeaderLen)
+		return short("MAD", "common header", 0, madHeaderLen, len(data))
 	}
 	*m = MAD{
 		BaseVersion: data[0], MgmtClass: data[1], ClassVersion: data[2], Method: data[3],

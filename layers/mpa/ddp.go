@@ -94,16 +94,16 @@ func (d *DDP) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	*d = DDP{}
 	if len(data) < 1 {
 		df.SetTruncated()
-		return errShort("DDP", "control", 1, 0, len(data))
+		return short("DDP", "control", 0, 1, len(data))
 	}
 	ctrl := data[0]
 	hl := HeaderLen(ctrl)
 	if len(data) < hl {
 		df.SetTruncated()
 		if ctrl&DDPFlagTagged != 0 {
-			return errShort("DDP", "tagged header", hl, 0, len(data))
+			return short("DDP", "tagged header", 0, hl, len(data))
 		}
-		return errShort("DDP", "untagged header", hl, 0, len(data))
+		return short("DDP", "untagged header", 0, hl, len(data))
 	}
 	d.Tagged = ctrl&DDPFlagTagged != 0
 	d.Last = ctrl&DDPFlagLast != 0

@@ -200,7 +200,7 @@ func (f *FPDU) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	n, ok := PeekULPDULength(data, opts.StreamOffset, opts.Markers)
 	if !ok {
 		df.SetTruncated()
-		return errShort("FPDU", "ULPDU_Length", ULPDULengthLen, 0, len(data))
+		return short("FPDU", "ULPDU_Length", 0, ULPDULengthLen, len(data))
 	}
 	f.ULPDULength = uint16(n)
 	total := WireLen(n, opts.StreamOffset, opts.Markers)

@@ -257,7 +257,7 @@ func (f *Frame) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	*f = Frame{}
 	if len(data) < FrameHeaderLen {
 		df.SetTruncated()
-		return errShort("MPA frame", "header", FrameHeaderLen, 0, len(data))
+		return short("MPA frame", "header", 0, FrameHeaderLen, len(data))
 	}
 	kind, complete := FrameKindOf(data[:16])
 	if !complete {

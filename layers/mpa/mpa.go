@@ -14,8 +14,6 @@
 package mpa
 
 import (
-	"fmt"
-
 	"github.com/cmpd-dissect/cmpd-dissect/field"
 )
 
@@ -35,11 +33,6 @@ const (
 	refDDP   = "RFC 5041 §4"
 	refRDMAP = "RFC 5040 §4"
 )
-
-// errShort builds the error for a field that runs past the buffer.
-func errShort(layer, what string, need, off, have int) error {
-	return fmt.Errorf("%s: %s: need %d octets at offset %d, have %d", layer, what, need, off, have)
-}
 
 func boolByte(b bool, v uint8) uint8 {
 	if b {

@@ -18,7 +18,7 @@
 //
 // Decoders never panic and never loop on a length or list the packet lies
 // about: every list is bounded by the bytes present and by a configurable
-// cap on segments. Errors are *Error values carrying a stable finding code,
+// cap on segments. Errors are *DecodeError values carrying a stable finding code,
 // the field being read and its byte offset.
 package rpcrdma
 
@@ -28,23 +28,36 @@ import (
 	"github.com/cmpd-dissect/cmpd-dissect/finding"
 )
 
-// Error is a decode error: which field was being read, where, and the
-// finding code that describes it.
-type Error struct {
+// DecodeError is a decode error: which field was being read, where, and
+// the finding code that describes it. A field that runs past the data has
+// Need and Have (octets needed and left at Offset); any other error says
+// what is wrong in Msg.
+type DecodeError struct {
 	Code   string // finding code, e.g. CodeChunkListUnterminated
 	Layer  string // "rpcrdma", "rpc" or "nfs"
 	Field  string // what was being read: "read list", "write chunk 2 segment count"
 	Offset int    // byte offset from the start of the layer
-	Msg    string // what was expected
+	Need   int    // octets the field needs at Offset (when Msg is empty)
+	Have   int    // octets available at Offset (when Msg is empty)
+	Msg    string // what was expected, for errors other than running short
 }
 
-func (e *Error) Error() string {
+func (e *DecodeError) Error() string {
+	if e.Msg == "" {
+		return fmt.Sprintf("%s: %s: need %d octets, have %d at offset %d", e.Layer, e.Field, e.Need, e.Have, e.Offset)
+	}
 	return fmt.Sprintf("%s: %s: %s at offset %d", e.Layer, e.Field, e.Msg, e.Offset)
+}
+
+// short builds the DecodeError for a field of need octets at off when only
+// have octets are left there (a negative have counts as none).
+func short(code, layer, field string, off, need, have int) *DecodeError {
+	return &DecodeError{Code: code, Layer: layer, Field: field, Offset: off, Need: need, Have: max(have, 0)}
 }
 
 // Finding turns the error into the project's finding (severity error,
 // Offset relative to the layer's first byte).
-func (e *Error) Finding() finding.Finding {
+func (e *DecodeError) Finding() finding.Finding {
 	return finding.Finding{Code: e.Code, Severity: finding.SeverityError, Message: e.Error(),
 		Section: sectionFor(e.Code), Layer: e.Layer, Offset: e.Offset}
 }

@@ -198,19 +198,19 @@ func (h *Header) reset() {
 	h.notes.reset()
 }
 
-func herr(code, what string, off int, format string, args ...any) *Error {
-	return &Error{Code: code, Layer: "rpcrdma", Field: what, Offset: off, Msg: fmt.Sprintf(format, args...)}
+func herr(code, what string, off int, format string, args ...any) *DecodeError {
+	return &DecodeError{Code: code, Layer: "rpcrdma", Field: what, Offset: off, Msg: fmt.Sprintf(format, args...)}
 }
 
 // DecodeFromBytes decodes a transport header from the start of data (a
 // complete Send payload). Contents is the header, Payload what follows it.
 // On error the fields decoded so far stay set (so a view can show them)
-// and the error is an *Error.
+// and the error is a *DecodeError.
 func (h *Header) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	h.reset()
 	if len(data) < 8 {
 		df.SetTruncated()
-		return herr(CodeTruncated, "rdma_xid/rdma_vers", 0, "need 8 octets, have %d", len(data))
+		return short(CodeTruncated, "rpcrdma", "rdma_xid/rdma_vers", 0, 8, len(data))
 	}
 	h.XID = binary.BigEndian.Uint32(data)
 	h.Version = binary.BigEndian.Uint32(data[4:])
@@ -225,7 +225,7 @@ func (h *Header) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error 
 	if len(data) < 16 {
 		df.SetTruncated()
 		h.Contents = data
-		return herr(CodeTruncated, "rdma_credit/rdma_proc", 8, "need 16 octets, have %d", len(data))
+		return short(CodeTruncated, "rpcrdma", "rdma_credit/rdma_proc", 8, 16, len(data))
 	}
 	h.Credits = binary.BigEndian.Uint32(data[8:])
 	h.Proc = Proc(binary.BigEndian.Uint32(data[12:]))
@@ -239,7 +239,7 @@ func (h *Header) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error 
 		if h.Version == 1 {
 			if len(data) < off+8 {
 				df.SetTruncated()
-				err = herr(CodeTruncated, "rdma_align/rdma_thresh", off, "need 8 octets, have %d", len(data)-off)
+				err = short(CodeTruncated, "rpcrdma", "rdma_align/rdma_thresh", off, 8, len(data)-off)
 				break
 			}
 			h.Align, h.Thresh = binary.BigEndian.Uint32(data[off:]), binary.BigEndian.Uint32(data[off+4:])
@@ -282,7 +282,7 @@ func (h *Header) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error 
 func (h *Header) decodeError(data []byte, off int, df gopacket.DecodeFeedback) (int, error) {
 	if len(data) < off+4 {
 		df.SetTruncated()
-		return off, herr(CodeTruncated, "rdma_err", off, "need 4 octets, have %d", len(data)-off)
+		return off, short(CodeTruncated, "rpcrdma", "rdma_err", off, 4, len(data)-off)
 	}
 	h.Err = ErrCode(binary.BigEndian.Uint32(data[off:]))
 	off += 4
@@ -290,7 +290,7 @@ func (h *Header) decodeError(data []byte, off int, df gopacket.DecodeFeedback) (
 	case h.Err == ErrVers:
 		if len(data) < off+8 {
 			df.SetTruncated()
-			return off, herr(CodeTruncated, "rdma_vers_low/rdma_vers_high", off, "need 8 octets, have %d", len(data)-off)
+			return off, short(CodeTruncated, "rpcrdma", "rdma_vers_low/rdma_vers_high", off, 8, len(data)-off)
 		}
 		h.VersLow, h.VersHigh = binary.BigEndian.Uint32(data[off:]), binary.BigEndian.Uint32(data[off+4:])
 		return off + 8, nil
@@ -305,7 +305,7 @@ func (h *Header) decodeError(data []byte, off int, df gopacket.DecodeFeedback) (
 func (h *Header) decodeOptional(data []byte, off int, df gopacket.DecodeFeedback) (int, error) {
 	if len(data) < off+8 {
 		df.SetTruncated()
-		return off, herr(CodeTruncated, "rdma_opttype/rdma_optinfo length", off, "need 8 octets, have %d", len(data)-off)
+		return off, short(CodeTruncated, "rpcrdma", "rdma_opttype/rdma_optinfo length", off, 8, len(data)-off)
 	}
 	h.OptType = binary.BigEndian.Uint32(data[off:])
 	n := binary.BigEndian.Uint32(data[off+4:])
@@ -319,7 +319,7 @@ func (h *Header) decodeOptional(data []byte, off int, df gopacket.DecodeFeedback
 	p := pad4(int(n)) - int(n)
 	if len(data)-off < p {
 		df.SetTruncated()
-		return off, herr(CodeTruncated, "rdma_optinfo padding", off, "need %d octets, have %d", p, len(data)-off)
+		return off, short(CodeTruncated, "rpcrdma", "rdma_optinfo padding", off, p, len(data)-off)
 	}
 	for _, c := range data[off : off+p] {
 		if c != 0 {
@@ -417,7 +417,7 @@ func chunkName(i int) string {
 // reply set, the reply chunk.
 func (h *Header) decodeChunk(data []byte, off int, i int, total *int, max int, reply bool) (int, error) {
 	if len(data)-off < 4 {
-		return off, herr(CodeChunkListUnterminated, chunkName(i)+" segment count", off, "need 4 octets, have %d", len(data)-off)
+		return off, short(CodeChunkListUnterminated, "rpcrdma", chunkName(i)+" segment count", off, 4, len(data)-off)
 	}
 	n := binary.BigEndian.Uint32(data[off:])
 	off += 4

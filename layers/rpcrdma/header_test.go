@@ -225,9 +225,9 @@ func TestHeaderErrors(t *testing.T) {
 	for _, tc := range cases {
 		var h Header
 		err := h.DecodeFromBytes(unhex(t, tc.hex), gopacket.NilDecodeFeedback)
-		var e *Error
+		var e *DecodeError
 		if !errors.As(err, &e) {
-			t.Errorf("%s: error %v, want *Error", tc.name, err)
+			t.Errorf("%s: error %v, want *DecodeError", tc.name, err)
 			continue
 		}
 		if e.Code != tc.code || e.Field != tc.field || e.Offset != tc.off {
@@ -258,7 +258,7 @@ func TestHeaderSegmentCap(t *testing.T) {
 	}
 	d.MaxSegments = 16
 	err := d.DecodeFromBytes(data, gopacket.NilDecodeFeedback)
-	var e *Error
+	var e *DecodeError
 	if !errors.As(err, &e) || e.Code != CodeSegmentCap {
 		t.Fatalf("cap 16: %v", err)
 	}

@@ -51,7 +51,7 @@ func (nilFeedback) SetTruncated() {}
 var NilDecodeFeedback gopacket.DecodeFeedback = nilFeedback{}
 
 // Decode decodes payload. The returned error is the first decode error
-// (an *Error); layers decoded before it stay available. m may be nil.
+// (a *DecodeError); layers decoded before it stay available. m may be nil.
 func (m *Message) Decode(payload []byte, match CallMatcher) error {
 	m.HasHeader, m.HasRPC, m.HasNFS, m.xidMismatch, m.RPCOffset, m.nfsOffset = false, false, false, false, 0, 0
 	err := m.Header.DecodeFromBytes(payload, NilDecodeFeedback)
@@ -97,9 +97,9 @@ func (m *Message) Decode(payload []byte, match CallMatcher) error {
 	return shift(err, m.nfsOffset)
 }
 
-// shift makes an *Error's offset relative to the Send payload.
+// shift makes a *DecodeError's offset relative to the Send payload.
 func shift(err error, by int) error {
-	if e, ok := err.(*Error); ok {
+	if e, ok := err.(*DecodeError); ok {
 		e.Offset += by
 	}
 	return err

@@ -69,8 +69,8 @@ func (n *NFS) CanDecode() gopacket.LayerClass { return LayerTypeNFS }
 // NextLayerType is the payload: operation arguments are not decoded further.
 func (n *NFS) NextLayerType() gopacket.LayerType { return gopacket.LayerTypePayload }
 
-func nerr(what string, off int, format string, args ...any) *Error {
-	return &Error{Code: CodeNFSTruncated, Layer: "nfs", Field: what, Offset: off, Msg: fmt.Sprintf(format, args...)}
+func nerr(what string, off int, format string, args ...any) *DecodeError {
+	return &DecodeError{Code: CodeNFSTruncated, Layer: "nfs", Field: what, Offset: off, Msg: fmt.Sprintf(format, args...)}
 }
 
 // Set fixes what DecodeFromBytes will decode: the RPC program, version and
@@ -102,7 +102,7 @@ func (n *NFS) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 		if n.Reply && n.Program == ProgNFS && (n.Version == 2 || n.Version == 3) {
 			if len(data) < 4 {
 				df.SetTruncated()
-				return nerr("status", 0, "need 4 octets, have %d", len(data))
+				return short(CodeNFSTruncated, "nfs", "status", 0, 4, len(data))
 			}
 			n.HasStatus, n.Status = true, binary.BigEndian.Uint32(data)
 		}

@@ -212,8 +212,8 @@ func (r *RPC) SetCall(program, version, procedure uint32) {
 	r.Program, r.ProgVersion, r.Procedure, r.CallKnown = program, version, procedure, true
 }
 
-func rerr(code, what string, off int, format string, args ...any) *Error {
-	return &Error{Code: code, Layer: "rpc", Field: what, Offset: off, Msg: fmt.Sprintf(format, args...)}
+func rerr(code, what string, off int, format string, args ...any) *DecodeError {
+	return &DecodeError{Code: code, Layer: "rpc", Field: what, Offset: off, Msg: fmt.Sprintf(format, args...)}
 }
 
 // need checks that n octets are left at off (small enough to be inlined:
@@ -222,12 +222,12 @@ func need(data []byte, off, n int, what string, df gopacket.DecodeFeedback) erro
 	if len(data)-off >= n {
 		return nil
 	}
-	return short(data, off, n, what, df)
+	return truncated(data, off, n, what, df)
 }
 
-func short(data []byte, off, n int, what string, df gopacket.DecodeFeedback) error {
+func truncated(data []byte, off, n int, what string, df gopacket.DecodeFeedback) error {
 	df.SetTruncated()
-	return rerr(CodeRPCTruncated, what, off, "need %d octets, have %d", n, max(len(data)-off, 0))
+	return short(CodeRPCTruncated, "rpc", what, off, n, len(data)-off)
 }
 
 // authFields names the parts of an opaque_auth in errors, without

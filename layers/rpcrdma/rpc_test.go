@@ -106,7 +106,7 @@ func TestRPCErrors(t *testing.T) {
 	for _, tc := range cases {
 		var r RPC
 		err := r.DecodeFromBytes(unhex(t, tc.hex), gopacket.NilDecodeFeedback)
-		var e *Error
+		var e *DecodeError
 		if !errors.As(err, &e) || e.Code != tc.code || e.Field != tc.field {
 			t.Errorf("%s: %v, want %s in %q", tc.name, err, tc.code, tc.field)
 		}
