@@ -20,8 +20,8 @@ const (
 
 // AheadICRC returns a hook for source.NewPrefetch that computes, on the
 // reading goroutine, the ICRC of each frame that looks like RoCEv2 (Ethernet,
-// VLAN tags, IPv4 or IPv6, UDP to or from one of the RoCE ports: the
-// headers walked as the Dissector walks them), RoCEv1 (Ethernet type
+// Linux cooked capture or raw IP, VLAN tags, IPv4 or IPv6, UDP to or from one
+// of the RoCE ports: the headers walked as the Dissector walks them), RoCEv1 (Ethernet type
 // 0x8915) or native InfiniBand (link type 247). The
 // ICRC is about a fifth of the per-packet cost of "stats" (a CRC-32 over the
 // whole packet); computed ahead, it runs on a second core.
@@ -50,17 +50,18 @@ func AheadICRC(opts Options) func(*source.Frame) {
 			}
 		}()
 		data := f.Data
-		switch f.LinkType {
-		case source.LinkTypeInfiniBand:
+		if f.LinkType == source.LinkTypeInfiniBand {
 			_, crc, ok := ibcm.CheckIBICRC(data)
 			f.Ahead = source.Ahead{Kind: aheadIB, OK: ok, CRC: crc}
-		case source.LinkTypeEthernet:
+			return
+		}
+		if first, ok := linkStart(f.LinkType, data); ok {
 			// The headers as the Dissector walks them: the last IP
 			// header and the layer after them (the BTH of RoCEv2, the
 			// GRH of RoCEv1).
 			rec.Reset()
 			rec.Data = data
-			w.walk(&rec, layers.LayerTypeEthernet, data)
+			w.walk(&rec, first, data)
 			ip, v6 := w.ip, w.v6
 			switch {
 			case w.err != nil || w.done:

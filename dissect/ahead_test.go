@@ -116,11 +116,11 @@ func FuzzAheadICRC(f *testing.F) {
 		f.Add(uint8(0), frames[i].Data)
 	}
 	f.Add(uint8(1), []byte{0xf0, 0x02, 0, 5, 0, 1, 0, 2})
+	for _, fr := range testcap.Frames(f, testcap.Path("pcaps", "converted", "live-rxe4-nfs42.tcpdump-any-linux-sll2.pcap"))[:20] {
+		f.Add(uint8(3), fr.Data)
+	}
 	f.Fuzz(func(t *testing.T, lt uint8, data []byte) {
-		link := source.LinkTypeEthernet
-		if lt%2 == 1 {
-			link = source.LinkTypeInfiniBand
-		}
+		link := []int{source.LinkTypeEthernet, source.LinkTypeInfiniBand, LinkTypeLinuxSLL, LinkTypeLinuxSLL2, LinkTypeRaw}[lt%5]
 		hook := AheadICRC(Options{RoCEPorts: []uint16{1234}})
 		fr := source.Frame{Number: 1, LinkType: link, Data: data, CaptureLength: len(data), Length: len(data)}
 		hook(&fr)

@@ -73,8 +73,11 @@ func New(opts Options) *Dissector {
 	d.rpc = newRPCSends(opts)
 	d.rc = newRCSends(opts, d.rpc)
 	d.iwarp = newIWARP(opts, d.rpc)
-	for k, t := range headerTypes {
-		d.hdrEnts[k] = d.entry(t)
+	for k := range d.hdrEnts {
+		// Each header its own entry: the stacked VLAN tags are layers of
+		// one layer type.
+		l := d.hdr.layer(header(k))
+		d.hdrEnts[k] = &layerEntry{l: l.(field.Layer), dl: l, kind: kindOther}
 	}
 	d.bthEnt = d.entry(ibcm.LayerTypeBTH)
 	return d
@@ -125,16 +128,19 @@ func (d *Dissector) Dissect(f *source.Frame) *Record {
 	d.prev = f.Time
 	r.Add(&d.frame, 0)
 
+	if t, ok := linkStart(f.LinkType, f.Data); ok {
+		d.decodeChain(t, f.Data, 0)
+		d.ahead = source.Ahead{}
+		return r
+	}
 	switch f.LinkType {
-	case source.LinkTypeEthernet:
-		d.decodeChain(layers.LayerTypeEthernet, f.Data, 0)
 	case source.LinkTypeInfiniBand:
 		d.decodeChain(ibcm.LayerTypeLRH, f.Data, 0)
 	case source.LinkTypeERF:
 		d.decodeChain(ibcm.LayerTypeERF, f.Data, 0)
 	default:
 		d.rec.addFinding(CodeUnknownLinkType, finding.SeverityWarning, "", "frame", 0,
-			fmt.Sprintf("link type %d is not dissected (Ethernet 1, ERF 197 and InfiniBand 247 are)", f.LinkType))
+			fmt.Sprintf("link type %d is not dissected (Ethernet 1, raw IP 101, 228 and 229, Linux cooked 113 and 276, ERF 197 and InfiniBand 247 are)", f.LinkType))
 	}
 	d.ahead = source.Ahead{}
 	return r
@@ -471,7 +477,7 @@ type decodingLayer interface {
 // the IB ones; ERF leads to Ethernet or the LRH).
 func (d *Dissector) allLayers() []gopacket.DecodingLayer {
 	h := &d.hdr
-	return append([]gopacket.DecodingLayer{&h.eth, &h.vlan, &h.ip4, &h.ip6, &h.udp, &h.tcp}, d.ib.DecodingLayers()...)
+	return append([]gopacket.DecodingLayer{&h.eth, &h.sll, &h.vlan[0], &h.ip4, &h.ip6, &h.udp, &h.tcp}, d.ib.DecodingLayers()...)
 }
 
 // layerFor returns the record layer that decoded layer type t.
@@ -583,11 +589,11 @@ func RecordFinding(re *source.RecordError) finding.Finding {
 }
 
 // IsTransport reports the protocols of dissect's own adapters (frame,
-// Ethernet, VLAN, IPv4, IPv6, UDP, TCP): they do not make a frame
+// Ethernet, Linux cooked capture, VLAN, IPv4, IPv6, UDP, TCP): they do not make a frame
 // RDMA-relevant by themselves, and report only their own fields.
 func IsTransport(p *field.Proto) bool {
 	switch p {
-	case ProtoFrame, ProtoEthernet, ProtoVLAN, ProtoIPv4, ProtoIPv6, ProtoUDP, ProtoTCP:
+	case ProtoFrame, ProtoEthernet, ProtoSLL, ProtoVLAN, ProtoIPv4, ProtoIPv6, ProtoUDP, ProtoTCP:
 		return true
 	}
 	return false

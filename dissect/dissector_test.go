@@ -140,7 +140,7 @@ func TestVLANAndIPv6(t *testing.T) {
 // TestNoAllocs: the decode path allocates nothing for a non-CM RoCE packet.
 // (TCP segments go through iWARP reassembly, which is not held to it.)
 func TestNoAllocs(t *testing.T) {
-	for _, file := range []string{testcap.RXE} {
+	for _, file := range []string{testcap.RXE, testcap.Path("pcaps", "converted", "live-rxe4-nfs42.tcpdump-any-linux-sll2.pcap")} {
 		frames := testcap.Frames(t, file)
 		d := New(Options{})
 		for i := range frames {
@@ -200,16 +200,31 @@ func FuzzDissect(f *testing.F) {
 	}
 	f.Add(uint8(247), []byte{0xf0, 0x02, 0, 5, 0, 1, 0, 2})
 	f.Add(uint8(197), make([]byte, 40))
+	for file, lt := range map[string]uint8{"live-rxe4-nfs42.tcpdump-any-linux-sll.pcap": 3, "live-siw4-nfs42.tcpdump-any-linux-sll2.pcap": 4} {
+		frames := testcap.Frames(f, testcap.Path("pcaps", "converted", file))
+		for i := 0; i < len(frames); i += 11 {
+			f.Add(lt, frames[i].Data)
+		}
+	}
 	f.Fuzz(func(t *testing.T, lt uint8, data []byte) {
 		d := New(Options{RoCEPorts: []uint16{1234}})
+		// The link types dissected, and others (lt itself).
 		link := int(lt)
-		switch lt % 4 {
+		switch lt % 10 {
 		case 0:
 			link = source.LinkTypeEthernet
 		case 1:
 			link = source.LinkTypeInfiniBand
 		case 2:
 			link = source.LinkTypeERF
+		case 3:
+			link = LinkTypeLinuxSLL
+		case 4:
+			link = LinkTypeLinuxSLL2
+		case 5:
+			link = LinkTypeRaw
+		case 6:
+			link = LinkTypeIPv6
 		}
 		fr := source.Frame{Number: 1, LinkType: link, Data: data, CaptureLength: len(data), Length: len(data)}
 		r := d.Dissect(&fr)

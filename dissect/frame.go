@@ -25,7 +25,10 @@ var (
 	fFrameComment      = ProtoFrame.String("frame.comment", "Comment")
 )
 
-var linkTypeNames = map[uint64]string{1: "Ethernet", 197: "ERF", 247: "InfiniBand"}
+var linkTypeNames = map[uint64]string{
+	1: "Ethernet", LinkTypeRaw: "Raw IP", LinkTypeLinuxSLL: "Linux cooked", 197: "ERF", LinkTypeIPv4: "IPv4",
+	LinkTypeIPv6: "IPv6", 247: "InfiniBand", LinkTypeLinuxSLL2: "Linux cooked v2",
+}
 
 // Frame is the frame pseudo-layer of a Record.
 type Frame struct {

@@ -1,6 +1,8 @@
 package dissect
 
 import (
+	"fmt"
+
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 
@@ -8,46 +10,78 @@ import (
 )
 
 // commonHeaders are the layers of the headers that come before the RDMA
-// ones: Ethernet, 802.1Q tags, IPv4, IPv6, UDP and TCP. headerWalk decodes
-// into them. A Dissector has its own (its Records point to them), and
-// AheadICRC's hook another (it runs on the reading goroutine).
+// ones: Ethernet or Linux cooked capture, 802.1Q and 802.1ad tags, IPv4,
+// IPv6, UDP and TCP. headerWalk decodes into them. A Dissector has its own
+// (its Records point to them), and AheadICRC's hook another (it runs on the
+// reading goroutine).
 type commonHeaders struct {
-	eth  Ethernet
-	vlan VLAN
+	eth Ethernet
+	sll SLL
+	// vlan holds stacked tags (802.1ad service tag, 802.1Q customer tag),
+	// outermost first, each its own layer value.
+	vlan [maxVLANTags]VLAN
 	ip4  IPv4
 	ip6  IPv6
 	udp  UDP
 	tcp  TCP
 }
 
+// maxVLANTags is the number of stacked VLAN tags decoded; a frame with
+// more is reported malformed.
+const maxVLANTags = 4
+
+// errTooManyTags is the walk's error for a frame with more than maxVLANTags tags.
+var errTooManyTags = fmt.Errorf("more than %d stacked VLAN tags", maxVLANTags)
+
 // header names one of the commonHeaders, as headerWalk reports them.
 type header uint8
 
 const (
 	hdrEthernet header = iota
-	hdrVLAN
-	hdrIPv4
-	hdrIPv6
-	hdrUDP
-	hdrTCP
-	numHeaders
+	hdrSLL
+	hdrVLAN // the outermost tag; hdrVLAN+i is tag i
+	hdrIPv4 = hdrVLAN + maxVLANTags
+	hdrIPv6 = hdrIPv4 + 1
+	hdrUDP  = hdrIPv4 + 2
+	hdrTCP  = hdrIPv4 + 3
+
+	numHeaders = hdrIPv4 + 4
 )
 
 // headerTypes are the gopacket layer types of the headers.
-var headerTypes = [numHeaders]gopacket.LayerType{
-	hdrEthernet: layers.LayerTypeEthernet,
-	hdrVLAN:     layers.LayerTypeDot1Q,
-	hdrIPv4:     layers.LayerTypeIPv4,
-	hdrIPv6:     layers.LayerTypeIPv6,
-	hdrUDP:      layers.LayerTypeUDP,
-	hdrTCP:      layers.LayerTypeTCP,
+var headerTypes = func() (t [numHeaders]gopacket.LayerType) {
+	t[hdrEthernet], t[hdrSLL] = layers.LayerTypeEthernet, layers.LayerTypeLinuxSLL
+	for i := range maxVLANTags {
+		t[hdrVLAN+header(i)] = layers.LayerTypeDot1Q
+	}
+	t[hdrIPv4], t[hdrIPv6], t[hdrUDP], t[hdrTCP] = layers.LayerTypeIPv4, layers.LayerTypeIPv6, layers.LayerTypeUDP, layers.LayerTypeTCP
+	return t
+}()
+
+// layer returns the layer of header k.
+func (h *commonHeaders) layer(k header) decodingLayer {
+	switch {
+	case k == hdrEthernet:
+		return &h.eth
+	case k == hdrSLL:
+		return &h.sll
+	case k < hdrIPv4:
+		return &h.vlan[k-hdrVLAN]
+	case k == hdrIPv4:
+		return &h.ip4
+	case k == hdrIPv6:
+		return &h.ip6
+	case k == hdrUDP:
+		return &h.udp
+	}
+	return &h.tcp
 }
 
 // isHeader reports whether layer type t is one of the common headers.
 func isHeader(t gopacket.LayerType) bool {
 	switch t {
-	case layers.LayerTypeEthernet, layers.LayerTypeDot1Q, layers.LayerTypeIPv4, layers.LayerTypeIPv6,
-		layers.LayerTypeUDP, layers.LayerTypeTCP:
+	case layers.LayerTypeEthernet, layers.LayerTypeLinuxSLL, layers.LayerTypeLinuxSLL2, layers.LayerTypeDot1Q,
+		layers.LayerTypeIPv4, layers.LayerTypeIPv6, layers.LayerTypeUDP, layers.LayerTypeTCP:
 		return true
 	}
 	return false
@@ -59,8 +93,10 @@ func (h *commonHeaders) layerFor(t gopacket.LayerType) field.Layer {
 	switch t {
 	case layers.LayerTypeEthernet:
 		return &h.eth
+	case layers.LayerTypeLinuxSLL, layers.LayerTypeLinuxSLL2:
+		return &h.sll
 	case layers.LayerTypeDot1Q:
-		return &h.vlan
+		return &h.vlan[0]
 	case layers.LayerTypeIPv4:
 		return &h.ip4
 	case layers.LayerTypeIPv6:
@@ -73,7 +109,8 @@ func (h *commonHeaders) layerFor(t gopacket.LayerType) field.Layer {
 	return nil
 }
 
-// headerWalk decodes the common headers of a frame as gopacket's
+// headerWalk decodes the common headers of a frame (from the link layer
+// linkStart names) as gopacket's
 // DecodingLayerParser does (each layer's payload goes to the layer its
 // NextLayerType names), by direct calls: an interface call and a table
 // lookup per layer were most of the decode loop's cost. The Dissector's
@@ -106,7 +143,7 @@ func (w *headerWalk) walk(rec *Record, t gopacket.LayerType, data []byte) {
 	// Each case adds its layer itself: merging the layers' values after
 	// the switch cost more than the decoding of some.
 	h, df, until, frame := w.h, w.df, w.until, rec.Data
-	n, ip, v6, last := len(rec.Layers), -1, false, header(0)
+	n, ip, v6, last, tags := len(rec.Layers), -1, false, header(0), 0
 	var err error
 	for t != until {
 		switch t {
@@ -137,11 +174,29 @@ func (w *headerWalk) walk(rec *Record, t gopacket.LayerType, data []byte) {
 			rec.Add(&h.ip6, ip)
 			last, data, t = hdrIPv6, h.ip6.Payload, h.ip6.NextLayerType()
 		case layers.LayerTypeDot1Q:
-			if err = h.vlan.DecodeFromBytes(data, df); err != nil {
+			if tags == maxVLANTags {
+				err = errTooManyTags
 				goto out
 			}
-			rec.Add(&h.vlan, offsetIn(frame, h.vlan.Contents))
-			last, data, t = hdrVLAN, h.vlan.Payload, h.vlan.NextLayerType()
+			q := &h.vlan[tags]
+			if err = q.DecodeFromBytes(data, df); err != nil {
+				goto out
+			}
+			rec.Add(q, offsetIn(frame, q.Contents))
+			last, data, t = hdrVLAN+header(tags), q.Payload, q.NextLayerType()
+			tags++
+		case layers.LayerTypeLinuxSLL:
+			if err = h.sll.decodeV1(data, df); err != nil {
+				goto out
+			}
+			rec.Add(&h.sll, offsetIn(frame, h.sll.Contents))
+			last, data, t = hdrSLL, h.sll.Payload, h.sll.NextLayerType()
+		case layers.LayerTypeLinuxSLL2:
+			if err = h.sll.decodeV2(data, df); err != nil {
+				goto out
+			}
+			rec.Add(&h.sll, offsetIn(frame, h.sll.Contents))
+			last, data, t = hdrSLL, h.sll.Payload, h.sll.NextLayerType()
 		case layers.LayerTypeTCP:
 			if err = h.tcp.DecodeFromBytes(data, df); err != nil {
 				goto out
