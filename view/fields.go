@@ -39,9 +39,12 @@ type Fields struct {
 	opts   FieldsOptions
 	fields []*field.Field
 	names  []string // as given (-E header=y prints them: ip.src, not ipv4.src)
-	col    *fieldval.Collector
-	b      []byte
-	idx    []int
+	// disp[i], when not nil, formats column i's integers as tshark does
+	// for the tshark name given (infiniband.bth.opcode in decimal).
+	disp []*field.Field
+	col  *fieldval.Collector
+	b    []byte
+	idx  []int
 }
 
 // NewFields checks the names (each must be a declared field) and makes the
@@ -67,6 +70,11 @@ func NewFields(w io.Writer, names []string, opts FieldsOptions) (*Fields, error)
 		}
 		p.fields = append(p.fields, f)
 		p.names = append(p.names, n)
+		var disp *field.Field
+		if kind, bits, ok := field.TsharkFormat(n); ok {
+			disp = &field.Field{Name: n, Kind: kind, Bits: bits}
+		}
+		p.disp = append(p.disp, disp)
 		p.col.Want(f)
 	}
 	if opts.BOM {
@@ -125,6 +133,20 @@ func (p *Fields) Print(r *dissect.Record) error {
 			if v.Field.Kind == field.KindGroup {
 				b = append(b, v.Field.Name...)
 				continue
+			}
+			if d := p.disp[i]; d != nil {
+				switch v.Field.Kind {
+				case field.KindUint, field.KindHex, field.KindEUI64:
+					b = appendUint(b, d, v.Uint)
+					continue
+				case field.KindBool:
+					bit := uint64(0)
+					if v.Bool {
+						bit = 1
+					}
+					b = appendUint(b, d, bit)
+					continue
+				}
 			}
 			b = appendValue(b, p.col, v)
 		}
