@@ -147,3 +147,19 @@ func framesOf(t *testing.T, pcap []byte) []source.Frame {
 		out = append(out, f)
 	}
 }
+
+// FuzzCaptureFilter: any expression is either compiled or refused with a
+// position inside it; the compiler never panics the program.
+func FuzzCaptureFilter(f *testing.F) {
+	for _, s := range []string{"udp port 4791", "udp prot 4791", "(tcp port 20049 and host 198.51.100.1) || udp",
+		"src or dst net 10.0.0.0/8", "ether src 52:54:00:12:01:02", "port 4791 or 20049", "not tcp", "udp[8] == 1"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, expr string) {
+		_, err := source.CompileFilter(expr)
+		var fe *source.FilterError
+		if errors.As(err, &fe) && (fe.Pos < 0 || fe.Pos > len(expr)) {
+			t.Fatalf("%q: position %d outside the expression", expr, fe.Pos)
+		}
+	})
+}

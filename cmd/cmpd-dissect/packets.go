@@ -112,7 +112,17 @@ func completeFieldNames(_ *cobra.Command, _ []string, prefix string) ([]string, 
 	for _, line := range strings.Split(b.String(), "\n") {
 		parts := strings.Split(line, "\t")
 		if len(parts) > 2 && parts[0] == "F" {
-			out = append(out, parts[1]+"\t"+parts[3])
+			if strings.HasPrefix(parts[1], prefix) {
+				out = append(out, parts[1]+"\t"+parts[3])
+			}
+			// tshark's names of the field complete too (ip.src).
+			if len(parts) > 6 && parts[6] != "" {
+				for _, a := range strings.Split(parts[6], ",") {
+					if strings.HasPrefix(a, prefix) {
+						out = append(out, a+"\t"+parts[3])
+					}
+				}
+			}
 		}
 	}
 	return out, cobra.ShellCompDirectiveNoFileComp

@@ -412,3 +412,15 @@ func TestLiveReportAndPrivileges(t *testing.T) {
 		t.Errorf("stdout %q, stderr %q", out.String(), first)
 	}
 }
+
+// TestCompletionOfTsharkNames: -e completes tshark's names as well as ours.
+func TestCompletionOfTsharkNames(t *testing.T) {
+	got, _ := completeFieldNames(nil, nil, "ip.s")
+	if len(got) != 1 || got[0] != "ip.src\tSource Address" {
+		t.Errorf("ip.s completes to %q", got)
+	}
+	got, _ = completeFieldNames(nil, nil, "ipv4.s")
+	if len(got) != 1 || got[0] != "ipv4.src\tSource Address" {
+		t.Errorf("ipv4.s completes to %q", got)
+	}
+}
