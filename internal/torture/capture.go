@@ -54,6 +54,9 @@ type Packet struct {
 	// Data is the captured bytes; OrigLen the length on the wire.
 	Data    []byte
 	OrigLen int
+	// Comments are a pcapng packet's opt_comment options, kept so that a
+	// re-encoded capture shows the same frames (frame.comment).
+	Comments []string
 }
 
 // Capture is a parsed capture file, independent of its encoding.
@@ -211,6 +214,7 @@ func parsePcapng(c *Capture, b []byte) error {
 			c.Packets = append(c.Packets, Packet{
 				Time: time.Unix(0, ns).UTC(), LinkType: ifaces[id].link,
 				Data: body[20 : 20+capLen : 20+capLen], OrigLen: origLen,
+				Comments: parseComments(body[min(len(body), 20+(capLen+3)&^3):], bo),
 			})
 		case 3: // SPB
 			if len(ifaces) == 0 || len(body) < 4 {
@@ -223,6 +227,38 @@ func parsePcapng(c *Capture, b []byte) error {
 		off += total
 	}
 	return nil
+}
+
+// parseComments reads a packet block's opt_comment options (code 1).
+func parseComments(opts []byte, bo binary.ByteOrder) []string {
+	var out []string
+	for len(opts) >= 4 {
+		code, l := bo.Uint16(opts), int(bo.Uint16(opts[2:]))
+		if code == 0 || 4+l > len(opts) {
+			break
+		}
+		if code == 1 {
+			out = append(out, string(opts[4:4+l]))
+		}
+		opts = opts[min(len(opts), 4+(l+3)&^3):]
+	}
+	return out
+}
+
+// appendComments appends p's comments as opt_comment options and the end
+// of options, or nothing when it has none.
+func appendComments(b []byte, p Packet) []byte {
+	if len(p.Comments) == 0 {
+		return b
+	}
+	le := binary.LittleEndian
+	for _, c := range p.Comments {
+		b = le.AppendUint16(b, 1)
+		b = le.AppendUint16(b, uint16(len(c)))
+		b = append(b, c...)
+		b = append(b, make([]byte, (len(c)+3)&^3-len(c))...)
+	}
+	return le.AppendUint32(b, 0) // opt_endofopt
 }
 
 // parseIDBOptions reads if_tsresol (option 9) into unit (ns per tick).
@@ -365,7 +401,7 @@ func (c *Capture) encodePcapng() ([]byte, Index) {
 	for _, p := range c.Packets {
 		start := len(b)
 		padded := (len(p.Data) + 3) &^ 3
-		total := 32 + padded
+		total := 32 + padded + len(appendComments(nil, p))
 		ts := uint64(p.Time.UnixMicro())
 		if c.Nanosecond {
 			ts = uint64(p.Time.UnixNano())
@@ -379,6 +415,7 @@ func (c *Capture) encodePcapng() ([]byte, Index) {
 		b = le.AppendUint32(b, uint32(p.OrigLen))
 		b = append(b, p.Data...)
 		b = append(b, make([]byte, padded-len(p.Data))...)
+		b = appendComments(b, p)
 		b = le.AppendUint32(b, uint32(total))
 		idx.Records = append(idx.Records, RecordIndex{
 			Start: start, Data: start + 28, End: len(b),

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -59,6 +60,37 @@ func TestParseEncodeRoundTrip(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// A pcapng's packet comments survive re-encoding, so mutants of a commented
+// capture show the same good frames (frame.comment) as the file.
+func TestPcapngCommentsRoundTrip(t *testing.T) {
+	path := testcap.Path("pcaps", "converted", "live-rxe4-reconnect.comments.pcapng")
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := Parse(path, raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var commented int
+	for _, p := range c.Packets {
+		commented += len(p.Comments)
+	}
+	if commented == 0 {
+		t.Fatalf("%s: no packet comment read", path)
+	}
+	b, _ := c.Encode(FormatPcapng)
+	d, err := Parse(path, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range c.Packets {
+		if !slices.Equal(c.Packets[i].Comments, d.Packets[i].Comments) {
+			t.Errorf("packet %d: comments %q re-encoded as %q", i+1, c.Packets[i].Comments, d.Packets[i].Comments)
 		}
 	}
 }
