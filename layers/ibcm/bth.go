@@ -631,6 +631,12 @@ func decodeBTH(data []byte, p gopacket.PacketBuilder) error {
 	return p.NextDecoder(next)
 }
 
+// decodingLayer is what every layer of this package implements.
+type decodingLayer interface {
+	gopacket.DecodingLayer
+	gopacket.Layer
+}
+
 func newExtHeader(t gopacket.LayerType, b *BTH) decodingLayer {
 	switch t {
 	case LayerTypeDETH:

@@ -166,12 +166,3 @@ func (e *ERF) SerializeTo(b gopacket.SerializeBuffer, opts gopacket.SerializeOpt
 	binary.BigEndian.PutUint16(h[14:], e.WLen)
 	return nil
 }
-
-func decodeERF(data []byte, p gopacket.PacketBuilder) error {
-	e := &ERF{}
-	if err := e.DecodeFromBytes(data, p); err != nil {
-		return err
-	}
-	p.AddLayer(e)
-	return p.NextDecoder(e.NextLayerType())
-}

@@ -131,12 +131,3 @@ func (g *GRH) SerializeTo(b gopacket.SerializeBuffer, opts gopacket.SerializeOpt
 	}
 	return nil
 }
-
-func decodeGRH(data []byte, p gopacket.PacketBuilder) error {
-	g := &GRH{}
-	if err := g.DecodeFromBytes(data, p); err != nil {
-		return err
-	}
-	p.AddLayer(g)
-	return p.NextDecoder(g.NextLayerType())
-}

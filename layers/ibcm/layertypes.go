@@ -3,24 +3,26 @@ package ibcm
 import (
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
+
+	"github.com/cmpd-dissect/cmpd-dissect/internal/layerdec"
 )
 
 // Layer type numbers: this package owns 1800–1849 of gopacket's fast range
 // (docs/architecture.md).
 var (
-	LayerTypeLRH          = gopacket.RegisterLayerType(1800, gopacket.LayerTypeMetadata{Name: "LRH", Decoder: gopacket.DecodeFunc(decodeLRH)})
-	LayerTypeGRH          = gopacket.RegisterLayerType(1801, gopacket.LayerTypeMetadata{Name: "GRH", Decoder: gopacket.DecodeFunc(decodeGRH)})
+	LayerTypeLRH          = gopacket.RegisterLayerType(1800, gopacket.LayerTypeMetadata{Name: "LRH", Decoder: layerdec.Func[LRH]()})
+	LayerTypeGRH          = gopacket.RegisterLayerType(1801, gopacket.LayerTypeMetadata{Name: "GRH", Decoder: layerdec.Func[GRH]()})
 	LayerTypeBTH          = gopacket.RegisterLayerType(1802, gopacket.LayerTypeMetadata{Name: "BTH", Decoder: gopacket.DecodeFunc(decodeBTH)})
-	LayerTypeDETH         = gopacket.RegisterLayerType(1803, gopacket.LayerTypeMetadata{Name: "DETH", Decoder: gopacket.DecodeFunc(decodeStandalone(func() decodingLayer { return &DETH{} }))})
-	LayerTypeRETH         = gopacket.RegisterLayerType(1804, gopacket.LayerTypeMetadata{Name: "RETH", Decoder: gopacket.DecodeFunc(decodeStandalone(func() decodingLayer { return &RETH{} }))})
-	LayerTypeAETH         = gopacket.RegisterLayerType(1805, gopacket.LayerTypeMetadata{Name: "AETH", Decoder: gopacket.DecodeFunc(decodeStandalone(func() decodingLayer { return &AETH{} }))})
-	LayerTypeIETH         = gopacket.RegisterLayerType(1806, gopacket.LayerTypeMetadata{Name: "IETH", Decoder: gopacket.DecodeFunc(decodeStandalone(func() decodingLayer { return &IETH{} }))})
-	LayerTypeImmDt        = gopacket.RegisterLayerType(1807, gopacket.LayerTypeMetadata{Name: "ImmDt", Decoder: gopacket.DecodeFunc(decodeStandalone(func() decodingLayer { return &ImmDt{} }))})
+	LayerTypeDETH         = gopacket.RegisterLayerType(1803, gopacket.LayerTypeMetadata{Name: "DETH", Decoder: layerdec.Func[DETH]()})
+	LayerTypeRETH         = gopacket.RegisterLayerType(1804, gopacket.LayerTypeMetadata{Name: "RETH", Decoder: layerdec.Func[RETH]()})
+	LayerTypeAETH         = gopacket.RegisterLayerType(1805, gopacket.LayerTypeMetadata{Name: "AETH", Decoder: layerdec.Func[AETH]()})
+	LayerTypeIETH         = gopacket.RegisterLayerType(1806, gopacket.LayerTypeMetadata{Name: "IETH", Decoder: layerdec.Func[IETH]()})
+	LayerTypeImmDt        = gopacket.RegisterLayerType(1807, gopacket.LayerTypeMetadata{Name: "ImmDt", Decoder: layerdec.Func[ImmDt]()})
 	LayerTypeMAD          = gopacket.RegisterLayerType(1808, gopacket.LayerTypeMetadata{Name: "MAD", Decoder: gopacket.DecodeFunc(decodeMAD)})
 	LayerTypeCM           = gopacket.RegisterLayerType(1809, gopacket.LayerTypeMetadata{Name: "CM", Decoder: gopacket.DecodeFunc(decodeCMAlone)})
-	LayerTypeERF          = gopacket.RegisterLayerType(1810, gopacket.LayerTypeMetadata{Name: "ERF", Decoder: gopacket.DecodeFunc(decodeERF)})
-	LayerTypeAtomicETH    = gopacket.RegisterLayerType(1811, gopacket.LayerTypeMetadata{Name: "AtomicETH", Decoder: gopacket.DecodeFunc(decodeStandalone(func() decodingLayer { return &AtomicETH{} }))})
-	LayerTypeAtomicAckETH = gopacket.RegisterLayerType(1812, gopacket.LayerTypeMetadata{Name: "AtomicAckETH", Decoder: gopacket.DecodeFunc(decodeStandalone(func() decodingLayer { return &AtomicAckETH{} }))})
+	LayerTypeERF          = gopacket.RegisterLayerType(1810, gopacket.LayerTypeMetadata{Name: "ERF", Decoder: layerdec.Func[ERF]()})
+	LayerTypeAtomicETH    = gopacket.RegisterLayerType(1811, gopacket.LayerTypeMetadata{Name: "AtomicETH", Decoder: layerdec.Func[AtomicETH]()})
+	LayerTypeAtomicAckETH = gopacket.RegisterLayerType(1812, gopacket.LayerTypeMetadata{Name: "AtomicAckETH", Decoder: layerdec.Func[AtomicAckETH]()})
 )
 
 const (
@@ -37,11 +39,11 @@ const (
 func init() {
 	layers.RegisterUDPPortLayerType(layers.UDPPort(RoCEv2Port), LayerTypeBTH)
 	layers.EthernetTypeMetadata[EtherTypeRoCEv1] = layers.EnumMetadata{
-		DecodeWith: gopacket.DecodeFunc(decodeGRH), Name: "RoCEv1", LayerType: LayerTypeGRH}
+		DecodeWith: LayerTypeGRH, Name: "RoCEv1", LayerType: LayerTypeGRH}
 	layers.LinkTypeMetadata[LinkTypeInfiniBand] = layers.EnumMetadata{
-		DecodeWith: gopacket.DecodeFunc(decodeLRH), Name: "InfiniBand", LayerType: LayerTypeLRH}
+		DecodeWith: LayerTypeLRH, Name: "InfiniBand", LayerType: LayerTypeLRH}
 	layers.LinkTypeMetadata[LinkTypeERF] = layers.EnumMetadata{
-		DecodeWith: gopacket.DecodeFunc(decodeERF), Name: "ERF", LayerType: LayerTypeERF}
+		DecodeWith: LayerTypeERF, Name: "ERF", LayerType: LayerTypeERF}
 }
 
 // RegisterRoCEPort makes UDP port p decode as RoCEv2 (a BTH follows the UDP
@@ -49,23 +51,4 @@ func init() {
 // decoding; it is not safe to call concurrently with decoding.
 func RegisterRoCEPort(p uint16) {
 	layers.RegisterUDPPortLayerType(layers.UDPPort(p), LayerTypeBTH)
-}
-
-// decodingLayer is what every layer of this package implements.
-type decodingLayer interface {
-	gopacket.DecodingLayer
-	gopacket.Layer
-}
-
-// decodeStandalone decodes a layer met on its own (outside the BTH chain,
-// which decodeBTH walks itself).
-func decodeStandalone(newLayer func() decodingLayer) func([]byte, gopacket.PacketBuilder) error {
-	return func(data []byte, p gopacket.PacketBuilder) error {
-		l := newLayer()
-		if err := l.DecodeFromBytes(data, p); err != nil {
-			return err
-		}
-		p.AddLayer(l)
-		return p.NextDecoder(l.NextLayerType())
-	}
 }

@@ -216,12 +216,3 @@ func (l *LRH) SerializeTo(b gopacket.SerializeBuffer, opts gopacket.SerializeOpt
 	binary.BigEndian.PutUint16(t, l.VCRC)
 	return nil
 }
-
-func decodeLRH(data []byte, p gopacket.PacketBuilder) error {
-	l := &LRH{}
-	if err := l.DecodeFromBytes(data, p); err != nil {
-		return err
-	}
-	p.AddLayer(l)
-	return p.NextDecoder(l.NextLayerType())
-}

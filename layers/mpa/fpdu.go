@@ -424,12 +424,3 @@ func InsertMarkers(dst, plain []byte, off int, markers bool) []byte {
 	}
 	return dst
 }
-
-func decodeFPDU(data []byte, p gopacket.PacketBuilder) error {
-	f := &FPDU{}
-	if err := f.DecodeFromBytes(data, p); err != nil {
-		return err
-	}
-	p.AddLayer(f)
-	return p.NextDecoder(LayerTypeDDP)
-}

@@ -556,12 +556,3 @@ func (r *RDMAP) SerializeTo(b gopacket.SerializeBuffer, opts gopacket.SerializeO
 	}
 	return nil
 }
-
-func decodeRDMAP(data []byte, p gopacket.PacketBuilder) error {
-	r := &RDMAP{}
-	if err := r.DecodeFromBytes(data, p); err != nil {
-		return err
-	}
-	p.AddLayer(r)
-	return p.NextDecoder(gopacket.LayerTypePayload)
-}

@@ -460,15 +460,6 @@ func (h *Header) materialize() {
 // SegmentCount returns the number of segments in all three lists.
 func (h *Header) SegmentCount() int { return len(h.Reads) + len(h.segs) }
 
-func decodeHeader(data []byte, p gopacket.PacketBuilder) error {
-	h := &Header{}
-	if err := h.DecodeFromBytes(data, p); err != nil {
-		return err
-	}
-	p.AddLayer(h)
-	return p.NextDecoder(h.NextLayerType())
-}
-
 // SerializeTo writes the header in front of whatever b already holds (the
 // RPC message, for RDMA_MSG). It writes exactly the fields set: an unknown
 // version writes xid, vers and Unknown.

@@ -387,15 +387,6 @@ func parseAuthSys(b []byte, p *AuthSysParms) bool {
 	return true
 }
 
-func decodeRPC(data []byte, p gopacket.PacketBuilder) error {
-	r := &RPC{}
-	if err := r.DecodeFromBytes(data, p); err != nil {
-		return err
-	}
-	p.AddLayer(r)
-	return p.NextDecoder(r.NextLayerType())
-}
-
 // SerializeTo writes the call or reply header in front of b's contents
 // (the procedure's arguments or results).
 func (r *RPC) SerializeTo(b gopacket.SerializeBuffer, opts gopacket.SerializeOptions) error {
