@@ -523,6 +523,11 @@ func (b *BTH) AppendFindings(dst []finding.Finding) []finding.Finding {
 	if b.probs == 0 && b.ICRCStatus != CRCBad {
 		return dst // the common case: nothing to report
 	}
+	return b.appendProblems(dst)
+}
+
+// appendProblems appends a finding for each problem the BTH noticed.
+func (b *BTH) appendProblems(dst []finding.Finding) []finding.Finding {
 	icrcOff := bthLen + len(b.Payload) + int(b.PadCnt)
 	if b.ICRCStatus == CRCBad {
 		dst = append(dst, newFinding(CodeICRCBad, finding.SeverityError, "bth", icrcOff, "IBTA vol. 1 §7.8.1",

@@ -161,6 +161,11 @@ func (l *LRH) AppendFindings(dst []finding.Finding) []finding.Finding {
 	if l.probs == 0 && l.VCRCStatus != CRCBad {
 		return dst // the common case: nothing to report
 	}
+	return l.appendProblems(dst)
+}
+
+// appendProblems appends a finding for each problem the LRH noticed.
+func (l *LRH) appendProblems(dst []finding.Finding) []finding.Finding {
 	if l.VCRCStatus == CRCBad {
 		dst = append(dst, newFinding(CodeVCRCBad, finding.SeverityError, "lrh", int(l.PktLen)*4, "IBTA vol. 1 §7.8.2",
 			"VCRC is 0x%04x, computed 0x%04x: the packet was damaged on the link (or the capture altered it)", l.VCRC, l.VCRCComputed))
