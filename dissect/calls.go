@@ -26,8 +26,13 @@ import (
 type callTable struct {
 	max  int
 	conn uint64
-	pool [][]callEntry // in chunks of callChunk entries: growing copies nothing
-	size int           // entries in the pool
+	// frame and time (Unix nanoseconds) of the record being decoded: a
+	// call remembers them, a reply is told them (rpc.reqframe, response
+	// times).
+	frame int
+	time  int64
+	pool  [][]callEntry // in chunks of callChunk entries: growing copies nothing
+	size  int           // entries in the pool
 	// free, oldest and newest are pool positions plus one (0: none): the
 	// free entries, linked by next; the outstanding calls, oldest first.
 	free, oldest, newest int32
@@ -53,6 +58,12 @@ type callInfo struct {
 	prog, vers, proc uint32
 	gss              bool
 	gssProc, gssSvc  uint32
+	frame            int
+	time             int64
+}
+
+func (ci *callInfo) ref() rpcrdma.CallRef {
+	return rpcrdma.CallRef{Frame: ci.frame, Time: ci.time, Program: ci.prog, Version: ci.vers, Procedure: ci.proc}
 }
 
 type callEntry struct {
@@ -106,23 +117,9 @@ func (c *callTable) MatchCall(r *rpcrdma.RPC) {
 	ik := k.indexKey()
 	pos, found := c.idx.Get(ik)
 	if r.MsgType == rpcrdma.MsgReply {
-		var ci *callInfo
-		if found {
-			e := c.entry(pos)
-			c.recent[c.next] = callEntry{key: k, info: e.info}
-			ci = &c.recent[c.next].info
-			c.next = (c.next + 1) % recentCalls
-			c.forget(pos)
-		} else {
-			for j := 1; j <= recentCalls; j++ { // newest first
-				if e := &c.recent[(c.next+recentCalls-j)%recentCalls]; e.key == k && e.info != (callInfo{}) {
-					ci = &e.info
-					break
-				}
-			}
-		}
+		ci := c.reply(k, pos, found)
 		if ci != nil {
-			r.SetCall(ci.prog, ci.vers, ci.proc)
+			r.SetCallRef(ci.ref())
 			if ci.gss {
 				r.SetCallGSS(ci.gssProc, ci.gssSvc)
 			}
@@ -130,10 +127,14 @@ func (c *callTable) MatchCall(r *rpcrdma.RPC) {
 		return
 	}
 	info := callInfo{prog: r.Program, vers: r.ProgVersion, proc: r.Procedure,
-		gss: r.HasGSS, gssProc: r.GSS.Proc, gssSvc: r.GSS.Service}
+		gss: r.HasGSS, gssProc: r.GSS.Proc, gssSvc: r.GSS.Service, frame: c.frame, time: c.time}
 	if found {
-		// The call again (retransmitted): it keeps its place in the order.
-		c.entry(pos).info = info
+		// The call again (retransmitted): it keeps its place in the order
+		// and its first frame and time (tshark's response time is from
+		// the first call too).
+		e := c.entry(pos)
+		info.frame, info.time = e.info.frame, e.info.time
+		e.info = info
 		return
 	}
 	if c.n >= min(max(c.max, 1), 1<<30) {
@@ -160,12 +161,35 @@ func (c *callTable) MatchCall(r *rpcrdma.RPC) {
 	c.idx.Set(ik, pos)
 }
 
-// answered forgets the outstanding call with this xid on the current
-// connection, if there is one.
-func (c *callTable) answered(xid uint32) {
-	if pos, ok := c.idx.Get(callKey{conn: c.conn, xid: xid}.indexKey()); ok {
+// reply returns the call a reply with key k answers (nil: none known):
+// the outstanding call at pos when found, which becomes one of the recent
+// answered calls, else one of those (the reply sent again).
+func (c *callTable) reply(k callKey, pos int, found bool) *callInfo {
+	if found {
+		e := c.entry(pos)
+		c.recent[c.next] = callEntry{key: k, info: e.info}
+		ci := &c.recent[c.next].info
+		c.next = (c.next + 1) % recentCalls
 		c.forget(pos)
+		return ci
 	}
+	for j := 1; j <= recentCalls; j++ { // newest first
+		if e := &c.recent[(c.next+recentCalls-j)%recentCalls]; e.key == k && e.info != (callInfo{}) {
+			return &e.info
+		}
+	}
+	return nil
+}
+
+// answered takes an RDMA_NOMSG or RDMA_ERROR with this xid on the current
+// connection as a reply: it returns the call it answers (Frame 0: none).
+func (c *callTable) answered(xid uint32) rpcrdma.CallRef {
+	k := callKey{conn: c.conn, xid: xid}
+	pos, found := c.idx.Get(k.indexKey())
+	if ci := c.reply(k, pos, found); ci != nil {
+		return ci.ref()
+	}
+	return rpcrdma.CallRef{}
 }
 
 // connHash identifies the connection of the frame in rec regardless of

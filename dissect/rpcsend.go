@@ -85,6 +85,7 @@ func (st *rpcSends) decodeSend(rec *Record, payload []byte, info SendInfo) {
 	st.used++
 	m.Header.MaxSegments = st.maxSegments
 	st.calls.conn = connHash(rec)
+	st.calls.frame, st.calls.time = rec.Frame, rec.Time.UnixNano()
 	err := m.Decode(payload, &st.calls)
 	if m.HasHeader && !m.HasRPC && m.Header.Known() && (m.Header.Proc == rpcrdma.ProcNoMsg || m.Header.Proc == rpcrdma.ProcError) {
 		// RDMA_NOMSG without an RPC message in the Send: the responder's
@@ -95,7 +96,7 @@ func (st *rpcSends) decodeSend(rec *Record, payload []byte, info SendInfo) {
 		// is answered (a requester does not send a new call with the xid of
 		// one it is still waiting for), and no longer kept for naming a
 		// reply.
-		st.calls.answered(m.Header.XID)
+		m.Header.Answers = st.calls.answered(m.Header.XID)
 	}
 
 	base := -1

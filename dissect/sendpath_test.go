@@ -143,24 +143,30 @@ func (c *mapCalls) forget(k callKey) {
 	c.order = slices.DeleteFunc(c.order, func(o callKey) bool { return o == k })
 }
 
+// reply is callTable.reply.
+func (c *mapCalls) reply(k callKey) (callInfo, bool) {
+	ci, ok := c.m[k]
+	if ok {
+		c.forget(k)
+		// The last recentCalls answered name a reply sent again.
+		c.recent = append(c.recent, callEntry{key: k, info: ci})
+		if len(c.recent) > recentCalls {
+			c.recent = c.recent[1:]
+		}
+		return ci, true
+	}
+	for _, e := range c.recent {
+		if e.key == k && e.info != (callInfo{}) {
+			ci, ok = e.info, true
+		}
+	}
+	return ci, ok
+}
+
 func (c *mapCalls) MatchCall(r *rpcrdma.RPC) {
 	k := callKey{conn: c.conn, xid: r.XID}
 	if r.MsgType == rpcrdma.MsgReply {
-		ci, ok := c.m[k]
-		if ok {
-			c.forget(k)
-			// The last recentCalls answered name a reply sent again.
-			c.recent = append(c.recent, callEntry{key: k, info: ci})
-			if len(c.recent) > recentCalls {
-				c.recent = c.recent[1:]
-			}
-		} else {
-			for _, e := range c.recent {
-				if e.key == k && e.info != (callInfo{}) {
-					ci, ok = e.info, true
-				}
-			}
-		}
+		ci, ok := c.reply(k)
 		if ok {
 			r.SetCall(ci.prog, ci.vers, ci.proc)
 			if ci.gss {
@@ -179,11 +185,8 @@ func (c *mapCalls) MatchCall(r *rpcrdma.RPC) {
 		gss: r.HasGSS, gssProc: r.GSS.Proc, gssSvc: r.GSS.Service}
 }
 
-func (c *mapCalls) answered(xid uint32) {
-	k := callKey{conn: c.conn, xid: xid}
-	if _, ok := c.m[k]; ok {
-		c.forget(k)
-	}
+func (c *mapCalls) answered(xid uint32) (callInfo, bool) {
+	return c.reply(callKey{conn: c.conn, xid: xid})
 }
 
 // Random calls, replies and RDMA_NOMSG answers over a few connections and
@@ -201,7 +204,7 @@ func TestCallTableMatchesMap(t *testing.T) {
 			highWater = max(highWater, len(ref.m))
 			conn := uint64(rng.IntN(3)) * 0x9e3779b97f4a7c15
 			xid := uint32(rng.IntN(3 * bound))
-			ref.conn, ct.conn = conn, conn
+			ref.conn, ct.conn, ct.frame = conn, conn, i+1
 			a := rpcrdma.RPC{XID: xid, MsgType: rpcrdma.MsgCall}
 			if rng.IntN(2) == 0 {
 				a.MsgType = rpcrdma.MsgReply
@@ -214,8 +217,11 @@ func TestCallTableMatchesMap(t *testing.T) {
 			b := a
 			if rng.IntN(8) == 0 {
 				// An RDMA_NOMSG or RDMA_ERROR with this xid.
-				ref.answered(xid)
-				ct.answered(xid)
+				ci, ok := ref.answered(xid)
+				got := ct.answered(xid)
+				if ok != (got.Frame != 0) || ok && (got.Program != ci.prog || got.Version != ci.vers || got.Procedure != ci.proc) {
+					t.Fatalf("bound %d, step %d: RDMA_NOMSG xid %d answers %+v, the map %+v (%v)", bound, i, xid, got, ci, ok)
+				}
 				continue
 			}
 			ref.MatchCall(&a)

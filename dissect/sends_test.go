@@ -501,8 +501,9 @@ func TestDissectorFinishReportsIncompleteSend(t *testing.T) {
 
 // TestDecodeSendNoMsgAnswersCall: an RDMA_NOMSG (the reply went by RDMA
 // Write into the reply chunk) or RDMA_ERROR with a call's xid answers that
-// call: a later RDMA_MSG reply with the same xid is not named after it,
-// while one with another xid leaves the call outstanding.
+// call (Header.Answers names the call's frame); one with another xid
+// leaves it outstanding. A later RDMA_MSG reply with the call's xid is
+// named either way: the reply, or the reply sent again.
 func TestDecodeSendNoMsgAnswersCall(t *testing.T) {
 	callBody := []byte{0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 24}              // tag "", minor 1, PUTROOTFH
 	replyBody := []byte{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 24, 0, 0, 0, 0} // NFS4_OK, PUTROOTFH OK
@@ -520,12 +521,12 @@ func TestDecodeSendNoMsgAnswersCall(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		answer []byte // between the call and the RDMA_MSG reply; nil: none
-		named  bool
+		answers bool
 	}{
-		{"no answer in between", nil, true},
-		{"RDMA_NOMSG, same xid", header(42, rpcrdma.ProcNoMsg), false},
-		{"RDMA_ERROR, same xid", header(42, rpcrdma.ProcError), false},
-		{"RDMA_NOMSG, other xid", header(43, rpcrdma.ProcNoMsg), true},
+		{"no answer in between", nil, false},
+		{"RDMA_NOMSG, same xid", header(42, rpcrdma.ProcNoMsg), true},
+		{"RDMA_ERROR, same xid", header(42, rpcrdma.ProcError), true},
+		{"RDMA_NOMSG, other xid", header(43, rpcrdma.ProcNoMsg), false},
 	} {
 		u := newRPCSends(Options{})
 		rec := &Record{Frame: 1}
@@ -541,15 +542,18 @@ func TestDecodeSendNoMsgAnswersCall(t *testing.T) {
 			if rec.Layer("rpcrdma") == nil || rec.Layer("rpc") != nil || len(rec.Findings) > 0 {
 				t.Fatalf("%s: answer decoded as %s %v", tc.name, layerNames(rec), rec.Findings)
 			}
+			if a := rec.Layer("rpcrdma").(*rpcrdma.Header).Answers; (a.Frame == 1) != tc.answers || tc.answers && a.Procedure != 1 {
+				t.Fatalf("%s: the answer answers %+v, want the call of frame 1: %v", tc.name, a, tc.answers)
+			}
 		}
 		rec.Reset()
 		rec.Frame = 3
 		u.decodeSend(rec, rdmaMsg(&rpcrdma.RPC{XID: 42, MsgType: rpcrdma.MsgReply}, replyBody), SendInfo{})
 		n, named := rec.Layer("nfs").(*rpcrdma.NFS)
-		if named != tc.named {
-			t.Fatalf("%s: reply named %v (%s), want %v", tc.name, named, layerNames(rec), tc.named)
+		if !named || rec.Layer("rpc").(*rpcrdma.RPC).Call.Frame != 1 {
+			t.Fatalf("%s: reply named %v (%s), want it named after the call of frame 1", tc.name, named, layerNames(rec))
 		}
-		if named && string(n.AppendSummary(nil)) != "V4 Reply COMPOUND NFS4_OK PUTROOTFH" {
+		if string(n.AppendSummary(nil)) != "V4 Reply COMPOUND NFS4_OK PUTROOTFH" {
 			t.Fatalf("%s: reply %q", tc.name, n.AppendSummary(nil))
 		}
 	}

@@ -67,6 +67,7 @@ func newRootCommand(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 		newPvtdataCommand(),
 		newReplayCommand(),
 		newReportCommand(),
+		newRPCCommand(),
 		newStatsCommand(),
 		newVersionCommand(),
 	)

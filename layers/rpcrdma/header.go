@@ -129,6 +129,11 @@ type Header struct {
 	// as rpcrdma.payload.
 	OpaquePayload bool
 
+	// Answers is the call an RDMA_NOMSG or RDMA_ERROR answers (the reply
+	// went into the reply chunk, or the transport refused the call), as
+	// the call matcher knew it; Answers.Frame 0 when none was matched.
+	Answers CallRef
+
 	// MaxSegments caps the segments accepted in one chunk list
 	// (0: DefaultMaxSegments). Hitting it is an error (CodeSegmentCap).
 	MaxSegments int
@@ -194,6 +199,7 @@ func (h *Header) reset() {
 	h.Err, h.VersLow, h.VersHigh = 0, 0, 0
 	h.OptType, h.OptInfo, h.Unknown = 0, nil, nil
 	h.OpaquePayload = false
+	h.Answers = CallRef{}
 	h.segs, h.spans, h.reply, h.listed = h.segs[:0], h.spans[:0], span{}, false
 	h.notes.reset()
 }

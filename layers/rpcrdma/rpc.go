@@ -130,6 +130,9 @@ type RPC struct {
 	ProgVersion uint32
 	Procedure   uint32
 	CallKnown   bool
+	// Call is the matched call of a reply (its frame and time) when the
+	// matcher knows them (SetCallRef); Call.Frame 0 otherwise.
+	Call CallRef
 
 	Cred    Auth         // call credential
 	AuthSys AuthSysParms // Cred decoded when Cred.Flavor is AUTH_SYS and it parsed
@@ -212,6 +215,22 @@ func (r *RPC) SetCall(program, version, procedure uint32) {
 	r.Program, r.ProgVersion, r.Procedure, r.CallKnown = program, version, procedure, true
 }
 
+// CallRef is what a call matcher knew of the call a message answers:
+// where it was captured (Frame, 1-based; 0 when unknown) and when (Time,
+// Unix nanoseconds), and what it asked for.
+type CallRef struct {
+	Frame                       int
+	Time                        int64
+	Program, Version, Procedure uint32
+}
+
+// SetCallRef records the frame and time of this reply's call (and what it
+// asked for, as SetCall), shown as rpc.reqframe.
+func (r *RPC) SetCallRef(c CallRef) {
+	r.Call = c
+	r.SetCall(c.Program, c.Version, c.Procedure)
+}
+
 func rerr(code, what string, off int, format string, args ...any) *DecodeError {
 	return &DecodeError{Code: code, Layer: "rpc", Field: what, Offset: off, Msg: fmt.Sprintf(format, args...)}
 }
@@ -261,6 +280,7 @@ func (r *RPC) reset() {
 	r.Contents, r.Payload = nil, nil
 	r.XID, r.MsgType = 0, 0
 	r.RPCVersion, r.Program, r.ProgVersion, r.Procedure, r.CallKnown = 0, 0, 0, 0, false
+	r.Call = CallRef{}
 	r.Cred, r.Verf = Auth{}, Auth{}
 	r.AuthSys, r.HasSys = AuthSysParms{}, false
 	r.GSS, r.HasGSS = GSSCred{}, false
@@ -489,6 +509,7 @@ var (
 	fProgMax      = ProtoRPC.Uint("rpc.programversion.max", 32, "Program Version (Maximum)")
 	fVersMin      = ProtoRPC.Uint("rpc.version.min", 32, "RPC Version (Minimum)")
 	fVersMax      = ProtoRPC.Uint("rpc.version.max", 32, "RPC Version (Maximum)")
+	fRPCReqFrame  = ProtoRPC.Uint("rpc.reqframe", 32, "Request Frame")
 	fBodyLen      = ProtoRPC.Uint("rpc.body_length", 32, "Procedure arguments or results").WithUnit("bytes")
 )
 
@@ -578,6 +599,9 @@ func (r *RPC) visitHeader(v field.Visitor) {
 			visitAuth(v, gRPCVerf, r.Verf, nil, false, nil)
 		}
 	case MsgReply:
+		if r.Call.Frame > 0 {
+			v.Uint(fRPCReqFrame, uint64(r.Call.Frame))
+		}
 		if r.CallKnown {
 			v.Uint(fRPCProgram, uint64(r.Program))
 			v.Uint(fRPCProgVers, uint64(r.ProgVersion))

@@ -1,0 +1,50 @@
+package rpcstat
+
+import (
+	"testing"
+
+	"github.com/cmpd-dissect/cmpd-dissect/dissect"
+	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
+	"github.com/cmpd-dissect/cmpd-dissect/internal/testconn"
+	"github.com/cmpd-dissect/cmpd-dissect/layers/rpcrdma"
+)
+
+// On the NFSv3 capture every call is answered (the GETACL and READDIRPLUS
+// replies by RDMA_NOMSG); with the records of one reply left out, its
+// call is listed as unanswered and its procedure has one reply less.
+func TestUnansweredCall(t *testing.T) {
+	path := testcap.Real("live-rxe4-nfs3.pcap")
+	const dropped = 44 // V3 Reply LOOKUP of xid 0x2acaa62d (call in frame 42)
+	for _, drop := range []bool{false, true} {
+		s := New(0)
+		testconn.EachRecord(t, path, func(r *dissect.Record) {
+			if drop && r.Frame == dropped {
+				return
+			}
+			s.Record(r)
+		})
+		var lookup *Row
+		rows := s.Rows()
+		for i := range rows {
+			if rows[i].Program == rpcrdma.ProgNFS && rows[i].Version == 3 && rows[i].Procedure == 3 && !rows[i].HasOp {
+				lookup = &rows[i]
+			}
+		}
+		if lookup == nil || lookup.Calls != 1 {
+			t.Fatalf("drop=%v: LOOKUP row %+v, want 1 call", drop, lookup)
+		}
+		un := s.Unanswered()
+		if !drop {
+			if len(un) != 0 || lookup.Replies != 1 || lookup.Min <= 0 || lookup.Min != lookup.Max {
+				t.Errorf("whole capture: unanswered %+v, LOOKUP %+v: want none and one reply", un, lookup)
+			}
+			continue
+		}
+		if len(un) != 1 || un[0].Frame != 42 || un[0].XID != 0x2acaa62d || ProcedureName(un[0].Program, un[0].Version, un[0].Procedure) != "LOOKUP" {
+			t.Errorf("reply dropped: unanswered %+v, want the LOOKUP call of frame 42", un)
+		}
+		if lookup.Replies != 0 || lookup.Avg() != 0 {
+			t.Errorf("reply dropped: LOOKUP %+v, want no reply", lookup)
+		}
+	}
+}
