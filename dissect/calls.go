@@ -117,7 +117,7 @@ func (c *callTable) MatchCall(r *rpcrdma.RPC) {
 	ik := k.indexKey()
 	pos, found := c.idx.Get(ik)
 	if r.MsgType == rpcrdma.MsgReply {
-		ci := c.reply(k, pos, found)
+		ci := c.reply(k, pos, found, true)
 		if ci != nil {
 			r.SetCallRef(ci.ref())
 			if ci.gss {
@@ -163,8 +163,8 @@ func (c *callTable) MatchCall(r *rpcrdma.RPC) {
 
 // reply returns the call a reply with key k answers (nil: none known):
 // the outstanding call at pos when found, which becomes one of the recent
-// answered calls, else one of those (the reply sent again).
-func (c *callTable) reply(k callKey, pos int, found bool) *callInfo {
+// answered calls, else one of those (the reply sent again) when again.
+func (c *callTable) reply(k callKey, pos int, found, again bool) *callInfo {
 	if found {
 		e := c.entry(pos)
 		c.recent[c.next] = callEntry{key: k, info: e.info}
@@ -172,6 +172,9 @@ func (c *callTable) reply(k callKey, pos int, found bool) *callInfo {
 		c.next = (c.next + 1) % recentCalls
 		c.forget(pos)
 		return ci
+	}
+	if !again {
+		return nil
 	}
 	for j := 1; j <= recentCalls; j++ { // newest first
 		if e := &c.recent[(c.next+recentCalls-j)%recentCalls]; e.key == k && e.info != (callInfo{}) {
@@ -182,11 +185,14 @@ func (c *callTable) reply(k callKey, pos int, found bool) *callInfo {
 }
 
 // answered takes an RDMA_NOMSG or RDMA_ERROR with this xid on the current
-// connection as a reply: it returns the call it answers (Frame 0: none).
+// connection as the reply of an outstanding call: it returns the call
+// (Frame 0: none). One sent again answers nothing (as in tshark, whose
+// reply-chunk reassembly does not see the RDMA Writes of the first one
+// again); a later RDMA_MSG reply is still named as one sent again.
 func (c *callTable) answered(xid uint32) rpcrdma.CallRef {
 	k := callKey{conn: c.conn, xid: xid}
 	pos, found := c.idx.Get(k.indexKey())
-	if ci := c.reply(k, pos, found); ci != nil {
+	if ci := c.reply(k, pos, found, false); ci != nil {
 		return ci.ref()
 	}
 	return rpcrdma.CallRef{}

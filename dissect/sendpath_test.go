@@ -144,7 +144,7 @@ func (c *mapCalls) forget(k callKey) {
 }
 
 // reply is callTable.reply.
-func (c *mapCalls) reply(k callKey) (callInfo, bool) {
+func (c *mapCalls) reply(k callKey, again bool) (callInfo, bool) {
 	ci, ok := c.m[k]
 	if ok {
 		c.forget(k)
@@ -154,6 +154,9 @@ func (c *mapCalls) reply(k callKey) (callInfo, bool) {
 			c.recent = c.recent[1:]
 		}
 		return ci, true
+	}
+	if !again {
+		return ci, false
 	}
 	for _, e := range c.recent {
 		if e.key == k && e.info != (callInfo{}) {
@@ -166,7 +169,7 @@ func (c *mapCalls) reply(k callKey) (callInfo, bool) {
 func (c *mapCalls) MatchCall(r *rpcrdma.RPC) {
 	k := callKey{conn: c.conn, xid: r.XID}
 	if r.MsgType == rpcrdma.MsgReply {
-		ci, ok := c.reply(k)
+		ci, ok := c.reply(k, true)
 		if ok {
 			r.SetCall(ci.prog, ci.vers, ci.proc)
 			if ci.gss {
@@ -186,7 +189,7 @@ func (c *mapCalls) MatchCall(r *rpcrdma.RPC) {
 }
 
 func (c *mapCalls) answered(xid uint32) (callInfo, bool) {
-	return c.reply(callKey{conn: c.conn, xid: xid})
+	return c.reply(callKey{conn: c.conn, xid: xid}, false)
 }
 
 // Random calls, replies and RDMA_NOMSG answers over a few connections and

@@ -519,8 +519,8 @@ func TestDecodeSendNoMsgAnswersCall(t *testing.T) {
 		return append([]byte(nil), buf.Bytes()...)
 	}
 	for _, tc := range []struct {
-		name   string
-		answer []byte // between the call and the RDMA_MSG reply; nil: none
+		name    string
+		answer  []byte // between the call and the RDMA_MSG reply; nil: none
 		answers bool
 	}{
 		{"no answer in between", nil, false},
