@@ -25,7 +25,9 @@
 #
 # Environment: BENCH_DIR, BENCH_SIZES (default "200000 2000000"), RUNS,
 # TSHARK_MAX (largest capture tshark is run on; default 2000000),
-# BIN (default bin/cmpd-dissect).
+# BIN (default bin/cmpd-dissect), BASE_BIN (another build, e.g. of the
+# commit before a change: its stats, conns and default view are run in the
+# same rounds, so the two builds' ratios are measured side by side).
 set -eu
 BENCH_DIR=${BENCH_DIR:-/tmp/cmpd-bench}
 BENCH_SIZES=${BENCH_SIZES:-"200000 2000000"}
@@ -71,6 +73,11 @@ for n in $BENCH_SIZES; do
 		measure "$n" conns "$BIN" conns "$f"
 		measure "$n" view "$BIN" -r "$f"
 		measure "$n" export "$BIN" export --packets -o "$BENCH_DIR/export-$n" "$f"
+		if [ -n "${BASE_BIN:-}" ]; then
+			measure "$n" base-stats "$BASE_BIN" stats "$f"
+			measure "$n" base-conns "$BASE_BIN" conns "$f"
+			measure "$n" base-view "$BASE_BIN" -r "$f"
+		fi
 		measure "$n" floor "$GEN" -bench-floor "$f"
 		i=$((i + 1))
 	done
@@ -82,7 +89,7 @@ echo "| packets | command | wall s | CPU s | peak RSS MB | tshark/ours (wall) | 
 echo "| ---: | --- | ---: | ---: | ---: | ---: | ---: |"
 for n in $BENCH_SIZES; do
 	ts_wall=$(median "$n" tshark 3) ts_cpu=$(median "$n" tshark 4)
-	for name in tshark stats conns view export floor; do
+	for name in tshark stats conns view export base-stats base-conns base-view floor; do
 		wall=$(median "$n" $name 3)
 		[ -n "$wall" ] || continue
 		cpu=$(median "$n" $name 4) rss=$(median "$n" $name 5)
@@ -91,6 +98,8 @@ for n in $BENCH_SIZES; do
 		stats | conns) label="cmpd-dissect $name" ;;
 		view) label="cmpd-dissect -r (default view)" ;;
 		export) label="cmpd-dissect export --packets (parquet)" ;;
+		base-stats | base-conns) label="BASE_BIN ${name#base-}" ;;
+		base-view) label="BASE_BIN -r (default view)" ;;
 		tshark) label="tshark -T fields -e frame.number" ;;
 		floor) label="floor: read + CRC-32 of each packet" ;;
 		esac
