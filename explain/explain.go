@@ -202,6 +202,13 @@ func plural(n int, one, many string) string {
 	return fmt.Sprintf("%d %s", n, many)
 }
 
+// failure tells the statements that say why a connection failed: refusals,
+// unanswered setups, reconnect storms. They break no protocol rule (so they
+// are warnings) but are what a user asks about first.
+func failure(code string) bool {
+	return code == CodeReject || code == CodeNoAnswer || code == CodeReconnectStorm
+}
+
 // verdict sums up the capture: how many connections, how many failed, the
 // worst problems.
 func verdict(name string, cs []*conn.Connection, out *Capture) Item {
@@ -255,7 +262,12 @@ func verdict(name string, cs []*conn.Connection, out *Capture) Item {
 			worst = append(worst, o)
 		}
 	}
-	sort.SliceStable(worst, func(i, j int) bool { return worst[i].Severity > worst[j].Severity })
+	sort.SliceStable(worst, func(i, j int) bool {
+		if worst[i].Severity != worst[j].Severity {
+			return worst[i].Severity > worst[j].Severity
+		}
+		return failure(worst[i].Code) && !failure(worst[j].Code)
+	})
 	seen := map[string]bool{}
 	var heads []string
 	for _, w := range worst {

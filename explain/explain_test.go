@@ -72,7 +72,8 @@ func TestRejectConsumer(t *testing.T) {
 		wantText(t, it, "REJ (frame 2) with reason 28 Consumer Reject", "the upper layer on the server refused",
 			"rdma_reject()", "148 octets, f6 ab 0e 18 01 00 03 03 and 140 zero octets", "carries no reason")
 		wantFrames(t, it, 1, 2)
-		if it.Severity != finding.SeverityError || it.Remedy == "" {
+		// A refusal breaks no protocol rule: a warning, not an error.
+		if it.Severity != finding.SeverityWarning || it.Remedy == "" {
 			t.Errorf("%s: severity %s, remedy %q", name, it.Severity, it.Remedy)
 		}
 		if !strings.Contains(c.Verdict.Text, "1 connection, which failed") ||

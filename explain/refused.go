@@ -76,7 +76,7 @@ func (e *explainer) rej() {
 	if pd := c.ServerData; pd != nil && pd.Frame == c.RejectFrame {
 		fmt.Fprintf(&b, " Its private data: %s.", dataText(pd))
 	}
-	e.add(Item{Code: CodeReject, Severity: finding.SeverityError, Section: "IBTA vol 1 §12.6.7", Frames: frames(c.RequestFrame, c.RejectFrame),
+	e.add(Item{Code: CodeReject, Severity: finding.SeverityWarning, Section: "IBTA vol 1 §12.6.7", Frames: frames(c.RequestFrame, c.RejectFrame),
 		Text: b.String(), Remedy: r.remedy, Finding: conn.CodeRejected,
 		head: fmt.Sprintf("the server refused with REJ reason %d %s (frame %d)", c.RejectReason, name, c.RejectFrame)})
 }
@@ -140,7 +140,7 @@ func (e *explainer) mpaReject() {
 	rev, flags, reqFrame, ok := e.mpaRequest()
 	var b strings.Builder
 	fmt.Fprintf(&b, "The server refused the connection: MPA Reply with the Reject flag (frame %d) to the MPA Request of frame %d", c.RejectFrame, c.RequestFrame)
-	sev := finding.SeverityError
+	sev := finding.SeverityWarning
 	section := "RFC 5044 §7.1.1"
 	remedy := ""
 	nfs := c.RPCRDMA()
@@ -223,10 +223,13 @@ func (e *explainer) noAnswer() {
 		b.WriteString(" before the capture ended")
 	}
 	b.WriteString(". Usual causes: the server is unreachable on this path (address, GID, VLAN, firewall for RoCEv2's UDP 4791), or its CM is overloaded.")
-	sev := finding.SeverityError
+	// A refused or unanswered setup breaks no protocol rule: a warning, as
+	// error statements are kept for broken rules (the verdict still puts
+	// failures first among warnings).
+	sev := finding.SeverityWarning
 	if c.State != conn.StateTimedOut {
 		// The capture ended first: the answer may have come later.
-		sev = finding.SeverityWarning
+		sev = finding.SeverityInfo
 	}
 	e.add(Item{Code: CodeNoAnswer, Severity: sev, Section: "IBTA vol 1 §12.6", Frames: frames(c.RequestFrame, lastFrame),
 		Text: b.String(), Finding: conn.CodeTimedOut, head: head})
@@ -245,6 +248,6 @@ func (e *explainer) storm() {
 		text += fmt.Sprintf(" (one every %s)", roundDuration(span/time.Duration(len(e.cs)-1)))
 	}
 	text += ", every one failing the same way: the client retries without end (the NFS client's mount keeps reconnecting) until the cause above is fixed."
-	e.add(Item{Code: CodeReconnectStorm, Severity: finding.SeverityError, Frames: frames(firstFrame(first), firstFrame(last)), Text: text,
+	e.add(Item{Code: CodeReconnectStorm, Severity: finding.SeverityWarning, Frames: frames(firstFrame(first), firstFrame(last)), Text: text,
 		head: fmt.Sprintf("%d attempts in %s", len(e.cs), roundDuration(span))})
 }
