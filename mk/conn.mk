@@ -15,6 +15,9 @@ demo-conns: ## demo: the kernel NFSv4.2 mount over soft-RoCE: packets, conns, th
 	@echo "== The ladder, with the findings where they arise (svcrdma's Send with Invalidate after R=0)"
 	$(BIN) conns -V $(RXE_CAPTURE)
 	@echo
+	@echo "== The same in plain sentences: what was agreed, by whom, and what the traffic broke"
+	$(BIN) explain $(RXE_CAPTURE)
+	@echo
 	@echo "== CI check against the pinned expectation (exit 0)"
 	$(BIN) check --expect testdata/expect/rxe-nfs42-rdma.yaml $(RXE_CAPTURE)
 	@echo
