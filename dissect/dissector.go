@@ -238,6 +238,7 @@ const (
 	kindOther
 	kindGRH
 	kindLRH
+	kindERF
 )
 
 // layerEntry is the record layer of one gopacket layer type and what it
@@ -321,6 +322,8 @@ func (d *Dissector) fillEntry(e *layerEntry, t gopacket.LayerType) {
 		e.kind = kindGRH
 	case *ibcm.LRH:
 		e.kind = kindLRH
+	case *ibcm.ERF:
+		e.kind = kindERF
 	}
 }
 
@@ -382,6 +385,8 @@ func (d *Dissector) decodeLayers(first gopacket.LayerType, data []byte, icrc *ic
 			icrc.grh = off
 		case kindLRH:
 			icrc.lrh = off
+		case kindERF:
+			r.erfLengths(len(e.dl.LayerContents()))
 		}
 		r.Add(e.l, off)
 		if e.fa != nil {

@@ -95,3 +95,15 @@ func (r *Record) Layer(name string) field.Layer {
 	}
 	return nil
 }
+
+// erfLengths makes the frame's lengths those of the packet inside an ERF
+// record whose headers are hdr octets, as tshark gives them (the ERF
+// header is capture metadata, not wire data).
+func (r *Record) erfLengths(hdr int) {
+	if r.Length >= hdr {
+		r.Length -= hdr
+	}
+	if r.CaptureLength >= hdr {
+		r.CaptureLength -= hdr
+	}
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -59,5 +60,57 @@ func TestCookedCaptures(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestERFRecords: an ERF capture with Ethernet (type 2, with the FCS),
+// InfiniBand (type 21), ATM and padding records whose rlen counts padding
+// the pcap records do not store (testdata/pcaps/converted/erf-records.py):
+// no warning or error, the packets decode as in the captures they were taken from,
+// the other records are named, and frame.len and frame.cap_len are the
+// packet's as tshark gives them.
+func TestERFRecords(t *testing.T) {
+	erf := filepath.Join(converted, "live-rxe4-rfc8797-plus-ib.erf.pcap")
+	eth := filepath.Join(real, "live-rxe4-rfc8797.pcap")
+	ib := filepath.Join("..", "..", "testdata", "pcaps", "synthetic", "synth-ibcm-erf-cm-all.pcap")
+	code, out, stderr := runPkt(t, nil, "--all", "-r", erf)
+	if code != 0 || stderr != "" || strings.Contains(out, "[warning") || strings.Contains(out, "[error") {
+		t.Fatalf("exit %d, stderr %q, findings in:\n%s", code, stderr, out)
+	}
+	info := func(s string) []string {
+		var l []string
+		for _, line := range strings.Split(strings.TrimSpace(s), "\n") {
+			// From the addresses on: frame numbers and times differ.
+			l = append(l, strings.Join(strings.Fields(line)[2:], " "))
+		}
+		return l
+	}
+	got := info(out)
+	_, o1, _ := runPkt(t, nil, "--all", "-r", eth)
+	_, o2, _ := runPkt(t, nil, "--all", "-r", ib)
+	want := append(info(o1), info(o2)[:2]...)
+	want = append(want, "→ erf ERF ATM record, not dissected", "→ erf ERF Padding record, not dissected")
+	want = append(want, info(o2)[2:]...)
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("summary:\n%s\n--- want\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if code, out, _ := runPkt(t, nil, "check", erf); code != 0 {
+		t.Errorf("check exit %d:\n%s", code, out)
+	}
+	fields := []string{"frame.len", "frame.cap_len", "erf.rlen", "erf.wlen"}
+	args := []string{"-r", erf, "-T", "fields"}
+	for _, f := range fields {
+		args = append(args, "-e", f)
+	}
+	_, ours, _ := runPkt(t, nil, args...)
+	if _, err := exec.LookPath("tshark"); err != nil {
+		t.Skip("tshark not installed: frame.len not compared")
+	}
+	theirs, err := exec.Command("tshark", append(args, "-n")...).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ours != string(theirs) {
+		t.Errorf("%v:\n%s\n--- tshark\n%s", fields, ours, theirs)
 	}
 }

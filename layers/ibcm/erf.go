@@ -3,6 +3,7 @@ package ibcm
 import (
 	"encoding/binary"
 	"fmt"
+	"strconv"
 
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
@@ -11,16 +12,28 @@ import (
 	"github.com/cmpd-dissect/cmpd-dissect/finding"
 )
 
-// ERF record types this package decodes past.
+// ERF record types (ERF types reference, Wireshark's erf.h).
 const (
-	ERFTypeEthernet   = 2  // Ethernet, after 2 octets (offset, pad)
-	ERFTypeInfiniBand = 21 // InfiniBand, the LRH first (ibdump)
-	erfHeaderLen      = 16
-	erfTypeMask       = 0x7f
-	erfExtension      = 0x80
+	ERFTypeEthernet     = 2  // Ethernet, after 2 octets (offset, pad)
+	erfTypeColorEth     = 11 // Ethernet with colour, the same 2 octets
+	erfTypeDSMColorEth  = 16 // Ethernet with DSM colour, the same 2 octets
+	erfTypeColorHashEth = 20 // Ethernet with colour and hash, the same 2 octets
+	ERFTypeInfiniBand   = 21 // InfiniBand, the LRH first (ibdump)
+	ERFTypeIPv4         = 22 // an IPv4 packet
+	ERFTypeIPv6         = 23 // an IPv6 packet
+	erfHeaderLen        = 16
+	erfTypeMask         = 0x7f
+	erfExtension        = 0x80
+	erfEthPadLen        = 2
 )
 
-var erfTypeNames = map[uint64]string{1: "HDLC POS", 2: "Ethernet", 3: "ATM", 10: "Ethernet color", 21: "InfiniBand", 22: "IPv4", 23: "IPv6", 25: "InfiniBand link"}
+var erfTypeNames = map[uint64]string{
+	1: "HDLC POS", 2: "Ethernet", 3: "ATM", 4: "AAL5", 5: "Multichannel HDLC", 6: "Multichannel raw", 7: "Multichannel ATM",
+	8: "Multichannel raw link", 9: "Multichannel AAL5", 10: "Color HDLC POS", 11: "Color Ethernet", 12: "Multichannel AAL2",
+	13: "IP counter", 14: "TCP flow counter", 15: "DSM color HDLC POS", 16: "DSM color Ethernet", 17: "Color multichannel HDLC POS",
+	18: "AAL2", 19: "Color hash POS", 20: "Color hash Ethernet", 21: "InfiniBand", 22: "IPv4", 23: "IPv6", 24: "Raw link",
+	25: "InfiniBand link", 27: "Metadata", 48: "Padding",
+}
 
 // ProtoERF and its fields (tshark: erf.*).
 var (
@@ -36,8 +49,15 @@ var (
 )
 
 // ERF is the 16-octet Endace ERF record header (and any 8-octet extension
-// headers) that LINKTYPE_ERF frames start with. Mellanox ibdump writes IB
-// traffic as type 21 records (wire-formats.md §5): the LRH follows.
+// headers, and the 2 octets before an Ethernet frame) that LINKTYPE_ERF
+// frames start with. Mellanox ibdump writes IB traffic as type 21 records
+// (wire-formats.md §5): the LRH follows.
+//
+// rlen is the length of the whole record as the capture card wrote it,
+// padded to 8 octets unless the varying-length flag is set; a pcap record
+// need not store that padding, and the packet is wlen octets (the wire
+// length) or fewer when the card cut it. The payload is the packet: what
+// the record stores of its wlen octets.
 type ERF struct {
 	layers.BaseLayer
 	Timestamp uint64 // little-endian on the wire
@@ -60,19 +80,40 @@ func (e *ERF) Proto() *field.Proto            { return ProtoERF }
 func (e *ERF) String() string                 { return fmt.Sprintf("ERF type %d rlen %d", e.Type, e.RLen) }
 func (e *ERF) LinkFlow() gopacket.Flow        { return gopacket.Flow{} }
 
-// NextLayerType is the LRH for InfiniBand records, Ethernet for Ethernet
-// records, the payload otherwise.
-func (e *ERF) NextLayerType() gopacket.LayerType {
+// ethernet reports the record types whose packet is an Ethernet frame
+// after 2 octets of offset and pad.
+func (e *ERF) ethernet() bool {
 	switch e.Type {
-	case ERFTypeInfiniBand:
+	case ERFTypeEthernet, erfTypeColorEth, erfTypeDSMColorEth, erfTypeColorHashEth:
+		return true
+	}
+	return false
+}
+
+// NextLayerType is the LRH for InfiniBand records, Ethernet for Ethernet
+// records, IPv4 or IPv6 for IP records, the payload otherwise (other
+// record types are not dissected: AppendInfo says so).
+func (e *ERF) NextLayerType() gopacket.LayerType {
+	switch {
+	case e.Type == ERFTypeInfiniBand:
 		return LayerTypeLRH
-	case ERFTypeEthernet:
+	case e.ethernet():
 		return layers.LayerTypeEthernet
+	case e.Type == ERFTypeIPv4:
+		return layers.LayerTypeIPv4
+	case e.Type == ERFTypeIPv6:
+		return layers.LayerTypeIPv6
 	}
 	return gopacket.LayerTypePayload
 }
 
-// DecodeFromBytes decodes the ERF header; the payload is bounded by rlen.
+// Dissected reports whether the record's packet is decoded further.
+func (e *ERF) Dissected() bool { return e.NextLayerType() != gopacket.LayerTypePayload }
+
+// DecodeFromBytes decodes the ERF header. The payload is the packet: the
+// wlen octets after the headers, or what the record stores of them (cut
+// by the card's or the pcap snap length: SetTruncated). Alignment padding
+// that rlen counts and the pcap record does not store is not a fault.
 func (e *ERF) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	if len(data) < erfHeaderLen {
 		df.SetTruncated()
@@ -96,25 +137,51 @@ func (e *ERF) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 		off += 8
 		e.ExtHdrs++
 	}
-	if e.Type == ERFTypeEthernet {
-		if len(data) < off+2 {
+	if e.ethernet() {
+		if len(data) < off+erfEthPadLen {
 			df.SetTruncated()
-			return short("ERF", "Ethernet offset and pad", off, 2, len(data)-off)
+			return short("ERF", "Ethernet offset and pad", off, erfEthPadLen, len(data)-off)
 		}
-		off += 2
+		off += erfEthPadLen
 	}
-	end := int(e.RLen)
-	switch {
-	case end > len(data):
-		df.SetTruncated()
+	// The record ends at rlen, or where the pcap record does (padding
+	// not stored, or a pcap snap length); an rlen shorter than the
+	// headers is wrong.
+	end := len(data)
+	if int(e.RLen) < off {
 		e.probs |= erfProbRLen
-		end = len(data)
-	case end < off:
-		e.probs |= erfProbRLen
-		end = len(data)
+	} else if int(e.RLen) < end {
+		end = int(e.RLen)
+	}
+	// The packet is wlen octets; a record storing fewer was cut. (Pad
+	// records and types not dissected keep what the record holds.)
+	if e.Dissected() {
+		if pkt := off + int(e.WLen); pkt <= end {
+			end = pkt
+		} else {
+			df.SetTruncated()
+		}
 	}
 	e.Contents, e.Payload = data[:off], data[off:end]
 	return nil
+}
+
+// AppendInfo names the record for frames nothing else decoded: a record
+// type this program does not dissect, or a packet whose first header did
+// not decode.
+func (e *ERF) AppendInfo(b []byte) []byte {
+	b = append(b, "ERF "...)
+	if name, ok := erfTypeNames[uint64(e.Type)]; ok {
+		b = append(b, name...)
+	} else {
+		b = append(b, "type "...)
+		b = strconv.AppendUint(b, uint64(e.Type), 10)
+	}
+	b = append(b, " record"...)
+	if !e.Dissected() {
+		b = append(b, ", not dissected"...)
+	}
+	return b
 }
 
 // VisitFields reports the ERF header fields.
@@ -131,11 +198,11 @@ func (e *ERF) VisitFields(v field.Visitor) {
 	}
 }
 
-// AppendFindings reports an rlen that does not fit the record.
+// AppendFindings reports an rlen shorter than the record's headers.
 func (e *ERF) AppendFindings(dst []finding.Finding) []finding.Finding {
 	if e.probs&erfProbRLen != 0 {
 		dst = append(dst, newFinding(CodeLengthMismatch, finding.SeverityWarning, "erf", 10, "ERF types reference",
-			"rlen %d does not fit the %d-octet record", e.RLen, len(e.Contents)+len(e.Payload)))
+			"rlen %d is shorter than the record's %d octets of headers", e.RLen, len(e.Contents)))
 	}
 	return dst
 }
@@ -144,14 +211,15 @@ func (e *ERF) AppendFindings(dst []finding.Finding) []finding.Finding {
 // FixLengths rlen and wlen are set from the record (wlen without the
 // header, as ibdump writes it).
 func (e *ERF) SerializeTo(b gopacket.SerializeBuffer, opts gopacket.SerializeOptions) error {
-	if e.Type == ERFTypeEthernet {
-		if _, err := b.PrependBytes(2); err != nil {
+	wlen := len(b.Bytes())
+	if e.ethernet() {
+		if _, err := b.PrependBytes(erfEthPadLen); err != nil {
 			return err
 		}
-		clear(b.Bytes()[:2])
+		clear(b.Bytes()[:erfEthPadLen])
 	}
 	if opts.FixLengths {
-		e.WLen = uint16(len(b.Bytes()))
+		e.WLen = uint16(wlen)
 		e.RLen = uint16(len(b.Bytes()) + erfHeaderLen)
 	}
 	h, err := b.PrependBytes(erfHeaderLen)

@@ -312,3 +312,44 @@ func TestSnapLengthCut(t *testing.T) {
 		t.Fatalf("payload %d octets, want %d", len(bth.Payload), want)
 	}
 }
+
+// TestERFLengths: the payload is the packet (wlen octets) whatever rlen's
+// padding and whether the pcap record stores it; a record storing fewer
+// than wlen octets is cut; an rlen shorter than the headers is reported;
+// IP records lead to IPv4 and IPv6, other types are not dissected.
+func TestERFLengths(t *testing.T) {
+	hdr := func(typ byte, rlen, wlen int) []byte {
+		return []byte{8: typ, 10: byte(rlen >> 8), 11: byte(rlen), 14: byte(wlen >> 8), 15: byte(wlen)}
+	}
+	pkt := make([]byte, 30)
+	for _, tc := range []struct {
+		name      string
+		data      []byte
+		payload   int
+		truncated bool
+		finding   bool
+		next      gopacket.LayerType
+	}{
+		{"padding not stored", append(hdr(21, 48, 30), pkt...), 30, false, false, LayerTypeLRH},
+		{"padding stored", append(hdr(21, 48, 30), append(pkt, 0, 0)...), 30, false, false, LayerTypeLRH},
+		{"varying length", append(hdr(21, 46, 30), pkt...), 30, false, false, LayerTypeLRH},
+		{"cut by the snap length", append(hdr(21, 48, 40), pkt...), 30, true, false, LayerTypeLRH},
+		{"cut by the card (rlen)", append(hdr(21, 40, 30), pkt...), 24, true, false, LayerTypeLRH},
+		{"rlen shorter than the header", append(hdr(21, 8, 30), pkt...), 30, false, true, LayerTypeLRH},
+		{"Ethernet with pad", append(hdr(2, 48, 28), pkt...), 28, false, false, layers.LayerTypeEthernet},
+		{"IPv4", append(hdr(22, 48, 30), pkt...), 30, false, false, layers.LayerTypeIPv4},
+		{"IPv6", append(hdr(23, 48, 30), pkt...), 30, false, false, layers.LayerTypeIPv6},
+		{"ATM: not dissected, what the record holds", append(hdr(3, 48, 20), pkt...), 30, false, false, gopacket.LayerTypePayload},
+	} {
+		var e ERF
+		var tf truncFlag
+		if err := e.DecodeFromBytes(tc.data, &tf); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		fs := e.AppendFindings(nil)
+		if len(e.Payload) != tc.payload || bool(tf) != tc.truncated || (len(fs) > 0) != tc.finding || e.NextLayerType() != tc.next {
+			t.Errorf("%s: payload %d truncated %t findings %v next %v; want %d %t %t %v", tc.name, len(e.Payload), tf, fs, e.NextLayerType(),
+				tc.payload, tc.truncated, tc.finding, tc.next)
+		}
+	}
+}
