@@ -134,6 +134,7 @@ func (c *callTable) MatchCall(r *rpcrdma.RPC) {
 		// the first call too).
 		e := c.entry(pos)
 		info.frame, info.time = e.info.frame, e.info.time
+		r.Call = e.info.ref()
 		e.info = info
 		return
 	}

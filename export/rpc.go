@@ -8,12 +8,13 @@ import (
 	"github.com/cmpd-dissect/cmpd-dissect/layers/rpcrdma"
 )
 
-// callMatcher pairs RPC calls with their replies by xid between the same
-// two hosts, as the dissector does to name replies (an RDMA_NOMSG or
-// RDMA_ERROR with an outstanding call's xid answers it: the reply went
-// into the reply chunk, or the transport refused the call). It keeps at
-// most max calls awaiting their reply, the oldest given up first (written
-// as unanswered).
+// callMatcher gathers each RPC call and its reply into one row. The
+// pairing is the dissector's (by connection and xid, the one rpc.reqframe
+// and the rpc command show): a reply names its call (RPC.Call), an
+// RDMA_NOMSG or RDMA_ERROR the call it answers (Header.Answers: the reply
+// went into the reply chunk, or the transport refused the call). It keeps
+// the calls awaiting their reply, by their frame and xid, at most max, the
+// oldest given up first (written as unanswered).
 type callMatcher struct {
 	max     int
 	pending map[callKey]*list.Element
@@ -23,9 +24,10 @@ type callMatcher struct {
 	evicted *pendingCall
 }
 
+// callKey is a call's frame and xid (a frame may hold several calls).
 type callKey struct {
-	a, b endpoint // the two ends, a < b
-	xid  uint32
+	frame int
+	xid   uint32
 }
 
 type pendingCall struct {
@@ -55,26 +57,18 @@ func (m *callMatcher) init(max int) {
 	m.pending = map[callKey]*list.Element{}
 }
 
-func pairKey(src, dst endpoint, xid uint32) callKey {
-	if endpointLess(dst, src) {
-		src, dst = dst, src
-	}
-	return callKey{a: src, b: dst, xid: xid}
-}
-
 // message takes one RPC-over-RDMA message; it returns the call it
 // completes (with ok), to be written.
 func (m *callMatcher) message(rec *dissect.Record, p *packetView, msg *rpcMsg, connID int) (*pendingCall, bool) {
-	src, dst := msg.src, msg.dst
-	if !p.tcp {
-		src.port, dst.port = 0, 0
-	}
 	switch {
 	case msg.rpc != nil && msg.rpc.MsgType == rpcrdma.MsgCall:
 		r := msg.rpc
-		k := pairKey(src, dst, r.XID)
-		if _, ok := m.pending[k]; ok {
+		if r.Call.Frame != 0 {
 			return nil, false // the call again (retransmitted): the first one's frame stays
+		}
+		k := callKey{rec.Frame, r.XID}
+		if _, ok := m.pending[k]; ok {
+			return nil, false
 		}
 		if m.order.Len() >= m.max {
 			old := m.order.Remove(m.order.Front()).(*pendingCall)
@@ -87,11 +81,7 @@ func (m *callMatcher) message(rec *dissect.Record, p *packetView, msg *rpcMsg, c
 		return nil, false
 	case msg.rpc != nil && msg.rpc.MsgType == rpcrdma.MsgReply:
 		r := msg.rpc
-		pc := m.take(pairKey(src, dst, r.XID))
-		if pc == nil {
-			// A reply whose call was not captured.
-			pc = &pendingCall{xid: r.XID, client: msg.dst, server: msg.src, connID: connID}
-		}
+		pc := m.answer(r.XID, r.Call, msg, connID)
 		pc.replyFrame, pc.replyTime, pc.replyKind = rec.Frame, rec.Time, "rpc"
 		pc.hasStat, pc.stat, pc.accept = true, r.ReplyStat, r.AcceptStat
 		return pc, true
@@ -99,10 +89,10 @@ func (m *callMatcher) message(rec *dissect.Record, p *packetView, msg *rpcMsg, c
 		// Without an RPC message: an answer when a call with this xid
 		// awaits one (else the requester's call in a read chunk, whose
 		// RPC header was not captured).
-		pc := m.take(pairKey(src, dst, msg.hdr.XID))
-		if pc == nil {
+		if msg.hdr.Answers.Frame == 0 {
 			return nil, false
 		}
+		pc := m.answer(msg.hdr.XID, msg.hdr.Answers, msg, connID)
 		pc.replyFrame, pc.replyTime = rec.Frame, rec.Time
 		pc.replyKind = "rdma_nomsg"
 		if msg.hdr.Proc == rpcrdma.ProcError {
@@ -111,6 +101,23 @@ func (m *callMatcher) message(rec *dissect.Record, p *packetView, msg *rpcMsg, c
 		return pc, true
 	}
 	return nil, false
+}
+
+// answer returns the call a reply answers: the pending one, or one made
+// from what the dissector knew of it (a reply sent again, a call given up,
+// or, without ref, a call not captured).
+func (m *callMatcher) answer(xid uint32, ref rpcrdma.CallRef, msg *rpcMsg, connID int) *pendingCall {
+	if ref.Frame != 0 {
+		if pc := m.take(callKey{ref.Frame, xid}); pc != nil {
+			return pc
+		}
+	}
+	pc := &pendingCall{xid: xid, client: msg.dst, server: msg.src, connID: connID}
+	if ref.Frame != 0 {
+		pc.hasCall, pc.prog, pc.vers, pc.proc = true, ref.Program, ref.Version, ref.Procedure
+		pc.callFrame, pc.callTime = ref.Frame, time.Unix(0, ref.Time)
+	}
+	return pc
 }
 
 func (m *callMatcher) take(k callKey) *pendingCall {

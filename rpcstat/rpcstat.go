@@ -121,7 +121,9 @@ func (s *Stats) Record(rec *dissect.Record) {
 			call = nil
 			switch x.MsgType {
 			case rpcrdma.MsgCall:
-				if len(x.Contents) >= 24 {
+				// A call sent again (x.Call names the first) is counted
+				// once, and answered from the first one's time.
+				if len(x.Contents) >= 24 && x.Call.Frame == 0 {
 					call = s.call(rec, x)
 				}
 			case rpcrdma.MsgReply:

@@ -131,7 +131,8 @@ type RPC struct {
 	Procedure   uint32
 	CallKnown   bool
 	// Call is the matched call of a reply (its frame and time) when the
-	// matcher knows them (SetCallRef); Call.Frame 0 otherwise.
+	// matcher knows them (SetCallRef); for a call sent again with the xid
+	// of one still outstanding, that first call. Call.Frame 0 otherwise.
 	Call CallRef
 
 	Cred    Auth         // call credential
