@@ -5,6 +5,7 @@ package replay
 /*
 #cgo LDFLAGS: -lrdmacm -libverbs
 #include <rdma/rdma_cma.h>
+#include <rdma/rdma_verbs.h>
 #include <infiniband/verbs.h>
 #include <arpa/inet.h>
 #include <errno.h>
@@ -138,11 +139,13 @@ static int rp_disconnected(struct rdma_event_channel *ch, int ms, struct rp_side
 }
 
 // rp_dial is the whole client side: resolve, connect with pd, report the
-// peer's private data, hold, disconnect.
+// peer's private data, post one Send of msg (send_len octets) when given,
+// hold, disconnect.
 static void rp_dial(const char *src, const char *dst, int port, const void *pd, int len,
-		int ms, int hold_ms, struct rp_side *s, struct rp_side *done) {
+		int ms, int hold_ms, void *msg, int send_len, struct rp_side *s, struct rp_side *done) {
 	struct rdma_event_channel *ch = NULL;
 	struct rdma_cm_id *id = NULL;
+	struct ibv_mr *mr = NULL;
 	struct rdma_cm_event *ev;
 	struct sockaddr_storage sa, da;
 	struct rdma_conn_param cp;
@@ -182,10 +185,21 @@ static void rp_dial(const char *src, const char *dst, int port, const void *pd, 
 		rp_fail(s, rdma_event_str(s->event), s->status < 0 ? -s->status : ECONNREFUSED);
 		goto out;
 	}
+	if (msg && send_len > 0) {
+		// The server posts no receive buffer: its QP answers RNR NAK, and
+		// ours retries (rnr_retry_count 7: without end) until the
+		// disconnect flushes the Send.
+		if (!(mr = rdma_reg_msgs(id, msg, send_len))) { rp_fail(done, "rdma_reg_msgs", errno); goto out; }
+		if (rdma_post_send(id, NULL, msg, send_len, mr, 0)) { rp_fail(done, "rdma_post_send", errno); goto out; }
+	}
 	if (hold_ms > 0) poll(NULL, 0, hold_ms);
 	if (rdma_disconnect(id)) { rp_fail(done, "rdma_disconnect", errno); goto out; }
 	rp_disconnected(ch, ms, done);
 out:
+	// The MR goes after the QP (which may still hold the Send) and
+	// before the id (whose device holds the protection domain).
+	if (id && id->qp) rdma_destroy_qp(id);
+	if (mr) rdma_dereg_mr(mr);
 	rp_teardown(id);
 	if (ch) rdma_destroy_event_channel(ch);
 }
@@ -328,9 +342,17 @@ func Dial(cfg Config, report func(Report)) error {
 	defer C.free(unsafe.Pointer(dst))
 	pd, n, free := cBytes(cfg.PrivateData)
 	defer free()
+	var msg []byte
+	if cfg.SendNull {
+		msg = NullCall
+	}
+	// The Send's buffer is registered with the device: C memory, which
+	// the Go collector does not move.
+	m, mn, freeMsg := cBytes(msg)
+	defer freeMsg()
 	var s, done C.struct_rp_side
 	C.rp_dial(src, dst, C.int(cfg.Port), pd, n, C.int(cfg.timeout().Milliseconds()),
-		C.int(cfg.Hold.Milliseconds()), &s, &done)
+		C.int(cfg.Hold.Milliseconds()), m, mn, &s, &done)
 	if err := sideError(&s); err != nil {
 		return fmt.Errorf("client %s: %w", hostPort(cfg.Addr, cfg.Port), err)
 	}

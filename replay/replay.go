@@ -85,6 +85,24 @@ type Config struct {
 	// Hold is how long the client keeps the connection established
 	// before it disconnects.
 	Hold time.Duration
+	// SendNull makes a client post, once established and before the
+	// hold, one Send: an RPC-over-RDMA v1 RDMA_MSG carrying an NFSv4 NULL
+	// call (NullCall). The server never posts a receive buffer, so its RC
+	// transport answers with RNR NAKs and the client's retries the Send
+	// until it disconnects: a capture of RNR NAKs. A server ignores it
+	// (both sides are given the same flags).
+	SendNull bool
+}
+
+// NullCall is the Send of SendNull: RPC-over-RDMA v1 (RFC 8166) RDMA_MSG,
+// xid 1, 1 credit, three empty chunk lists, then the ONC RPC call NFS
+// (100003) version 4 procedure 0 (NULL), AUTH_NONE.
+var NullCall = []byte{
+	0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 0, // xid, vers 1, credits 1, RDMA_MSG
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, // read list, write list, reply chunk: none
+	0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 2, // xid, CALL, RPC version 2
+	0, 1, 0x86, 0xa3, 0, 0, 0, 4, 0, 0, 0, 0, // NFS, version 4, NULL
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, // cred and verf AUTH_NONE
 }
 
 // MaxPrivateData is the most private data librdmacm can carry in one call.

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/cmpd-dissect/cmpd-dissect/layers/rpcrdma"
 )
 
 func TestParseHex(t *testing.T) {
@@ -67,5 +69,22 @@ func TestReportJSON(t *testing.T) {
 	var back Report
 	if err := json.Unmarshal(b, &back); err != nil || !bytes.Equal(back.ReceivedPrivateData, r.ReceivedPrivateData) {
 		t.Errorf("round trip: %+v, %v", back, err)
+	}
+}
+
+// TestNullCall: the Send of --send-null decodes as RPC-over-RDMA v1
+// RDMA_MSG carrying an NFSv4 NULL call, nothing left over.
+func TestNullCall(t *testing.T) {
+	var m rpcrdma.Message
+	if err := m.Decode(NullCall, nil); err != nil {
+		t.Fatal(err)
+	}
+	h, r := &m.Header, &m.RPC
+	if !m.HasHeader || !m.HasRPC || h.Version != 1 || h.Proc != rpcrdma.ProcMsg || h.Credits != 1 || h.XID != 1 ||
+		r.XID != 1 || r.MsgType != rpcrdma.MsgCall || r.Program != 100003 || r.ProgVersion != 4 || r.Procedure != 0 {
+		t.Errorf("header %+v, rpc %+v", h, r)
+	}
+	if fs := m.AppendFindings(nil); len(fs) != 0 {
+		t.Errorf("findings %v", fs)
 	}
 }

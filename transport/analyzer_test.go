@@ -178,6 +178,13 @@ func TestRealCaptures(t *testing.T) {
 		{"live-rxe4-nfs3.pcap", nil},
 		{"rxe-nfs42-rdma.pcap", nil},
 		{"live-siw4-nfs42.pcap", []string{"14 transport.tcp-retransmission warning", "57 transport.tcp-retransmission warning"}},
+		// The lab's RNR scenario: the replay server posts no receive
+		// buffer; rxe answers RNR NAK (timer 0, 655.36 ms) and the
+		// client's rxe resends the Send about 0.7 s later.
+		{"live-rxe4-rnr.pcap", []string{
+			"5 transport.rnr-nak warning", "6 transport.retransmission warning",
+			"7 transport.rnr-nak warning", "8 transport.retransmission warning",
+			"9 transport.rnr-nak warning"}},
 		// The lab's loss scenario: every 7th packet the client received
 		// dropped after the capture saw it; the server's rxe resends
 		// after its timeout, or go-back-N after the client's NAK.

@@ -18,6 +18,7 @@ func newReplayCommand() *cobra.Command {
 		clientPDs, serverPDs  []string
 		reject, list          bool
 		hold, timeout         time.Duration
+		sendNull              bool
 	)
 	cmd := &cobra.Command{
 		Use:   "replay --role client|server [--addr ADDR] [--client-pd HEX]… [--server-pd HEX]… [--reject] [--from CAPTURE [--conn N]]",
@@ -73,7 +74,7 @@ The librdmacm part needs a build with -tags rdmacm (cgo, librdmacm-dev).`,
 				port = fromConn.Port
 			}
 			cfg := replay.Config{Role: replay.Role(role), Addr: addr, Source: src, Port: port,
-				Timeout: timeout, Hold: hold}
+				Timeout: timeout, Hold: hold, SendNull: sendNull}
 			if err := cfg.Validate(); err != nil {
 				return usageErr("replay: %v", err)
 			}
@@ -113,6 +114,7 @@ The librdmacm part needs a build with -tags rdmacm (cgo, librdmacm-dev).`,
 	f.BoolVar(&list, "list", false, "with --from: print the capture's connections as JSON and exit")
 	f.DurationVar(&hold, "hold", 200*time.Millisecond, "client: how long to keep each connection before disconnecting")
 	f.DurationVar(&timeout, "timeout", 10*time.Second, "longest wait for each rdma_cm event")
+	f.BoolVar(&sendNull, "send-null", false, "client: post one Send (an RPC-over-RDMA NFSv4 NULL call) once connected; the server posts no receive buffer, so the peer answers RNR NAK and the client retries until it disconnects (the server ignores it)")
 	return cmd
 }
 
