@@ -50,7 +50,7 @@ done
 # RNR NAK: the client posts one Send (an NFSv4 NULL call) once connected; the
 # replay server never posts a receive buffer, so its rxe answers RNR NAK and
 # the client's rxe retries after the RNR timer until it disconnects 1.5 s later.
-scenario rxe4-rnr rxe 4 replay --client-pd $V1_R_4K --server-pd $V1_4K --send-null --hold 1500ms
+scenario rxe4-rnr-nfsnull rxe 4 replay --client-pd $V1_R_4K --server-pd $V1_4K --send-null --hold 1500ms
 # siw built with MPA CRC required, peer-to-peer (RTR) and GSO on, swapped
 # in after the plain replays and out again before the kernel NFS scenarios.
 # The replay comes before any NFS scenario: once nfsd listens on rdma_cm

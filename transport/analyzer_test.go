@@ -181,7 +181,7 @@ func TestRealCaptures(t *testing.T) {
 		// The lab's RNR scenario: the replay server posts no receive
 		// buffer; rxe answers RNR NAK (timer 0, 655.36 ms) and the
 		// client's rxe resends the Send about 0.7 s later.
-		{"live-rxe4-rnr.pcap", []string{
+		{"live-rxe4-rnr-nfsnull.pcap", []string{
 			"5 transport.rnr-nak warning", "6 transport.retransmission warning",
 			"7 transport.rnr-nak warning", "8 transport.retransmission warning",
 			"9 transport.rnr-nak warning"}},
