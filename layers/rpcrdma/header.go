@@ -350,24 +350,19 @@ func (h *Header) readLists(data []byte, off int) (int, error) {
 	max := h.maxSegs()
 	// Read list: { 1, position, handle, length, offset } … 0.
 	for i := 0; ; i++ {
-		if len(data)-off < 4 {
-			return off, herr(CodeChunkListUnterminated, "read list", off,
-				"the list has %d entries and no terminating 0 before the end of the header", i)
+		more, next, err := listItem(data, off, i, &readList)
+		if err != nil {
+			return off, err
 		}
-		d := binary.BigEndian.Uint32(data[off:])
-		if d == 0 {
-			off += 4
+		if !more {
+			off = next
 			break
-		}
-		if d != 1 {
-			return off, herr(CodeBadDiscriminator, "read list entry "+strconv.Itoa(i), off, "discriminator %d is not 0 or 1", d)
 		}
 		if i >= max {
 			return off, herr(CodeSegmentCap, "read list", off, "more than %d segments (the configured cap)", max)
 		}
 		if len(data)-off < 24 {
-			return off, herr(CodeChunkListUnterminated, "read list entry "+strconv.Itoa(i), off+4,
-				"need 20 octets, have %d", len(data)-off-4)
+			return off, short(CodeChunkListUnterminated, "rpcrdma", "read list entry "+strconv.Itoa(i), off+4, 20, len(data)-off-4)
 		}
 		off += 4
 		h.Reads = append(h.Reads, ReadSegment{Position: binary.BigEndian.Uint32(data[off:]),
@@ -377,19 +372,14 @@ func (h *Header) readLists(data []byte, off int) (int, error) {
 	// Write list: { 1, count, count × segment } … 0.
 	total := 0
 	for i := 0; ; i++ {
-		if len(data)-off < 4 {
-			return off, herr(CodeChunkListUnterminated, "write list", off,
-				"the list has %d chunks and no terminating 0 before the end of the header", i)
+		more, next, err := listItem(data, off, i, &writeList)
+		if err != nil {
+			return off, err
 		}
-		d := binary.BigEndian.Uint32(data[off:])
-		if d == 0 {
-			off += 4
+		if !more {
+			off = next
 			break
 		}
-		if d != 1 {
-			return off, herr(CodeBadDiscriminator, "write list chunk "+strconv.Itoa(i), off, "discriminator %d is not 0 or 1", d)
-		}
-		var err error
 		off, err = h.decodeChunk(data, off+4, i, &total, max, false)
 		if err != nil {
 			return off, err
@@ -410,6 +400,32 @@ func (h *Header) readLists(data []byte, off int) (int, error) {
 		return off, err
 	}
 	return off, herr(CodeBadDiscriminator, "reply chunk", off, "discriminator %d is not 0 or 1", d)
+}
+
+// listNames names a chunk list and its items in errors.
+type listNames struct{ list, item, items string }
+
+var (
+	readList  = listNames{"read list", "entry", "entries"}
+	writeList = listNames{"write list", "chunk", "chunks"}
+)
+
+// listItem reads the discriminator before item i of a list: more when an
+// item follows it (off is left at the discriminator), false at the list's
+// terminating 0 (next is past it).
+func listItem(data []byte, off, i int, l *listNames) (more bool, next int, err error) {
+	if len(data)-off < 4 {
+		return false, off, herr(CodeChunkListUnterminated, l.list, off,
+			"the list has %d %s and no terminating 0 before the end of the header", i, l.items)
+	}
+	switch d := binary.BigEndian.Uint32(data[off:]); d {
+	case 0:
+		return false, off + 4, nil
+	case 1:
+		return true, off, nil
+	default:
+		return false, off, herr(CodeBadDiscriminator, l.list+" "+l.item+" "+strconv.Itoa(i), off, "discriminator %d is not 0 or 1", d)
+	}
 }
 
 func chunkName(i int) string {
