@@ -1,10 +1,36 @@
-// Package layerdec holds the gopacket decoder that every layer package
-// registers for a layer met on its own (gopacket.NewPacket starting at it,
-// or reached through another layer's NextLayerType): the layer packages'
-// one copy of "decode, add, hand the payload on".
+// Package layerdec holds what the layer packages (ibcm, mpa) share about
+// decoding: the error for input too short for a field, and the gopacket
+// decoder every layer package registers for a layer met on its own
+// (gopacket.NewPacket starting at it, or reached through another layer's
+// NextLayerType).
 package layerdec
 
-import "github.com/gopacket/gopacket"
+import (
+	"fmt"
+
+	"github.com/gopacket/gopacket"
+)
+
+// DecodeError is returned when input is too short for a field. It names the
+// layer, the field being read, its offset from the start of the layer and
+// how many octets were needed and available there.
+type DecodeError struct {
+	Layer  string // "BTH", "REQ", "DDP" …
+	Field  string // "DestQP", "private data", "Terminate Control" …
+	Offset int    // from the layer's first octet
+	Need   int    // octets the field needs at Offset
+	Have   int    // octets available at Offset
+}
+
+func (e *DecodeError) Error() string {
+	return fmt.Sprintf("%s: %s: need %d octets at offset %d, have %d", e.Layer, e.Field, e.Need, e.Offset, e.Have)
+}
+
+// Short builds a DecodeError for a field of need octets at off when only
+// have octets are left there (a negative have counts as none).
+func Short(layer, field string, off, need, have int) error {
+	return &DecodeError{Layer: layer, Field: field, Offset: off, Need: need, Have: max(have, 0)}
+}
 
 // Layer is what the pointer type of a layer implements.
 type Layer[T any] interface {

@@ -4,27 +4,18 @@ import (
 	"fmt"
 
 	"github.com/cmpd-dissect/cmpd-dissect/finding"
+	"github.com/cmpd-dissect/cmpd-dissect/internal/layerdec"
 )
 
-// DecodeError is returned when input is too short for a field. It names the
-// layer, the field being read, its offset from the start of the layer and
-// how many octets were needed and available there.
-type DecodeError struct {
-	Layer  string // "BTH", "REQ" …
-	Field  string // "DestQP", "private data" …
-	Offset int    // from the layer's first octet
-	Need   int    // octets the field needs at Offset
-	Have   int    // octets available at Offset
-}
+// DecodeError is returned when input is too short for a field: the layer,
+// the field, its offset from the layer's first octet, the octets needed
+// and those left there (the same type as mpa's).
+type DecodeError = layerdec.DecodeError
 
-func (e *DecodeError) Error() string {
-	return fmt.Sprintf("%s: %s: need %d octets at offset %d, have %d", e.Layer, e.Field, e.Need, e.Offset, e.Have)
-}
-
-// short builds a DecodeError for a field of need octets at off when only
-// have octets are left there (a negative have counts as none).
+// short builds the DecodeError for a field of need octets at off when only
+// have octets are left there.
 func short(layer, field string, off, need, have int) error {
-	return &DecodeError{Layer: layer, Field: field, Offset: off, Need: need, Have: max(have, 0)}
+	return layerdec.Short(layer, field, off, need, have)
 }
 
 // problems is a bit set of what a layer noticed while decoding; findings
