@@ -164,7 +164,7 @@ func (p *Fields) Print(r *dissect.Record) error {
 func (p *Fields) Flush() error { return p.w.Flush() }
 
 // appendValue formats v as -T fields prints it (tshark's conventions: raw
-// numbers, hex with 0x, bytes colon-separated, text escaped).
+// numbers, hex with 0x, bytes as plain hex, text escaped).
 func appendValue(b []byte, c *fieldval.Collector, v *fieldval.Value) []byte {
 	switch v.Field.Kind {
 	case field.KindUint, field.KindHex, field.KindMAC, field.KindEUI64:
@@ -179,7 +179,7 @@ func appendValue(b []byte, c *fieldval.Collector, v *fieldval.Value) []byte {
 	case field.KindString:
 		return appendEscapedBytes(b, c.BytesOf(v))
 	case field.KindBytes:
-		return appendColonBytes(b, c.BytesOf(v))
+		return appendHexBytes(b, c.BytesOf(v))
 	case field.KindAddr:
 		return appendAddr(b, v.Addr)
 	}

@@ -73,24 +73,12 @@ func appendBool(b []byte, v bool) []byte {
 	return append(b, "false"...)
 }
 
-// appendHexBytes appends bytes as plain lower-case hex ("f6ab0e18").
+// appendHexBytes appends bytes as plain lower-case hex ("f6ab0e18"), as
+// JSON does and tshark 4.0 prints a bytes field in -T fields.
 func appendHexBytes(b []byte, v []byte) []byte {
 	n := len(b)
 	b = append(b, make([]byte, hex.EncodedLen(len(v)))...)
 	hex.Encode(b[n:], v)
-	return b
-}
-
-// appendColonBytes appends bytes as tshark shows them in -T fields
-// ("f6:ab:0e:18").
-func appendColonBytes(b []byte, v []byte) []byte {
-	const hexd = "0123456789abcdef"
-	for i, c := range v {
-		if i > 0 {
-			b = append(b, ':')
-		}
-		b = append(b, hexd[c>>4], hexd[c&15])
-	}
 	return b
 }
 

@@ -52,7 +52,7 @@ func (r *recorder) Bytes(f *field.Field, v []byte) {
 		r.add(f, `""`)
 		return
 	}
-	r.add(f, string(appendColonBytes(nil, v)))
+	r.add(f, string(appendHexBytes(nil, v)))
 }
 func (r *recorder) Addr(f *field.Field, v netip.Addr) { r.add(f, v.String()) }
 func (r *recorder) Begin(f *field.Field)              { r.add(f, "") }

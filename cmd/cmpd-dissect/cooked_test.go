@@ -114,3 +114,26 @@ func TestERFRecords(t *testing.T) {
 		t.Errorf("%v:\n%s\n--- tshark\n%s", fields, ours, theirs)
 	}
 }
+
+// TestFieldsBytesAsTshark: -T fields prints a bytes field as tshark 4.0
+// does, plain hex (tshark's udp.payload of the same REQ holds our
+// cm.req.private), and a MAC address with colons.
+func TestFieldsBytesAsTshark(t *testing.T) {
+	file := filepath.Join(real, "live-rxe4-rfc8797.pcap")
+	_, out, _ := runPkt(t, nil, "-r", file, "-c", "1", "-T", "fields", "-e", "cm.req.private", "-e", "ethernet.src")
+	f := strings.Split(strings.TrimSpace(out), "\t")
+	if len(f) != 2 || len(f[0]) != 2*92 || strings.Trim(f[0], "0123456789abcdef") != "" || f[1] != "52:54:00:12:00:01" {
+		t.Fatalf("%q", out)
+	}
+	if _, err := exec.LookPath("tshark"); err != nil {
+		t.Skip("tshark not installed")
+	}
+	theirs, err := exec.Command("tshark", "-r", file, "-c", "1", "-T", "fields", "-e", "udp.payload", "-e", "eth.src").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := strings.Split(strings.TrimSpace(string(theirs)), "\t")
+	if len(g) != 2 || !strings.Contains(g[0], f[0]) || g[1] != f[1] {
+		t.Fatalf("ours %q, tshark %q", out, theirs)
+	}
+}
