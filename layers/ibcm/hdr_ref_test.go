@@ -216,7 +216,8 @@ func TestBTHDecodeReference(t *testing.T) {
 }
 
 // refLRHDecode is LRH.DecodeFromBytes as it was before it stored the fields
-// one by one.
+// one by one (a literal assigned to *l); both check the packet with
+// checkPacket.
 func refLRHDecode(l *LRH, data []byte, df gopacket.DecodeFeedback) error {
 	if len(data) < lrhLen {
 		df.SetTruncated()
@@ -230,25 +231,7 @@ func refLRHDecode(l *LRH, data []byte, df gopacket.DecodeFeedback) error {
 		PktLen:    binary.BigEndian.Uint16(data[4:6]) & 0x07ff,
 		SLID:      binary.BigEndian.Uint16(data[6:8]),
 	}
-	if l.Reserved2 != 0 || l.Reserved5 != 0 {
-		l.probs |= lrhProbReserved
-	}
-	end := int(l.PktLen) * 4
-	switch {
-	case end < lrhLen:
-		l.probs |= lrhProbLength
-		end = len(data)
-	case end > len(data):
-		df.SetTruncated()
-		l.probs |= lrhProbLength
-		end = len(data)
-	}
-	if stored, computed, ok := CheckIBVCRC(data); ok {
-		l.VCRC, l.VCRCComputed, l.VCRCStatus = stored, computed, verdict(uint32(stored), uint32(computed))
-	} else {
-		l.probs |= lrhProbNoVCRC
-	}
-	l.Contents, l.Payload = data[:lrhLen], data[lrhLen:end]
+	l.checkPacket(data, df)
 	return nil
 }
 

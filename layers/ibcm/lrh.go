@@ -116,6 +116,14 @@ func (l *LRH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	l.SLID = binary.BigEndian.Uint16(data[6:8])
 	l.VCRC, l.VCRCComputed, l.VCRCStatus = 0, 0, CRCUnchecked
 	l.probs = 0
+	l.checkPacket(data, df)
+	return nil
+}
+
+// checkPacket notes what the decoded header fields and the packet around
+// them show (reserved bits, PktLen against the captured octets, the VCRC)
+// and sets the header's contents and payload.
+func (l *LRH) checkPacket(data []byte, df gopacket.DecodeFeedback) {
 	if l.Reserved2 != 0 || l.Reserved5 != 0 {
 		l.probs |= lrhProbReserved
 	}
@@ -135,7 +143,6 @@ func (l *LRH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 		l.probs |= lrhProbNoVCRC
 	}
 	l.Contents, l.Payload = data[:lrhLen], data[lrhLen:end]
-	return nil
 }
 
 // VisitFields reports the LRH fields in wire order, then the VCRC verdict.
