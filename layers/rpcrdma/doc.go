@@ -88,5 +88,16 @@ func (ns *notes) add(code string, sev finding.Severity, off int, a, b uint32) {
 
 func (ns *notes) reset() { ns.n = 0 }
 
+// appendTo appends a finding of layer for each note; describe writes its
+// message (and a section other than the code's, where it differs).
+func (ns *notes) appendTo(dst []finding.Finding, layer string, describe func(n note, f *finding.Finding)) []finding.Finding {
+	for _, n := range ns.buf[:ns.n] {
+		f := finding.Finding{Code: n.code, Severity: n.sev, Section: sectionFor(n.code), Layer: layer, Offset: n.offset}
+		describe(n, &f)
+		dst = append(dst, f)
+	}
+	return dst
+}
+
 // pad4 rounds n up to a multiple of 4 (XDR padding).
 func pad4(n int) int { return (n + 3) &^ 3 }

@@ -806,8 +806,7 @@ func appendHex32(b []byte, v uint32) []byte {
 // AppendFindings appends the non-fatal conditions noticed while decoding
 // (Offset relative to the header's first byte).
 func (h *Header) AppendFindings(dst []finding.Finding) []finding.Finding {
-	for _, n := range h.notes.buf[:h.notes.n] {
-		f := finding.Finding{Code: n.code, Severity: n.sev, Section: sectionFor(n.code), Layer: "rpcrdma", Offset: n.offset}
+	return h.notes.appendTo(dst, "rpcrdma", func(n note, f *finding.Finding) {
 		switch n.code {
 		case CodeUnknownVersion:
 			f.Message = fmt.Sprintf("RPC-over-RDMA version %d is not 1 or 2; the header after rdma_vers (%d octets) is shown undecoded", n.a, len(h.Unknown))
@@ -826,7 +825,5 @@ func (h *Header) AppendFindings(dst []finding.Finding) []finding.Finding {
 		case CodeUnexpectedPayload:
 			f.Message = fmt.Sprintf("%d octets follow a %s header, which carries no RPC message", n.a, h.Proc)
 		}
-		dst = append(dst, f)
-	}
-	return dst
+	})
 }

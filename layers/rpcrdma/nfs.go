@@ -886,8 +886,7 @@ func (n *NFS) AppendSummary(b []byte) []byte {
 
 // AppendFindings appends the non-fatal conditions noticed while decoding.
 func (n *NFS) AppendFindings(dst []finding.Finding) []finding.Finding {
-	for _, nt := range n.notes.buf[:n.notes.n] {
-		f := finding.Finding{Code: nt.code, Severity: nt.sev, Section: sectionFor(nt.code), Layer: "nfs", Offset: nt.offset}
+	return n.notes.appendTo(dst, "nfs", func(nt note, f *finding.Finding) {
 		switch nt.code {
 		case CodeNFSOpsUndecoded:
 			f.Message = fmt.Sprintf("COMPOUND: the body of operation %s is not walked by this decoder; %d later operations are counted, not named",
@@ -895,9 +894,7 @@ func (n *NFS) AppendFindings(dst []finding.Finding) []finding.Finding {
 		case CodeNFSTooManyOps:
 			f.Message = fmt.Sprintf("COMPOUND claims %d operations; only %d fit (bytes left or the configured cap)", nt.a, nt.b)
 		}
-		dst = append(dst, f)
-	}
-	return dst
+	})
 }
 
 func opLabel(op uint32) string {

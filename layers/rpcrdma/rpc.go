@@ -731,12 +731,9 @@ var (
 
 // AppendFindings appends the non-fatal conditions noticed while decoding.
 func (r *RPC) AppendFindings(dst []finding.Finding) []finding.Finding {
-	for _, n := range r.notes.buf[:r.notes.n] {
-		f := finding.Finding{Code: n.code, Severity: n.sev, Section: sectionFor(n.code), Layer: "rpc", Offset: n.offset}
+	return r.notes.appendTo(dst, "rpc", func(n note, f *finding.Finding) {
 		if n.code == CodeRPCBadVersion {
 			f.Message = fmt.Sprintf("RPC call with rpcvers %d; RFC 5531 §9 requires 2", n.a)
 		}
-		dst = append(dst, f)
-	}
-	return dst
+	})
 }
