@@ -63,25 +63,13 @@ func TestResets(t *testing.T) {
 		emptied(t, "Writes", &h.Writes)
 		emptied(t, "segs", &h.segs)
 		emptied(t, "spans", &h.spans)
-		if h.notes.n != 0 {
-			t.Errorf("%d notes after reset", h.notes.n)
-		}
-		h.notes = notes{}
-		if !reflect.ValueOf(h).IsZero() {
-			t.Errorf("after reset: %+v", h)
-		}
+		zeroAfterReset(t, &h, &h.notes)
 	})
 	t.Run("RPC", func(t *testing.T) {
 		var r RPC
 		fill(t, reflect.ValueOf(&r).Elem())
 		r.reset()
-		if r.notes.n != 0 {
-			t.Errorf("%d notes after reset", r.notes.n)
-		}
-		r.notes = notes{}
-		if !reflect.ValueOf(r).IsZero() {
-			t.Errorf("after reset: %+v", r)
-		}
+		zeroAfterReset(t, &r, &r.notes)
 	})
 	t.Run("NFS", func(t *testing.T) {
 		var n NFS
@@ -92,12 +80,19 @@ func TestResets(t *testing.T) {
 		}
 		n.Program, n.Version, n.Procedure, n.Reply, n.MaxOps = 0, 0, 0, false, 0
 		emptied(t, "Ops", &n.Ops)
-		if n.notes.n != 0 {
-			t.Errorf("%d notes after reset", n.notes.n)
-		}
-		n.notes = notes{}
-		if !reflect.ValueOf(n).IsZero() {
-			t.Errorf("after reset: %+v", n)
-		}
+		zeroAfterReset(t, &n, &n.notes)
 	})
+}
+
+// zeroAfterReset checks that reset cleared the notes of l and, those set
+// aside, left every field of l zero (the caller has zeroed what reset keeps).
+func zeroAfterReset[L any](t *testing.T, l *L, ns *notes) {
+	t.Helper()
+	if ns.n != 0 {
+		t.Errorf("%d notes after reset", ns.n)
+	}
+	*ns = notes{}
+	if !reflect.ValueOf(*l).IsZero() {
+		t.Errorf("after reset: %+v", *l)
+	}
 }
