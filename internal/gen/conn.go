@@ -8,12 +8,10 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
-	"github.com/gopacket/gopacket/pcapgo"
 
 	"github.com/cmpd-dissect/cmpd-dissect/layers/ibcm"
 	"github.com/cmpd-dissect/cmpd-dissect/layers/ibcm/ibcmtest"
@@ -347,24 +345,12 @@ func connIBWrite(build func(g *connCapture) error) func(path string) error {
 		if err := build(g); err != nil {
 			return err
 		}
-		f, err := os.Create(path)
-		if err != nil {
-			return err
-		}
-		w := pcapgo.NewWriter(f)
-		if err := w.WriteFileHeader(65535, layers.LinkTypeEthernet); err != nil {
-			f.Close()
-			return err
-		}
 		t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-		for _, p := range g.pkts {
-			ci := gopacket.CaptureInfo{Timestamp: t0.Add(p.at), CaptureLength: len(p.Frame), Length: len(p.Frame)}
-			if err := w.WritePacket(ci, p.Frame); err != nil {
-				f.Close()
-				return err
-			}
+		frames := make([]timedFrame, len(g.pkts))
+		for i, p := range g.pkts {
+			frames[i] = timedFrame{t0.Add(p.at), p.Frame}
 		}
-		return f.Close()
+		return writePcap(path, layers.LinkTypeEthernet, frames)
 	}
 }
 

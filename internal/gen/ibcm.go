@@ -87,16 +87,8 @@ func ibWrite(enc ibcmtest.Encoding, build func() ([]ibcmtest.Packet, error)) fun
 		if err != nil {
 			return err
 		}
-		f, err := os.Create(path)
-		if err != nil {
-			return err
-		}
-		w := pcapgo.NewWriter(f)
-		if err := w.WriteFileHeader(65535, layers.LinkType(enc.LinkType())); err != nil {
-			f.Close()
-			return err
-		}
 		t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+		frames := make([]timedFrame, len(pkts))
 		for i, p := range pkts {
 			ts := t0.Add(time.Duration(i) * time.Millisecond)
 			if enc == ibcmtest.ERF && len(p.Frame) >= 8 {
@@ -105,12 +97,36 @@ func ibWrite(enc ibcmtest.Encoding, build func() ([]ibcmtest.Packet, error)) fun
 				frac := uint64(ts.Nanosecond()) << 32 / 1e9
 				binary.LittleEndian.PutUint64(p.Frame, uint64(ts.Unix())<<32|frac)
 			}
-			ci := gopacket.CaptureInfo{Timestamp: ts, CaptureLength: len(p.Frame), Length: len(p.Frame)}
-			if err := w.WritePacket(ci, p.Frame); err != nil {
-				f.Close()
-				return err
-			}
+			frames[i] = timedFrame{ts, p.Frame}
 		}
-		return f.Close()
+		return writePcap(path, layers.LinkType(enc.LinkType()), frames)
 	}
+}
+
+// timedFrame is one frame of a generated capture and its timestamp.
+type timedFrame struct {
+	t    time.Time
+	data []byte
+}
+
+// writePcap writes frames as a classic pcap (microsecond timestamps,
+// snap length 65535) of link type lt.
+func writePcap(path string, lt layers.LinkType, frames []timedFrame) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	w := pcapgo.NewWriter(f)
+	if err := w.WriteFileHeader(65535, lt); err != nil {
+		f.Close()
+		return err
+	}
+	for _, p := range frames {
+		ci := gopacket.CaptureInfo{Timestamp: p.t, CaptureLength: len(p.data), Length: len(p.data)}
+		if err := w.WritePacket(ci, p.data); err != nil {
+			f.Close()
+			return err
+		}
+	}
+	return f.Close()
 }

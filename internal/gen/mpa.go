@@ -10,12 +10,10 @@ import (
 	"encoding/binary"
 	"fmt"
 	"net"
-	"os"
 	"time"
 
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
-	"github.com/gopacket/gopacket/pcapgo"
 
 	"github.com/cmpd-dissect/cmpd-dissect/layers/mpa"
 	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
@@ -54,15 +52,9 @@ func init() {
 		iwWrite(iwScenarioHalfOpen))
 }
 
-// iwPacket is one captured frame.
-type iwPacket struct {
-	t    time.Time
-	data []byte
-}
-
 // iwCapture collects frames, written at the end in the order kept.
 type iwCapture struct {
-	pkts []iwPacket
+	pkts []timedFrame
 	t    time.Time
 }
 
@@ -72,23 +64,7 @@ func iwWrite(build func(c *iwCapture) error) func(path string) error {
 		if err := build(c); err != nil {
 			return err
 		}
-		f, err := os.Create(path)
-		if err != nil {
-			return err
-		}
-		w := pcapgo.NewWriter(f)
-		if err := w.WriteFileHeader(65535, layers.LinkTypeEthernet); err != nil {
-			f.Close()
-			return err
-		}
-		for _, p := range c.pkts {
-			ci := gopacket.CaptureInfo{Timestamp: p.t, CaptureLength: len(p.data), Length: len(p.data)}
-			if err := w.WritePacket(ci, p.data); err != nil {
-				f.Close()
-				return err
-			}
-		}
-		return f.Close()
+		return writePcap(path, layers.LinkTypeEthernet, c.pkts)
 	}
 }
 
@@ -151,7 +127,7 @@ func (k *iwConn) segment(fromClient bool, seq uint32, flags string, payload []by
 // record appends a frame 10 µs after the previous one.
 func (c *iwCapture) record(b []byte) {
 	c.t = c.t.Add(10 * time.Microsecond)
-	c.pkts = append(c.pkts, iwPacket{t: c.t, data: b})
+	c.pkts = append(c.pkts, timedFrame{t: c.t, data: b})
 }
 
 func (k *iwConn) handshake() {
