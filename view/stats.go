@@ -335,17 +335,22 @@ func (s *Stats) Render(w io.Writer) error {
 		if len(m) == 0 {
 			continue
 		}
-		fmt.Fprintf(w, "\n%s by %s\n", escapeString(f.Desc), f.Name)
+		// The values are counted per layer, not per packet (a TCP
+		// segment can carry several FPDUs, each with its RDMAP opcode):
+		// the shares are of the values counted, which the heading gives.
 		named := map[string]int{}
+		total := 0
 		for v, n := range m {
 			b := appendUint(nil, f, v)
 			if name, ok := f.ValueName(v); ok {
 				b = append(append(append(b, " ("...), name...), ')')
 			}
 			named[string(b)] += n
+			total += n
 		}
+		fmt.Fprintf(w, "\n%s by %s (%d values; percent of them)\n", escapeString(f.Desc), f.Name, total)
 		for _, e := range sortedCounts(named) {
-			fmt.Fprintf(tw, "  %s\t%10d\t%s\n", escapeString(e.k), e.n, pct(e.n, s.Packets))
+			fmt.Fprintf(tw, "  %s\t%10d\t%s\n", escapeString(e.k), e.n, pct(e.n, total))
 		}
 		tw.Flush()
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -135,5 +136,37 @@ func TestFieldsBytesAsTshark(t *testing.T) {
 	g := strings.Split(strings.TrimSpace(string(theirs)), "\t")
 	if len(g) != 2 || !strings.Contains(g[0], f[0]) || g[1] != f[1] {
 		t.Fatalf("ours %q, tshark %q", out, theirs)
+	}
+}
+
+// TestStatsBreakdownShares: a breakdown table counts values (one per
+// layer: a segment carrying two FPDUs counts two RDMAP opcodes), says how
+// many in its heading, and gives each count's share of them: on a
+// capture with more RDMAP opcodes than RDMAP packets the shares add up to
+// 100% and no share is of the packets.
+func TestStatsBreakdownShares(t *testing.T) {
+	file := filepath.Join(real, "live-siw4-nfs3-inline.pcap")
+	_, out, _ := runPkt(t, nil, "stats", file)
+	_, table, ok := strings.Cut(out, "OpCode by rdmap.opcode (53 values; percent of them)\n")
+	if !ok || !strings.Contains(out, "  rdmap             52 ") {
+		t.Fatalf("no rdmap.opcode table of 53 values in 52 RDMAP packets:\n%s", out)
+	}
+	table, _, _ = strings.Cut(table, "\n\n")
+	sum, n := 0.0, 0
+	for _, line := range strings.Split(table, "\n") {
+		f := strings.Fields(line)
+		var c int
+		var p float64
+		if _, err := fmt.Sscanf(f[len(f)-2]+" "+f[len(f)-1], "%d %f%%", &c, &p); err != nil {
+			t.Fatalf("%q: %v", line, err)
+		}
+		if want := 100 * float64(c) / 53; p < want-0.05 || p > want+0.05 {
+			t.Errorf("%q: %.1f%%, want %.1f%% of 53", line, p, want)
+		}
+		sum += p
+		n += c
+	}
+	if n != 53 || sum < 99.8 || sum > 100.2 {
+		t.Errorf("counts add up to %d, shares to %.1f%%:\n%s", n, sum, table)
 	}
 }
