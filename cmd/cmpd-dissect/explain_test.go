@@ -34,7 +34,7 @@ func TestExplainJSON(t *testing.T) {
 	}
 	var sawReject, sawSecond bool
 	for _, m := range items {
-		if m["code"] == "explain.reject" && m["severity"] == "error" && m["connection"] == 1.0 {
+		if m["code"] == "explain.reject" && m["severity"] == "warning" && m["connection"] == 1.0 {
 			sawReject = true
 		}
 		if m["capture"] == files[1] && m["code"] == "explain.defaults" {
