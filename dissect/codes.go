@@ -23,6 +23,9 @@ const (
 	CodeIWARPFramingLost = "iwarp.framing-lost"
 	CodeIWARPSendLimit   = "iwarp.send-limit"
 	CodeIWARPIncomplete  = "iwarp.incomplete"
+
+	CodeChunkOutside = "rpcrdma.chunk-write-outside"
+	CodeChunkLimit   = "rpcrdma.chunk-limit"
 )
 
 // Sections of the reassembly findings; the limits are this program's, not
@@ -30,10 +33,19 @@ const (
 const (
 	sectionRC    = "IBTA Vol 1 §9.7" // reliable service: PSN order, retransmission
 	sectionIWARP = "RFC 5044 §4"     // FPDU framing
+	// sectionChunks: a responder writes a reply chunk within the
+	// segments the requester advertised.
+	sectionChunks = "RFC 8166 §4.4.3"
 )
 
 // Catalog describes every code this package raises.
 var Catalog = finding.Catalog{
+	{Code: CodeChunkOutside, Severity: finding.SeverityError, Section: sectionChunks,
+		Summary: "An RDMA Write into a reply chunk segment a call advertised (same handle) reaches outside the segment's offset and length.",
+		Remedy:  "The responder wrote where the requester did not offer memory: the requester's memory protection should have refused it (a remote access error). Compare the call's reply chunk (rpcrdma.reply_chunk) with the Write's RETH or tagged DDP header."},
+	{Code: CodeChunkLimit, Severity: finding.SeverityWarning,
+		Summary: "A reply chunk being written was not held: the octets held for reply chunks reached the limit per connection or in all; that RDMA_NOMSG reply is shown without its RPC message.",
+		Remedy:  "Raise --max-chunk-bytes-per-conn or --max-chunk-bytes if the memory is there."},
 	{Code: CodeMalformed, Severity: finding.SeverityError,
 		Summary: "A layer could not be decoded; the layers before it are kept.",
 		Remedy:  "The message names the layer and the frame offset: look at the octets there (-V). If the port does not carry what its number suggests, do not decode it so (--roce-port)."},

@@ -505,6 +505,11 @@ func (h *iwarpHalf) decodeFPDU(wire []byte, p int, opts mpa.FPDUOptions) {
 		return
 	}
 	w.add(r, segOff)
+	if d.Tagged && r.Opcode == mpa.OpWrite {
+		if p, ok := w.sends.(*rpcSends); ok {
+			p.chunks.tagged(w.rec, d.STag, d.TO, r.Payload)
+		}
+	}
 	h.send(r, h.frameAt(p))
 }
 

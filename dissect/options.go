@@ -30,6 +30,10 @@ type Options struct {
 	MaxChunkSegments int
 	// MaxCalls caps the outstanding RPC calls remembered to name replies.
 	MaxCalls int
+	// MaxChunkBytesPerConn and MaxChunkBytes cap the octets held for
+	// reply chunks being written (RDMA_NOMSG replies reassembled), per
+	// connection and in all (finding rpcrdma.chunk-limit).
+	MaxChunkBytesPerConn, MaxChunkBytes int
 
 	// iWARP TCP reassembly.
 	//
@@ -67,7 +71,8 @@ type Options struct {
 
 // DefaultOptions returns the default limits: 1 MiB Sends; RC: 16 MiB
 // buffered for partial Sends, 4096 QPs, 1024 segments per chunk list,
-// 65536 outstanding calls; iWARP: 256 pages (~475 KiB) per connection,
+// 65536 outstanding calls, 4 MiB of reply chunks per connection and
+// 64 MiB in all; iWARP: 256 pages (~475 KiB) per connection,
 // 16384 pages (~30 MiB) in all, 8192 streams, 2 minutes idle, 1 second
 // behind a hole, 64 partial Sends per direction, 70000 octets for one
 // unfinished PDU (the largest FPDU with markers fits), 64 MiB of
@@ -76,6 +81,7 @@ func DefaultOptions() Options {
 	return Options{
 		MaxSendBytes:       1 << 20,
 		MaxSendBufferBytes: 16 << 20, MaxQPs: 4096, MaxChunkSegments: rpcrdma.DefaultMaxSegments, MaxCalls: 1 << 16,
+		MaxChunkBytesPerConn: 4 << 20, MaxChunkBytes: 64 << 20,
 		MaxPagesPerConn: 256, MaxPagesTotal: 16384, MaxStreams: 8192, IdleTimeout: 2 * time.Minute, HoleTimeout: time.Second,
 		MaxPendingSends: 64, MaxPDUBytes: 70000, MaxTCPBufferedBytes: 64 << 20, ResyncWindow: 256 << 10,
 		MaxPrivateData: mpa.MaxPrivateData,

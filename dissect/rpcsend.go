@@ -56,6 +56,7 @@ type sendDecoder interface {
 type rpcSends struct {
 	maxSegments int // Options.MaxChunkSegments
 	calls       callTable
+	chunks      *replyChunks
 	frame       int
 	msgs        []*rpcrdma.Message
 	used        int
@@ -64,7 +65,7 @@ type rpcSends struct {
 // newRPCSends makes the decoder, bounded by opts (zero fields: defaults).
 func newRPCSends(opts Options) *rpcSends {
 	opts = opts.withDefaults()
-	return &rpcSends{maxSegments: opts.MaxChunkSegments, calls: callTable{max: opts.MaxCalls}, frame: -1}
+	return &rpcSends{maxSegments: opts.MaxChunkSegments, calls: callTable{max: opts.MaxCalls}, chunks: newReplyChunks(opts), frame: -1}
 }
 
 // decodeSend decodes a complete Send payload as RPC-over-RDMA, appends the
@@ -87,6 +88,18 @@ func (st *rpcSends) decodeSend(rec *Record, payload []byte, info SendInfo) {
 	st.calls.conn = connHash(rec)
 	st.calls.frame, st.calls.time = rec.Frame, rec.Time.UnixNano()
 	err := m.Decode(payload, &st.calls)
+	chunk := false
+	if err == nil && m.HasRPC && m.RPC.MsgType == rpcrdma.MsgCall && m.Header.HasReply {
+		st.chunks.advertise(st.calls.conn, m.Header.XID, &m.Header)
+	}
+	if err == nil && m.HasHeader && m.Header.Known() && m.Header.Proc == rpcrdma.ProcNoMsg && m.Header.HasReply {
+		// The reply went by RDMA Write into the reply chunk (RFC 8166
+		// §3.5.3): decoded from what the Writes put there.
+		if body, ok := st.chunks.reply(st.calls.conn, &m.Header); ok {
+			err = m.DecodeChunk(body, &st.calls)
+			chunk = m.HasRPC
+		}
+	}
 	if m.HasHeader && !m.HasRPC && m.Header.Known() && (m.Header.Proc == rpcrdma.ProcNoMsg || m.Header.Proc == rpcrdma.ProcError) {
 		// RDMA_NOMSG without an RPC message in the Send: the responder's
 		// reply went by RDMA Write into the reply chunk (RFC 8166 §3.5.3,
@@ -97,6 +110,11 @@ func (st *rpcSends) decodeSend(rec *Record, payload []byte, info SendInfo) {
 		// one it is still waiting for), and no longer kept for naming a
 		// reply.
 		m.Header.Answers = st.calls.answered(m.Header.XID)
+		if m.Header.Answers.Frame == 0 && m.Header.Proc == rpcrdma.ProcNoMsg && m.Header.HasReply {
+			// A requester's call in a position-zero Read chunk: its reply
+			// chunk awaits the reply.
+			st.chunks.advertise(st.calls.conn, m.Header.XID, &m.Header)
+		}
 	}
 
 	base := -1
@@ -104,7 +122,7 @@ func (st *rpcSends) decodeSend(rec *Record, payload []byte, info SendInfo) {
 		base = frameOffset(rec.Data, payload)
 	}
 	at := func(rel int) int {
-		if base < 0 {
+		if base < 0 || chunk {
 			return -1
 		}
 		return base + rel
@@ -127,6 +145,10 @@ func (st *rpcSends) decodeSend(rec *Record, payload []byte, info SendInfo) {
 			rec.Findings = append(rec.Findings, finding.Finding{Code: CodeMalformed, Severity: finding.SeverityError,
 				Message: err.Error(), Layer: "rpcrdma", Offset: -1})
 		}
+	}
+	if chunk {
+		// Offsets in the reassembled reply are not the frame's.
+		base = -1
 	}
 	rec.placeFindings(first, base)
 }

@@ -83,6 +83,10 @@ func (m *callMatcher) message(rec *dissect.Record, p *packetView, msg *rpcMsg, c
 		r := msg.rpc
 		pc := m.answer(r.XID, r.Call, msg, connID)
 		pc.replyFrame, pc.replyTime, pc.replyKind = rec.Frame, rec.Time, "rpc"
+		if msg.hdr != nil && msg.hdr.Proc == rpcrdma.ProcNoMsg {
+			// Reassembled from the reply chunk.
+			pc.replyKind = "rdma_nomsg"
+		}
 		pc.hasStat, pc.stat, pc.accept = true, r.ReplyStat, r.AcceptStat
 		return pc, true
 	case msg.hdr != nil && msg.hdr.Known() && (msg.hdr.Proc == rpcrdma.ProcNoMsg || msg.hdr.Proc == rpcrdma.ProcError):

@@ -26,6 +26,8 @@ type limitFlags struct {
 	sendBytes      positiveInt // --max-send-bytes
 	sendBuffer     positiveInt // --max-send-buffer-bytes
 	chunkSegments  positiveInt // --max-chunk-segments
+	chunkConn      positiveInt // --max-chunk-bytes-per-conn
+	chunkTotal     positiveInt // --max-chunk-bytes
 	privateData    positiveInt // --max-private-data
 }
 
@@ -57,6 +59,7 @@ func (l *limitFlags) register(cmd *cobra.Command) {
 	l.sendBytes.v = d.MaxSendBytes
 	l.sendBuffer.v = d.MaxSendBufferBytes
 	l.chunkSegments.v = d.MaxChunkSegments
+	l.chunkConn.v, l.chunkTotal.v = d.MaxChunkBytesPerConn, d.MaxChunkBytes
 	l.privateData.v = d.MaxPrivateData
 	f := cmd.Flags()
 	f.Var(&l.tcpStreamBytes, "max-tcp-stream-bytes",
@@ -73,6 +76,10 @@ func (l *limitFlags) register(cmd *cobra.Command) {
 		"iWARP: MPA PD_Length above which a request, reply or reject is reported (finding mpa.pd-length-over-512; RFC 5044 allows 512)")
 	f.Var(&l.chunkSegments, "max-chunk-segments",
 		"RPC-over-RDMA: segments decoded in one chunk list; decoding stops there (finding rpcrdma.segment-cap)")
+	f.Var(&l.chunkConn, "max-chunk-bytes-per-conn",
+		"RPC-over-RDMA: octets of reply chunks held per connection while RDMA Writes fill them; beyond it a reply is not reassembled (finding rpcrdma.chunk-limit)")
+	f.Var(&l.chunkTotal, "max-chunk-bytes",
+		"RPC-over-RDMA: octets of reply chunks held in all (finding rpcrdma.chunk-limit)")
 }
 
 // apply sets the limits given on the command line in dissect options (the
@@ -97,6 +104,12 @@ func (l *limitFlags) apply(o dissect.Options) dissect.Options {
 	}
 	if l.chunkSegments.set {
 		o.MaxChunkSegments = l.chunkSegments.v
+	}
+	if l.chunkConn.set {
+		o.MaxChunkBytesPerConn = l.chunkConn.v
+	}
+	if l.chunkTotal.set {
+		o.MaxChunkBytes = l.chunkTotal.v
 	}
 	if l.privateData.set {
 		o.MaxPrivateData = l.privateData.v

@@ -73,7 +73,23 @@ func (m *Message) Decode(payload []byte, match CallMatcher) error {
 		}
 	}
 	m.RPCOffset = len(h.Contents)
-	err = m.RPC.DecodeFromBytes(body, NilDecodeFeedback)
+	return m.decodeRPC(body, match)
+}
+
+// DecodeChunk decodes body, an RPC message that came in a chunk rather
+// than in the Send (an RDMA_NOMSG's reply chunk, reassembled from the RDMA
+// Writes that filled it), after m.Header was decoded from the Send. The
+// RPC and NFS layers' offsets are then relative to body.
+func (m *Message) DecodeChunk(body []byte, match CallMatcher) error {
+	m.HasRPC, m.HasNFS, m.xidMismatch, m.RPCOffset, m.nfsOffset = false, false, false, 0, 0
+	return m.decodeRPC(body, match)
+}
+
+// decodeRPC decodes the RPC message body (and its NFS layer) of the
+// header's xid, at m.RPCOffset.
+func (m *Message) decodeRPC(body []byte, match CallMatcher) error {
+	h := &m.Header
+	err := m.RPC.DecodeFromBytes(body, NilDecodeFeedback)
 	m.HasRPC = len(body) >= 8
 	if m.HasRPC && m.RPC.XID != h.XID {
 		m.xidMismatch = true
