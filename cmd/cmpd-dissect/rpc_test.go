@@ -99,7 +99,7 @@ func nfsProcName(vers int, num string) string {
 // repository; and a call it lists as unanswered is one tshark sees no
 // reply to.
 func TestRPCMatchesTsharkSRT(t *testing.T) {
-	files := testcap.Glob(t, "pcaps/real/*nfs*")
+	files := testcap.Glob(t, "pcaps/real/*nfs*.pcap")
 	for _, path := range files {
 		t.Run(filepath.Base(path), func(t *testing.T) {
 			code, stdout, stderr := runCmd(t, "rpc", "--json", path)
