@@ -13,11 +13,11 @@ import (
 
 // Link types beyond Ethernet (LINKTYPE_ values, https://www.tcpdump.org/linktypes.html).
 const (
-	LinkTypeRaw       = 101 // raw IPv4 or IPv6, by the version nibble
-	LinkTypeLinuxSLL  = 113 // Linux cooked capture v1 ("tcpdump -i any")
-	LinkTypeIPv4      = 228 // raw IPv4
-	LinkTypeIPv6      = 229 // raw IPv6
-	LinkTypeLinuxSLL2 = 276 // Linux cooked capture v2 (tcpdump ≥ 4.99 "-i any")
+	LinkTypeRaw       = 101                     // raw IPv4 or IPv6, by the version nibble
+	LinkTypeLinuxSLL  = source.LinkTypeLinuxSLL // Linux cooked capture v1 ("tcpdump -i any", and ours)
+	LinkTypeIPv4      = 228                     // raw IPv4
+	LinkTypeIPv6      = 229                     // raw IPv6
+	LinkTypeLinuxSLL2 = 276                     // Linux cooked capture v2 (tcpdump ≥ 4.99 "-i any")
 )
 
 // linkStart is the first layer of a frame of link type lt (data: the

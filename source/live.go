@@ -14,9 +14,18 @@ import (
 	"golang.org/x/net/bpf"
 )
 
+// AnyInterface is the interface name that captures on every interface,
+// as libpcap's: frames are LINKTYPE_LINUX_SLL (the packets arrive without
+// their link-layer headers, which differ between interfaces).
+const AnyInterface = "any"
+
+// LinkTypeLinuxSLL is LINKTYPE_LINUX_SLL, the link type of "-i any" frames.
+const LinkTypeLinuxSLL = 113
+
 // LiveOptions configure a live capture.
 type LiveOptions struct {
-	// Interface is the network interface name ("eth0", "lo").
+	// Interface is the network interface name ("eth0", "lo"), or
+	// AnyInterface.
 	Interface string
 	// Filter is a capture filter in tcpdump syntax ("udp port 4791 or
 	// tcp"), compiled to BPF in pure Go and attached to the socket; empty

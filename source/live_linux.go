@@ -20,6 +20,7 @@ import (
 type Live struct {
 	opts     LiveOptions
 	tp       *afpacket.TPacket
+	any      *anySocket // "-i any" (tp is nil)
 	number   int
 	deadline time.Time
 	stop     chan struct{}
@@ -35,6 +36,17 @@ const pollTimeout = 50 * time.Millisecond
 
 // OpenLive starts capturing on opts.Interface.
 func OpenLive(opts LiveOptions) (*Live, error) {
+	if opts.Interface == AnyInterface {
+		a, err := openAny(opts)
+		if err != nil {
+			return nil, err
+		}
+		l := &Live{opts: opts, any: a, stop: make(chan struct{})}
+		if opts.Duration > 0 {
+			l.deadline = time.Now().Add(opts.Duration)
+		}
+		return l, nil
+	}
 	loopback, err := checkInterface(opts.Interface)
 	if err != nil {
 		return nil, err
@@ -144,6 +156,20 @@ func (l *Live) Next(f *Frame) error {
 		if !l.deadline.IsZero() && !time.Now().Before(l.deadline) {
 			return io.EOF
 		}
+		if l.any != nil {
+			if err := l.any.read(f); err != nil {
+				if errors.Is(err, errTimeout) {
+					if l.Idle != nil {
+						l.Idle()
+					}
+					continue
+				}
+				return permissionHint(l.opts.Interface, err)
+			}
+			l.number++
+			f.Source, f.Number, f.Offset, f.Ahead = l.opts.Interface, l.number, -1, Ahead{}
+			return nil
+		}
 		data, ci, err := l.tp.ZeroCopyReadPacketData()
 		if err != nil {
 			if errors.Is(err, afpacket.ErrTimeout) || errors.Is(err, afpacket.ErrPoll) {
@@ -174,6 +200,10 @@ func (l *Live) Next(f *Frame) error {
 
 // Close releases the socket.
 func (l *Live) Close() error {
+	if l.any != nil {
+		l.any.close()
+		return nil
+	}
 	l.tp.Close()
 	return nil
 }
@@ -188,6 +218,9 @@ func (l *Live) Captured() int { return l.number }
 // packets that passed the filter (tp_packets) and those of them the
 // kernel dropped because the ring was full (tp_drops). Call before Close.
 func (l *Live) KernelStats() (received, dropped uint, err error) {
+	if l.any != nil {
+		return l.any.stats()
+	}
 	s, s3, err := l.tp.SocketStats()
 	if err != nil {
 		return 0, 0, err

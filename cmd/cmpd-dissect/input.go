@@ -39,7 +39,7 @@ type inputFlags struct {
 func (in *inputFlags) register(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringArrayVarP(&in.reads, "read", "r", nil, "read packets from `FILE` (pcap or pcapng, gzip ok; \"-\" is stdin); repeat for several files, read in order")
-	f.StringVarP(&in.iface, "interface", "i", "", "capture live from `IFACE` (Linux, root or CAP_NET_RAW)")
+	f.StringVarP(&in.iface, "interface", "i", "", "capture live from `IFACE`, or from every interface with any (Linux, root or CAP_NET_RAW)")
 	f.StringVarP(&in.runAs, "relinquish-privileges", "Z", "", "after opening the capture, run as `USER` (its uid, gid and groups), like tcpdump -Z; needs root")
 	f.StringVarP(&in.capFilter, "capture-filter", "f", "", "capture filter in tcpdump syntax (`EXPR`: host, net, port, ether, ip, ip6, tcp, udp, src, dst, and, or), compiled to BPF without libpcap; checked with -r too")
 	f.IntVarP(&in.count, "count", "c", 0, "stop after `N` packets")
