@@ -26,6 +26,9 @@ import (
 type callTable struct {
 	max  int
 	conn uint64
+	// chunks, when set, holds the calls' reply chunks: a call forgotten
+	// releases its segments.
+	chunks *replyChunks
 	// frame and time (Unix nanoseconds) of the record being decoded: a
 	// call remembers them, a reply is told them (rpc.reqframe, response
 	// times).
@@ -60,6 +63,9 @@ type callInfo struct {
 	gssProc, gssSvc  uint32
 	frame            int
 	time             int64
+	// chunk is the call's reply chunk segments held for its reply
+	// (replyChunks.advertise's chain; 0: none).
+	chunk int
 }
 
 func (ci *callInfo) ref() rpcrdma.CallRef {
@@ -95,6 +101,10 @@ func (c *callTable) entry(pos int) *callEntry {
 // order, into the free entries.
 func (c *callTable) forget(pos int) {
 	e := c.entry(pos)
+	if e.info.chunk != 0 && c.chunks != nil {
+		c.chunks.forget(e.info.chunk, e.key.conn, e.key.xid)
+		e.info.chunk = 0
+	}
 	c.idx.Delete(e.key.indexKey())
 	if e.prev != 0 {
 		c.entry(int(e.prev) - 1).next = e.next
@@ -133,6 +143,10 @@ func (c *callTable) MatchCall(r *rpcrdma.RPC) {
 		// and its first frame and time (tshark's response time is from
 		// the first call too).
 		e := c.entry(pos)
+		if e.info.chunk != 0 && c.chunks != nil {
+			// Advertised again with the call (setChunk).
+			c.chunks.forget(e.info.chunk, k.conn, k.xid)
+		}
 		info.frame, info.time = e.info.frame, e.info.time
 		r.Call = e.info.ref()
 		e.info = info
@@ -160,6 +174,14 @@ func (c *callTable) MatchCall(r *rpcrdma.RPC) {
 	c.newest = int32(pos + 1)
 	c.n++
 	c.idx.Set(ik, pos)
+}
+
+// setChunk records the reply chunk chain of the outstanding call xid on
+// the current connection.
+func (c *callTable) setChunk(xid uint32, chain int) {
+	if pos, ok := c.idx.Get(callKey{conn: c.conn, xid: xid}.indexKey()); ok {
+		c.entry(pos).info.chunk = chain
+	}
 }
 
 // reply returns the call a reply with key k answers (nil: none known):

@@ -24,7 +24,14 @@ type replySeg struct {
 	length uint32
 	buf    []byte // the written octets, at most length (nil until written)
 	filled int    // octets of buf written (high-water mark)
+	// next links the segments of one reply chunk (position plus one).
+	next int
 }
+
+// maxSegsHeld bounds the segments remembered at once, whatever the calls
+// (a requester's call in a read chunk is not in the call table that
+// forgets the others).
+const maxSegsHeld = 1 << 16
 
 type segKey struct {
 	conn   uint64
@@ -75,9 +82,16 @@ func (c *replyChunks) tagged(rec *Record, stag uint32, to uint64, data []byte) {
 	c.write(rec, connHash(rec), stag, to, data)
 }
 
-// advertise remembers the reply chunk of a call (xid) on conn.
-func (c *replyChunks) advertise(conn uint64, xid uint32, h *rpcrdma.Header) {
-	for _, s := range h.Reply.Segments {
+// advertise remembers the reply chunk of a call (xid) on conn; it
+// returns the chain of its segments (the first one's position plus one;
+// 0: none) for forget.
+func (c *replyChunks) advertise(conn uint64, xid uint32, h *rpcrdma.Header) int {
+	head := 0
+	for i := len(h.Reply.Segments) - 1; i >= 0; i-- {
+		s := h.Reply.Segments[i]
+		if len(c.segs) >= maxSegsHeld {
+			break
+		}
 		k := segKey{conn, s.Handle}
 		if pos, ok := c.segs[k]; ok {
 			// The handle again (the call sent again, or a handle reused
@@ -91,8 +105,24 @@ func (c *replyChunks) advertise(conn uint64, xid uint32, h *rpcrdma.Header) {
 			pos = len(c.pool)
 			c.pool = append(c.pool, replySeg{})
 		}
-		c.pool[pos] = replySeg{conn: conn, xid: xid, handle: s.Handle, offset: s.Offset, length: s.Length}
+		c.pool[pos] = replySeg{conn: conn, xid: xid, handle: s.Handle, offset: s.Offset, length: s.Length, next: head}
 		c.segs[k] = pos
+		head = pos + 1
+	}
+	return head
+}
+
+// forget releases the segments of chain head still held for the call
+// (conn, xid): its reply came in the Send, or the call was given up.
+func (c *replyChunks) forget(head int, conn uint64, xid uint32) {
+	for head != 0 {
+		pos := head - 1
+		s := &c.pool[pos]
+		if s.conn != conn || s.xid != xid || s.length == 0 {
+			return // released already (and maybe reused)
+		}
+		head = s.next
+		c.release(pos)
 	}
 }
 
@@ -167,9 +197,11 @@ func (c *replyChunks) buffer(n int) []byte {
 
 // reply returns the RPC message an RDMA_NOMSG reply (h) wrote into its
 // reply chunk on conn, the segments in order each up to the length the
-// reply gives, and forgets the segments; ok is false when a segment was
+// reply gives (valid until the next call); ok is false when a segment was
 // not advertised or not (wholly) written, as when the capture missed
-// Writes.
+// Writes. The segments stay until their call is forgotten (answered by
+// this reply, or given up): forget releases them all, the unused ones
+// too.
 func (c *replyChunks) reply(conn uint64, h *rpcrdma.Header) (body []byte, ok bool) {
 	c.body = c.body[:0]
 	ok = len(h.Reply.Segments) > 0
@@ -185,7 +217,6 @@ func (c *replyChunks) reply(conn uint64, h *rpcrdma.Header) (body []byte, ok boo
 		} else if ok {
 			c.body = append(c.body, s.buf[:seg.Length]...)
 		}
-		c.release(pos)
 	}
 	return c.body, ok
 }

@@ -53,6 +53,10 @@ func TestRepliesAsTshark(t *testing.T) {
 				}
 			}
 		}
+		if n := len(d.rpc.chunks.segs); n > 0 {
+			// Every call was answered: in the Send, or by the reply chunk.
+			t.Errorf("%s: %d reply chunk segments still held at the end", file, n)
+		}
 		for k := range want {
 			if !got[k] {
 				t.Errorf("%s: tshark's reply (frame xid v3 v4) %q: we have none like it", file, k)
@@ -111,7 +115,7 @@ func TestReplyChunkLimit(t *testing.T) {
 func TestReplyChunkWriteOutside(t *testing.T) {
 	c := newReplyChunks(DefaultOptions())
 	h := &rpcrdma.Header{XID: 7, HasReply: true, Reply: rpcrdma.WriteChunk{Segments: []rpcrdma.Segment{{Handle: 0x99, Length: 16, Offset: 0x1000}}}}
-	c.advertise(1, 7, h)
+	chain := c.advertise(1, 7, h)
 	rec := &Record{Frame: 5}
 	c.write(rec, 1, 0x99, 0x1008, make([]byte, 16))
 	if len(rec.Findings) != 1 || rec.Findings[0].Code != CodeChunkOutside || rec.Findings[0].Frame != 5 {
@@ -121,7 +125,7 @@ func TestReplyChunkWriteOutside(t *testing.T) {
 	c.write(rec, 2, 0x99, 0x1000, []byte("other connection"))
 	h.Reply.Segments[0].Length = 12
 	body, ok := c.reply(1, h)
-	if !ok || string(body) != "0123456789ab" || len(rec.Findings) != 1 || c.waiting() {
+	if c.forget(chain, 1, 7); !ok || string(body) != "0123456789ab" || len(rec.Findings) != 1 || c.waiting() {
 		t.Errorf("reply %q %v, findings %+v, waiting %v: want the 12 octets written in the segment", body, ok, rec.Findings, c.waiting())
 	}
 }

@@ -65,7 +65,8 @@ type rpcSends struct {
 // newRPCSends makes the decoder, bounded by opts (zero fields: defaults).
 func newRPCSends(opts Options) *rpcSends {
 	opts = opts.withDefaults()
-	return &rpcSends{maxSegments: opts.MaxChunkSegments, calls: callTable{max: opts.MaxCalls}, chunks: newReplyChunks(opts), frame: -1}
+	chunks := newReplyChunks(opts)
+	return &rpcSends{maxSegments: opts.MaxChunkSegments, calls: callTable{max: opts.MaxCalls, chunks: chunks}, chunks: chunks, frame: -1}
 }
 
 // decodeSend decodes a complete Send payload as RPC-over-RDMA, appends the
@@ -90,7 +91,7 @@ func (st *rpcSends) decodeSend(rec *Record, payload []byte, info SendInfo) {
 	err := m.Decode(payload, &st.calls)
 	chunk := false
 	if err == nil && m.HasRPC && m.RPC.MsgType == rpcrdma.MsgCall && m.Header.HasReply {
-		st.chunks.advertise(st.calls.conn, m.Header.XID, &m.Header)
+		st.calls.setChunk(m.Header.XID, st.chunks.advertise(st.calls.conn, m.Header.XID, &m.Header))
 	}
 	if err == nil && m.HasHeader && m.Header.Known() && m.Header.Proc == rpcrdma.ProcNoMsg && m.Header.HasReply {
 		// The reply went by RDMA Write into the reply chunk (RFC 8166
@@ -110,7 +111,8 @@ func (st *rpcSends) decodeSend(rec *Record, payload []byte, info SendInfo) {
 		// one it is still waiting for), and no longer kept for naming a
 		// reply.
 		m.Header.Answers = st.calls.answered(m.Header.XID)
-		if m.Header.Answers.Frame == 0 && m.Header.Proc == rpcrdma.ProcNoMsg && m.Header.HasReply {
+		if m.Header.Answers.Frame == 0 && m.Header.Proc == rpcrdma.ProcNoMsg && m.Header.HasReply &&
+			len(m.Header.Reads) > 0 && m.Header.Reads[0].Position == 0 {
 			// A requester's call in a position-zero Read chunk: its reply
 			// chunk awaits the reply.
 			st.chunks.advertise(st.calls.conn, m.Header.XID, &m.Header)
