@@ -2,11 +2,15 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/cmpd-dissect/cmpd-dissect/field"
 )
 
 // times matches what a replay changes besides the link layer: timestamps
@@ -168,5 +172,42 @@ func TestStatsBreakdownShares(t *testing.T) {
 	}
 	if n != 53 || sum < 99.8 || sum > 100.2 {
 		t.Errorf("counts add up to %d, shares to %.1f%%:\n%s", n, sum, table)
+	}
+}
+
+// TestChecksumStatusAsTshark: every CRC verdict field has tshark's
+// checksum status values (Wireshark's proto_checksum_enum_e, as
+// udp.checksum.status gives them): a good ICRC, VCRC and MPA CRC are all 1.
+func TestChecksumStatusAsTshark(t *testing.T) {
+	for _, tc := range []struct{ file, field, want string }{
+		{filepath.Join(real, "live-rxe4-rfc8797.pcap"), "bth.icrc.status", "1"},
+		{filepath.Join(real, "live-siw4-crc-nfs42.pcap"), "fpdu.crc.status", "1"},
+		{filepath.Join("..", "..", "testdata", "pcaps", "synthetic", "synth-ibcm-erf-cm-all.pcap"), "lrh.vcrc.status", "1"},
+		{filepath.Join("..", "..", "testdata", "pcaps", "synthetic", "synth-ibcm-erf-bad-crc.pcap"), "bth.icrc.status", "0"},
+	} {
+		_, out, _ := runPkt(t, nil, "-r", tc.file, "-c", "8", "-Y", tc.field, "-T", "fields", "-e", tc.field)
+		vals := strings.Fields(strings.ReplaceAll(out, ",", " "))
+		if len(vals) == 0 || !slices.Contains(vals, tc.want) {
+			t.Errorf("%s %s: %q, want %s", tc.file, tc.field, out, tc.want)
+		}
+	}
+	if _, err := exec.LookPath("tshark"); err != nil {
+		t.Skip("tshark not installed")
+	}
+	out, err := exec.Command("tshark", "-G", "values").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	theirs := map[uint64]string{}
+	for _, line := range strings.Split(string(out), "\n") {
+		f := strings.Split(line, "\t")
+		if len(f) == 4 && f[0] == "V" && f[1] == "udp.checksum.status" {
+			var v uint64
+			fmt.Sscan(f[2], &v)
+			theirs[v] = strings.ToLower(f[3])
+		}
+	}
+	if !maps.Equal(theirs, field.ChecksumStatusNames) {
+		t.Errorf("ours %v, tshark's udp.checksum.status %v", field.ChecksumStatusNames, theirs)
 	}
 }

@@ -250,7 +250,7 @@ var (
 	fBTHPSN           = ProtoBTH.Uint("bth.psn", 24, "Packet Sequence Number")
 	fBTHICRC          = ProtoBTH.Hex("bth.icrc", 32, "Invariant CRC").WithRef("IBTA vol. 1 §7.8.1")
 	fBTHICRCComputed  = ProtoBTH.Hex("bth.icrc.computed", 32, "Invariant CRC computed")
-	fBTHICRCStatus    = ProtoBTH.Uint("bth.icrc.status", 2, "Invariant CRC status").WithNames(crcStatusNames)
+	fBTHICRCStatus    = ProtoBTH.Uint("bth.icrc.status", 8, "Invariant CRC status").WithNames(crcStatusNames)
 	fBTHPayloadLength = ProtoBTH.Uint("bth.payload_length", 32, "Payload length (after extension headers, without pad and ICRC)").WithUnit("octets")
 )
 

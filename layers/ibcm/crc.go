@@ -2,26 +2,26 @@ package ibcm
 
 import (
 	"encoding/binary"
+	"github.com/cmpd-dissect/cmpd-dissect/field"
 	"hash/crc32"
 	"math/bits"
 )
 
-// CRCStatus is the verdict on a packet's ICRC or VCRC.
-type CRCStatus uint8
+// CRCStatus is the verdict on a packet's ICRC or VCRC: the one verdict
+// type of every CRC field (field.ChecksumStatus, tshark's values).
+type CRCStatus = field.ChecksumStatus
 
 const (
 	// CRCUnchecked: the CRC could not be checked (no IP/UDP context for a
 	// RoCEv2 BTH decoded alone, or the packet is truncated).
-	CRCUnchecked CRCStatus = iota
+	CRCUnchecked = field.ChecksumUnverified
 	// CRCGood: the stored CRC matches the computed one.
-	CRCGood
+	CRCGood = field.ChecksumGood
 	// CRCBad: it does not.
-	CRCBad
+	CRCBad = field.ChecksumBad
 )
 
-var crcStatusNames = map[uint64]string{0: "unchecked", 1: "good", 2: "bad"}
-
-func (s CRCStatus) String() string { return crcStatusNames[uint64(s)] }
+var crcStatusNames = field.ChecksumStatusNames
 
 func verdict(stored, computed uint32) CRCStatus {
 	if stored == computed {

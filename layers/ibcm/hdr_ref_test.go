@@ -27,7 +27,8 @@ func refBTHDecode(b *BTH, data []byte, df gopacket.DecodeFeedback) error {
 		FECN: data[4]&0x80 != 0, BECN: data[4]&0x40 != 0, Reserved6: data[4] & 0x3f,
 		DestQP: binary.BigEndian.Uint32(data[4:8]) & 0xffffff,
 		AckReq: data[8]&0x80 != 0, Reserved7: data[8] & 0x7f,
-		PSN: binary.BigEndian.Uint32(data[8:12]) & 0xffffff,
+		PSN:        binary.BigEndian.Uint32(data[8:12]) & 0xffffff,
+		ICRCStatus: CRCUnchecked, // the zero value when CRCUnchecked was 0
 	}
 	end := len(data)
 	if end < bthLen+icrcLen {
@@ -226,10 +227,11 @@ func refLRHDecode(l *LRH, data []byte, df gopacket.DecodeFeedback) error {
 	*l = LRH{
 		VL: data[0] >> 4, LVer: data[0] & 0x0f,
 		SL: data[1] >> 4, Reserved2: data[1] >> 2 & 0x03, LNH: data[1] & 0x03,
-		DLID:      binary.BigEndian.Uint16(data[2:4]),
-		Reserved5: data[4] >> 3,
-		PktLen:    binary.BigEndian.Uint16(data[4:6]) & 0x07ff,
-		SLID:      binary.BigEndian.Uint16(data[6:8]),
+		DLID:       binary.BigEndian.Uint16(data[2:4]),
+		Reserved5:  data[4] >> 3,
+		PktLen:     binary.BigEndian.Uint16(data[4:6]) & 0x07ff,
+		SLID:       binary.BigEndian.Uint16(data[6:8]),
+		VCRCStatus: CRCUnchecked, // the zero value when CRCUnchecked was 0
 	}
 	l.checkPacket(data, df)
 	return nil

@@ -44,7 +44,7 @@ var (
 	fLRHPktLen      = ProtoLRH.Uint("lrh.pktlen", 11, "Packet Length").WithUnit("4-octet words")
 	fLRHSLID        = ProtoLRH.Uint("lrh.slid", 16, "Source Local ID")
 	fLRHVCRC        = ProtoLRH.Hex("lrh.vcrc", 16, "Variant CRC").WithRef("IBTA vol. 1 §7.8.2")
-	fLRHVCRCStatus  = ProtoLRH.Uint("lrh.vcrc.status", 2, "Variant CRC status").WithNames(crcStatusNames)
+	fLRHVCRCStatus  = ProtoLRH.Uint("lrh.vcrc.status", 8, "Variant CRC status").WithNames(crcStatusNames)
 	fLRHVCRCCompute = ProtoLRH.Hex("lrh.vcrc.computed", 16, "Variant CRC computed")
 )
 

@@ -44,31 +44,21 @@ const (
 	CRCUnknown
 )
 
-// CRCStatus is the verdict on an FPDU's CRC.
-type CRCStatus uint8
+// CRCStatus is the verdict on an FPDU's CRC: the one verdict type of
+// every CRC field (field.ChecksumStatus, tshark's values).
+type CRCStatus = field.ChecksumStatus
 
 const (
-	CRCStatusNotNegotiated CRCStatus = iota + 1
-	CRCStatusGood
-	CRCStatusBad
+	// CRCStatusNotNegotiated: MPA CRC not in use (no CRC present).
+	CRCStatusNotNegotiated = field.ChecksumNotPresent
+	CRCStatusGood          = field.ChecksumGood
+	CRCStatusBad           = field.ChecksumBad
 	// CRCStatusUnknown: negotiation not seen and the CRC field does not
 	// match the octets.
-	CRCStatusUnknown
+	CRCStatusUnknown = field.ChecksumUnverified
 )
 
-var crcStatusNames = map[uint64]string{
-	uint64(CRCStatusNotNegotiated): "not-negotiated",
-	uint64(CRCStatusGood):          "good",
-	uint64(CRCStatusBad):           "bad",
-	uint64(CRCStatusUnknown):       "unknown",
-}
-
-func (s CRCStatus) String() string {
-	if n, ok := crcStatusNames[uint64(s)]; ok {
-		return n
-	}
-	return fmt.Sprintf("CRCStatus(%d)", uint8(s))
-}
+var crcStatusNames = field.ChecksumStatusNames
 
 // FPDUOptions is what the stream negotiated, for one direction. The
 // dissector sets it before each DecodeFromBytes; DecodeFromBytes keeps it.
