@@ -2,7 +2,6 @@ package dissect
 
 import (
 	"net/netip"
-	"os"
 	"testing"
 
 	"github.com/gopacket/gopacket/layers"
@@ -15,11 +14,7 @@ import (
 // headerBenchFrames are the first frames of CMPD_BENCH_PCAP (the bench
 // capture of make bench), or of the real rxe capture.
 func headerBenchFrames(b *testing.B) []source.Frame {
-	name := testcap.RXE
-	if p := os.Getenv("CMPD_BENCH_PCAP"); p != "" {
-		name = p
-	}
-	frames := testcap.Frames(b, name)
+	frames := testcap.Frames(b, testcap.BenchCapture(b))
 	if len(frames) > 20000 {
 		frames = frames[:20000]
 	}

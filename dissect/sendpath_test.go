@@ -3,7 +3,6 @@ package dissect
 import (
 	"math/rand/v2"
 	"net"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -95,11 +94,7 @@ func sendPackets(t testing.TB, file string, max int) []sendPacket {
 // 8000 frames of $CMPD_BENCH_PCAP (the bench capture: make bench), or
 // of the real rxe capture.
 func BenchmarkSendPath(b *testing.B) {
-	file := os.Getenv("CMPD_BENCH_PCAP")
-	if file == "" {
-		file = testcap.RXE
-	}
-	pkts := sendPackets(b, file, 8000)
+	pkts := sendPackets(b, testcap.BenchCapture(b), 8000)
 	if len(pkts) == 0 {
 		b.Skip("no Sends")
 	}

@@ -3,7 +3,6 @@ package source_test
 import (
 	"bytes"
 	"errors"
-	"io"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -107,7 +106,7 @@ func TestCaptureFilterSelectsAsTcpdump(t *testing.T) {
 			if err != nil {
 				t.Fatalf("tcpdump %q: %v", expr, err)
 			}
-			kept := framesOf(t, out)
+			kept := testcap.FramesOf(t, out)
 			var want []string
 			k := 0
 			for i := range frames {
@@ -123,28 +122,6 @@ func TestCaptureFilterSelectsAsTcpdump(t *testing.T) {
 				t.Errorf("%s %q: frames %d %.80v, tcpdump %d %.80v", file, expr, len(got), got, len(want), want)
 			}
 		}
-	}
-}
-
-// framesOf reads the frames of a pcap held in memory.
-func framesOf(t *testing.T, pcap []byte) []source.Frame {
-	t.Helper()
-	src, err := source.OpenFiles([]string{"-"}, bytes.NewReader(pcap))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-	var out []source.Frame
-	for {
-		var f source.Frame
-		if err := src.Next(&f); err != nil {
-			if errors.Is(err, io.EOF) {
-				return out
-			}
-			t.Fatal(err)
-		}
-		f.Data = append([]byte(nil), f.Data...)
-		out = append(out, f)
 	}
 }
 

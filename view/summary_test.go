@@ -3,30 +3,22 @@ package view
 import (
 	"bytes"
 	"io"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/cmpd-dissect/cmpd-dissect/dissect"
 	"github.com/cmpd-dissect/cmpd-dissect/field"
+	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
 	"github.com/cmpd-dissect/cmpd-dissect/internal/testconn"
 	"github.com/cmpd-dissect/cmpd-dissect/source"
 )
-
-// summaryBenchCapture is CMPD_BENCH_PCAP, or the real rxe capture.
-func summaryBenchCapture(b *testing.B) string {
-	if p := os.Getenv("CMPD_BENCH_PCAP"); p != "" {
-		return p
-	}
-	return realCaptures[0]
-}
 
 // benchSummary dissects the capture once per op and prints every wanted
 // record reps times: the difference between reps=16 and reps=0, divided
 // by 16, is the cost of one summary line.
 func benchSummary(b *testing.B, reps int, opts Options) {
-	file := summaryBenchCapture(b)
+	file := testcap.BenchCapture(b)
 	s := NewSummary(io.Discard, opts)
 	lines := 0
 	b.ReportAllocs()
@@ -201,7 +193,7 @@ func TestSummaryEscapesEachPart(t *testing.T) {
 // divided by the lines reported is one line's formatting, without the
 // dissection.
 func BenchmarkSummaryLine(b *testing.B) {
-	fs, err := source.OpenFiles([]string{summaryBenchCapture(b)}, nil)
+	fs, err := source.OpenFiles([]string{testcap.BenchCapture(b)}, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -15,19 +15,8 @@ import (
 //	CMPD_BENCH_PCAP=/tmp/b.pcap go test -run='^$' -bench=Command -cpuprofile cpu.out ./cmd/cmpd-dissect
 //
 // Without CMPD_BENCH_PCAP they run on the largest real capture.
-func benchCapture(b *testing.B) string {
-	if p := os.Getenv("CMPD_BENCH_PCAP"); p != "" {
-		return p
-	}
-	real := testcap.RXE
-	if _, err := os.Stat(real); err != nil {
-		b.Skipf("no capture: set CMPD_BENCH_PCAP (%v)", err)
-	}
-	return real
-}
-
 func benchCommand(b *testing.B, args ...string) {
-	path := benchCapture(b)
+	path := testcap.BenchCapture(b)
 	st, err := os.Stat(path)
 	if err != nil {
 		b.Fatal(err)

@@ -7,6 +7,7 @@
 package testcap
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"os"
@@ -93,7 +94,19 @@ func Glob(t testing.TB, pattern string) []string {
 // fails t.
 func Frames(t testing.TB, path string) []source.Frame {
 	t.Helper()
-	src, err := source.OpenFiles([]string{path}, nil)
+	return read(t, path, nil)
+}
+
+// FramesOf is Frames of a capture held in memory.
+func FramesOf(t testing.TB, capture []byte) []source.Frame {
+	t.Helper()
+	return read(t, "-", bytes.NewReader(capture))
+}
+
+// read reads path, or stdin when path is "-".
+func read(t testing.TB, path string, stdin io.Reader) []source.Frame {
+	t.Helper()
+	src, err := source.OpenFiles([]string{path}, stdin)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,6 +124,19 @@ func Frames(t testing.TB, path string) []source.Frame {
 		f.Data = append([]byte(nil), f.Data...)
 		out = append(out, f)
 	}
+}
+
+// BenchCapture is the capture benchmarks read: $CMPD_BENCH_PCAP (the
+// bench capture of make bench) when set, else the real rxe capture; the
+// benchmark is skipped when neither is there.
+func BenchCapture(b testing.TB) string {
+	if p := os.Getenv("CMPD_BENCH_PCAP"); p != "" {
+		return p
+	}
+	if _, err := os.Stat(RXE); err != nil {
+		b.Skipf("no capture: set CMPD_BENCH_PCAP (%v)", err)
+	}
+	return RXE
 }
 
 // Data is the bytes of every frame of a capture (Frames without the
