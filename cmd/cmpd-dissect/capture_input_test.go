@@ -71,8 +71,8 @@ func TestConvertedCaptures(t *testing.T) {
 				}
 				return append(a, files...)
 			}
-			codeC, outC, errC := runPkt(t, nil, args([]string{conv})...)
-			codeO, outO, errO := runPkt(t, nil, args(orig)...)
+			codeC, outC, errC := runCmd(t, args([]string{conv})...)
+			codeO, outO, errO := runCmd(t, args(orig)...)
 			for _, o := range orig {
 				outO = strings.ReplaceAll(outO, o, conv)
 				errO = strings.ReplaceAll(errO, o, conv)
@@ -92,15 +92,15 @@ func TestConvertedCaptures(t *testing.T) {
 	}
 	// dumpcap's empty capture: no packet, no finding.
 	empty := filepath.Join(converted, "empty.dumpcap-lo.pcapng")
-	if code, out, stderr := runPkt(t, nil, "check", empty); code != 0 || stderr != "" {
+	if code, out, stderr := runCmd(t, "check", empty); code != 0 || stderr != "" {
 		t.Fatalf("empty: check exit %d %q %q", code, out, stderr)
 	}
 	// Comments in the tree and JSON.
 	comments := filepath.Join(converted, "live-rxe4-reconnect.comments.pcapng")
-	if _, out, _ := runPkt(t, nil, "-r", comments, "-V", "-Y", "frame.comment"); strings.Count(out, "[frame.comment]") != 2 || !strings.Contains(out, "Comment: a comment on frame 3  [frame.comment]") {
+	if _, out, _ := runCmd(t, "-r", comments, "-V", "-Y", "frame.comment"); strings.Count(out, "[frame.comment]") != 2 || !strings.Contains(out, "Comment: a comment on frame 3  [frame.comment]") {
 		t.Fatalf("comments in -V:\n%s", out)
 	}
-	if _, out, _ := runPkt(t, nil, "-r", comments, "-T", "json", "-Y", "frame.number == 5"); !strings.Contains(out, `"frame.comment":"second comment"`) {
+	if _, out, _ := runCmd(t, "-r", comments, "-T", "json", "-Y", "frame.number == 5"); !strings.Contains(out, `"frame.comment":"second comment"`) {
 		t.Fatalf("comment in JSON:\n%s", out)
 	}
 }
@@ -121,15 +121,15 @@ func TestCaptureDrops(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "drops.pcapng")
 	os.WriteFile(path, raw, 0o644)
 	want := "capture dropped 7 packets on interface lo"
-	code, out, stderr := runPkt(t, nil, "stats", path)
+	code, out, stderr := runCmd(t, "stats", path)
 	if code != 0 || !strings.Contains(out, want) || !strings.Contains(stderr, want+" ("+path+")") {
 		t.Fatalf("stats: exit %d\n%s\nstderr %q", code, out, stderr)
 	}
-	if _, out, _ := runPkt(t, nil, "stats", "--json", path); !strings.Contains(out, `"dropped":7`) || !strings.Contains(out, `"lost":7`) {
+	if _, out, _ := runCmd(t, "stats", "--json", path); !strings.Contains(out, `"dropped":7`) || !strings.Contains(out, `"lost":7`) {
 		t.Fatalf("stats --json: %s", out)
 	}
 	for _, v := range [][]string{{"-r", path}, {"conns", path}, {"check", path}} {
-		if code, _, stderr := runPkt(t, nil, v...); code != 0 || strings.Count(stderr, want) != 1 {
+		if code, _, stderr := runCmd(t, v...); code != 0 || strings.Count(stderr, want) != 1 {
 			t.Fatalf("%v: exit %d, stderr %q", v, code, stderr)
 		}
 	}
@@ -155,7 +155,7 @@ func TestCutCapture(t *testing.T) {
 	} {
 		path := filepath.Join(dir, tc.name)
 		os.WriteFile(path, raw[:tc.cut], 0o644)
-		code, out, stderr := runPkt(t, nil, "-r", path)
+		code, out, stderr := runCmd(t, "-r", path)
 		if code != 0 || strings.Count(out, "\n") != 10 || !strings.Contains(out, "source.record-damaged") {
 			t.Fatalf("%s: exit %d\n%s", tc.name, code, out)
 		}
@@ -167,7 +167,7 @@ func TestCutCapture(t *testing.T) {
 			t.Fatalf("%s: stderr %q, want one line starting %q", tc.name, stderr, want)
 		}
 		for _, v := range [][]string{{"-V"}, {"-T", "json"}} {
-			_, out, _ = runPkt(t, nil, append([]string{"-r", path, "-Y", "frame.number == 10"}, v...)...)
+			_, out, _ = runCmd(t, append([]string{"-r", path, "-Y", "frame.number == 10"}, v...)...)
 			for _, bad := range []string{"-6795364578", "18446744073709551615", "0001-01-01", "-1 bytes"} {
 				if strings.Contains(out, bad) {
 					t.Fatalf("%s %v: zero value %q shown:\n%s", tc.name, v, bad, out)
@@ -177,7 +177,7 @@ func TestCutCapture(t *testing.T) {
 				t.Fatalf("%s: -V lacks %q:\n%s", tc.name, tc.want, out)
 			}
 		}
-		_, out, stderr = runPkt(t, nil, "conns", path)
+		_, out, stderr = runCmd(t, "conns", path)
 		// The second connection's DREQ is the last frame before the cut:
 		// its teardown was under way when the capture ended.
 		if !strings.Contains(out, "192.0.2.1:44181") || !strings.Contains(out, "192.0.2.1:33433") || !strings.Contains(out, "disconnecting (capture ended)") ||

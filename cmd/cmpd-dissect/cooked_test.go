@@ -49,8 +49,8 @@ func TestCookedCaptures(t *testing.T) {
 					}
 					return append(append([]string(nil), v...), file)
 				}
-				codeC, outC, errC := runPkt(t, nil, args(conv)...)
-				codeO, outO, errO := runPkt(t, nil, args(orig)...)
+				codeC, outC, errC := runCmd(t, args(conv)...)
+				codeO, outO, errO := runCmd(t, args(orig)...)
 				outO, errO = strings.ReplaceAll(outO, orig, conv), strings.ReplaceAll(errO, orig, conv)
 				outC, outO = times.ReplaceAllString(outC, "T"), times.ReplaceAllString(outO, "T")
 				if v[0] == "stats" {
@@ -78,7 +78,7 @@ func TestERFRecords(t *testing.T) {
 	erf := filepath.Join(converted, "live-rxe4-rfc8797-plus-ib.erf.pcap")
 	eth := filepath.Join(real, "live-rxe4-rfc8797.pcap")
 	ib := filepath.Join("..", "..", "testdata", "pcaps", "synthetic", "synth-ibcm-erf-cm-all.pcap")
-	code, out, stderr := runPkt(t, nil, "--all", "-r", erf)
+	code, out, stderr := runCmd(t, "--all", "-r", erf)
 	if code != 0 || stderr != "" || strings.Contains(out, "[warning") || strings.Contains(out, "[error") {
 		t.Fatalf("exit %d, stderr %q, findings in:\n%s", code, stderr, out)
 	}
@@ -91,15 +91,15 @@ func TestERFRecords(t *testing.T) {
 		return l
 	}
 	got := info(out)
-	_, o1, _ := runPkt(t, nil, "--all", "-r", eth)
-	_, o2, _ := runPkt(t, nil, "--all", "-r", ib)
+	_, o1, _ := runCmd(t, "--all", "-r", eth)
+	_, o2, _ := runCmd(t, "--all", "-r", ib)
 	want := append(info(o1), info(o2)[:2]...)
 	want = append(want, "→ erf ERF ATM record, not dissected", "→ erf ERF Padding record, not dissected")
 	want = append(want, info(o2)[2:]...)
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("summary:\n%s\n--- want\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	if code, out, _ := runPkt(t, nil, "check", erf); code != 0 {
+	if code, out, _ := runCmd(t, "check", erf); code != 0 {
 		t.Errorf("check exit %d:\n%s", code, out)
 	}
 	fields := []string{"frame.len", "frame.cap_len", "erf.rlen", "erf.wlen"}
@@ -107,7 +107,7 @@ func TestERFRecords(t *testing.T) {
 	for _, f := range fields {
 		args = append(args, "-e", f)
 	}
-	_, ours, _ := runPkt(t, nil, args...)
+	_, ours, _ := runCmd(t, args...)
 	if _, err := exec.LookPath("tshark"); err != nil {
 		t.Skip("tshark not installed: frame.len not compared")
 	}
@@ -125,7 +125,7 @@ func TestERFRecords(t *testing.T) {
 // cm.req.private), and a MAC address with colons.
 func TestFieldsBytesAsTshark(t *testing.T) {
 	file := filepath.Join(real, "live-rxe4-rfc8797.pcap")
-	_, out, _ := runPkt(t, nil, "-r", file, "-c", "1", "-T", "fields", "-e", "cm.req.private", "-e", "ethernet.src")
+	_, out, _ := runCmd(t, "-r", file, "-c", "1", "-T", "fields", "-e", "cm.req.private", "-e", "ethernet.src")
 	f := strings.Split(strings.TrimSpace(out), "\t")
 	if len(f) != 2 || len(f[0]) != 2*92 || strings.Trim(f[0], "0123456789abcdef") != "" || f[1] != "52:54:00:12:00:01" {
 		t.Fatalf("%q", out)
@@ -150,7 +150,7 @@ func TestFieldsBytesAsTshark(t *testing.T) {
 // 100% and no share is of the packets.
 func TestStatsBreakdownShares(t *testing.T) {
 	file := filepath.Join(real, "live-siw4-nfs3-inline.pcap")
-	_, out, _ := runPkt(t, nil, "stats", file)
+	_, out, _ := runCmd(t, "stats", file)
 	_, table, ok := strings.Cut(out, "OpCode by rdmap.opcode (53 values; percent of them)\n")
 	if !ok || !strings.Contains(out, "  rdmap             52 ") {
 		t.Fatalf("no rdmap.opcode table of 53 values in 52 RDMAP packets:\n%s", out)
@@ -185,7 +185,7 @@ func TestChecksumStatusAsTshark(t *testing.T) {
 		{filepath.Join("..", "..", "testdata", "pcaps", "synthetic", "synth-ibcm-erf-cm-all.pcap"), "lrh.vcrc.status", "1"},
 		{filepath.Join("..", "..", "testdata", "pcaps", "synthetic", "synth-ibcm-erf-bad-crc.pcap"), "bth.icrc.status", "0"},
 	} {
-		_, out, _ := runPkt(t, nil, "-r", tc.file, "-c", "8", "-Y", tc.field, "-T", "fields", "-e", tc.field)
+		_, out, _ := runCmd(t, "-r", tc.file, "-c", "8", "-Y", tc.field, "-T", "fields", "-e", tc.field)
 		vals := strings.Fields(strings.ReplaceAll(out, ",", " "))
 		if len(vals) == 0 || !slices.Contains(vals, tc.want) {
 			t.Errorf("%s %s: %q, want %s", tc.file, tc.field, out, tc.want)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -17,12 +16,12 @@ import (
 
 func TestFindingsCommand(t *testing.T) {
 	all := catalog.All()
-	var out, errOut bytes.Buffer
-	if code := run([]string{"findings", "--json"}, nil, &out, &errOut); code != exitOK {
-		t.Fatalf("findings --json: exit %d: %s", code, errOut.String())
+	code, out, errOut := runCmd(t, "findings", "--json")
+	if code != exitOK {
+		t.Fatalf("findings --json: exit %d: %s", code, errOut)
 	}
 	var got []finding.Entry
-	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatalf("findings --json is not a JSON array of entries: %v", err)
 	}
 	if len(got) != len(all) {
@@ -34,11 +33,10 @@ func TestFindingsCommand(t *testing.T) {
 		}
 	}
 
-	out.Reset()
-	if code := run([]string{"findings"}, nil, &out, &errOut); code != exitOK {
-		t.Fatalf("findings: exit %d: %s", code, errOut.String())
+	if code, out, errOut = runCmd(t, "findings"); code != exitOK {
+		t.Fatalf("findings: exit %d: %s", code, errOut)
 	}
-	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
 	if len(lines) != len(all)+1 || !strings.HasPrefix(lines[0], "CODE") {
 		t.Fatalf("findings: %d lines, want a header and %d codes", len(lines), len(all))
 	}
@@ -48,7 +46,7 @@ func TestFindingsCommand(t *testing.T) {
 		}
 	}
 
-	if code := run([]string{"findings", "--json", "--markdown"}, nil, &out, &errOut); code != exitUsage {
+	if code, _, _ := runCmd(t, "findings", "--json", "--markdown"); code != exitUsage {
 		t.Errorf("findings --json --markdown: exit %d, want %d", code, exitUsage)
 	}
 }

@@ -21,14 +21,6 @@ var (
 	synth = testcap.Path("pcaps", "synthetic")
 )
 
-// runPkt runs one command line in-process.
-func runPkt(t *testing.T, stdin []byte, args ...string) (code int, stdout, stderr string) {
-	t.Helper()
-	var out, errb bytes.Buffer
-	code = run(args, bytes.NewReader(stdin), &out, &errb)
-	return code, out.String(), errb.String()
-}
-
 // variants writes pcapng, gzip-pcap and gzip-pcapng copies of a capture.
 func variants(t *testing.T, path string) map[string]string {
 	t.Helper()
@@ -104,22 +96,22 @@ func noControl(t *testing.T, what, s string) {
 func TestEveryViewOnEveryCapture(t *testing.T) {
 	for _, file := range captures(t) {
 		name := filepath.Base(file)
-		code, sum, stderr := runPkt(t, nil, "-r", file)
+		code, sum, stderr := runCmd(t, "-r", file)
 		if code != 0 || sum == "" {
 			t.Fatalf("%s: default view exit %d, stderr %q", name, code, stderr)
 		}
 		noControl(t, name+" summary", sum)
-		code, all, _ := runPkt(t, nil, "--all", "-r", file)
+		code, all, _ := runCmd(t, "--all", "-r", file)
 		nAll := strings.Count(all, "\n")
 		if code != 0 || nAll < strings.Count(sum, "\n") {
 			t.Fatalf("%s: --all %d lines < default %d", name, nAll, strings.Count(sum, "\n"))
 		}
-		code, tree, _ := runPkt(t, nil, "-V", "-r", file)
+		code, tree, _ := runCmd(t, "-V", "-r", file)
 		if code != 0 || !strings.Contains(tree, "Frame 1:") {
 			t.Fatalf("%s: -V exit %d", name, code)
 		}
 		noControl(t, name+" tree", tree)
-		code, js, _ := runPkt(t, nil, "-T", "json", "-r", file)
+		code, js, _ := runCmd(t, "-T", "json", "-r", file)
 		lines := strings.Split(strings.TrimSuffix(js, "\n"), "\n")
 		if code != 0 || len(lines) != nAll {
 			t.Fatalf("%s: -T json exit %d, %d lines for %d packets", name, code, len(lines), nAll)
@@ -130,11 +122,11 @@ func TestEveryViewOnEveryCapture(t *testing.T) {
 				t.Fatalf("%s: JSON line %d invalid", name, i+1)
 			}
 		}
-		code, flds, _ := runPkt(t, nil, "-T", "fields", "-e", "frame.number", "-e", "frame.protocols", "-r", file)
+		code, flds, _ := runCmd(t, "-T", "fields", "-e", "frame.number", "-e", "frame.protocols", "-r", file)
 		if code != 0 || strings.Count(flds, "\n") != nAll || !strings.HasPrefix(flds, "1\t") {
 			t.Fatalf("%s: -T fields exit %d: %.100q", name, code, flds)
 		}
-		code, st, _ := runPkt(t, nil, "stats", file)
+		code, st, _ := runCmd(t, "stats", file)
 		if code != 0 || !strings.Contains(st, fmt.Sprintf("Packets: %d ", nAll)) {
 			t.Fatalf("%s: stats exit %d: %.200s", name, code, st)
 		}
@@ -143,7 +135,7 @@ func TestEveryViewOnEveryCapture(t *testing.T) {
 
 func TestNativeIBContents(t *testing.T) {
 	for _, f := range []string{"synth-ibcm-ib247-cm-all.pcap", "synth-ibcm-erf-cm-all.pcap"} {
-		code, out, _ := runPkt(t, nil, "-r", filepath.Join(synth, f), "-T", "fields", "-e", "lrh.slid", "-e", "bth.icrc.status", "-e", "cm.attribute_id", "-Y", "cm.attribute_id == REQ")
+		code, out, _ := runCmd(t, "-r", filepath.Join(synth, f), "-T", "fields", "-e", "lrh.slid", "-e", "bth.icrc.status", "-e", "cm.attribute_id", "-Y", "cm.attribute_id == REQ")
 		if code != 0 || out == "" {
 			t.Fatalf("%s: exit %d, %q", f, code, out)
 		}
@@ -153,7 +145,7 @@ func TestNativeIBContents(t *testing.T) {
 				t.Errorf("%s: line %q", f, l)
 			}
 		}
-		code, sum, _ := runPkt(t, nil, "-r", filepath.Join(synth, f), "-c", "3")
+		code, sum, _ := runCmd(t, "-r", filepath.Join(synth, f), "-c", "3")
 		if code != 0 || !strings.Contains(sum, "LID ") {
 			t.Errorf("%s: summary lacks LIDs: %s", f, sum)
 		}
@@ -161,32 +153,32 @@ func TestNativeIBContents(t *testing.T) {
 }
 
 func TestRealSummaryAndFilters(t *testing.T) {
-	code, out, _ := runPkt(t, nil, "-r", testcap.RXE, "-Y", "cm")
+	code, out, _ := runCmd(t, "-r", testcap.RXE, "-Y", "cm")
 	if code != 0 || strings.Count(out, "\n") != 5 || !strings.Contains(out, "CM REQ") || !strings.Contains(out, "192.0.2.2") {
 		t.Fatalf("-Y cm: %d\n%s", code, out)
 	}
-	code, out, _ = runPkt(t, nil, "-r", testcap.RXE, "-T", "fields", "-E", "header=y", "-e", "frame.number", "-e", "pvtdata.send_size", "-e", "pvtdata.remote_invalidation",
+	code, out, _ = runCmd(t, "-r", testcap.RXE, "-T", "fields", "-E", "header=y", "-e", "frame.number", "-e", "pvtdata.send_size", "-e", "pvtdata.remote_invalidation",
 		"-Y", "pvtdata.found == true")
 	if code != 0 || out != "frame.number\tpvtdata.send_size\tpvtdata.remote_invalidation\n1\t4096\t1\n2\t4096\t0\n" {
 		t.Fatalf("RFC 8797 fields: %d %q", code, out)
 	}
-	code, out, _ = runPkt(t, nil, "-r", testcap.RXE, "-r", testcap.SIW, "-T", "fields", "-e", "frame.number", "-Y", "frame.number == 110")
+	code, out, _ = runCmd(t, "-r", testcap.RXE, "-r", testcap.SIW, "-T", "fields", "-e", "frame.number", "-Y", "frame.number == 110")
 	if code != 0 || out != "110\n" {
 		t.Fatalf("two files numbering: %q", out)
 	}
-	code, _, stderr := runPkt(t, nil, "-r", testcap.RXE, "-Y", "bth.opcode == ")
+	code, _, stderr := runCmd(t, "-r", testcap.RXE, "-Y", "bth.opcode == ")
 	if code != 2 || !strings.Contains(stderr, "at column 15") || !strings.Contains(stderr, "\n  bth.opcode == \n"+strings.Repeat(" ", 2+14)+"^") {
 		t.Fatalf("bad filter: exit %d, %q", code, stderr)
 	}
-	code, _, stderr = runPkt(t, nil, "-r", testcap.RXE, "-T", "fields", "-e", "no.such")
+	code, _, stderr = runCmd(t, "-r", testcap.RXE, "-T", "fields", "-e", "no.such")
 	if code != 2 || !strings.Contains(stderr, "no such field") {
 		t.Fatalf("bad -e: exit %d %q", code, stderr)
 	}
-	code, out, _ = runPkt(t, nil, "fields", "frame.")
+	code, out, _ = runCmd(t, "fields", "frame.")
 	if code != 0 || !strings.HasPrefix(out, "P\tframe\t") || !strings.Contains(out, "F\tframe.number\tuint\t") {
 		t.Fatalf("fields: %q", out)
 	}
-	code, out, _ = runPkt(t, nil, "stats", "--json", testcap.RXE)
+	code, out, _ = runCmd(t, "stats", "--json", testcap.RXE)
 	var st struct {
 		Packets int                       `json:"packets"`
 		ByValue map[string]map[string]int `json:"by_value"`
@@ -207,7 +199,7 @@ func TestStdinDamagedAndWrite(t *testing.T) {
 	z := gzip.NewWriter(&gz)
 	z.Write(raw)
 	z.Close()
-	code, out, _ := runPkt(t, gz.Bytes(), "-r", "-", "--all")
+	code, out, _ := runStdin(t, bytes.NewReader(gz.Bytes()), "-r", "-", "--all")
 	if code != 0 || strings.Count(out, "\n") != 109 {
 		t.Fatalf("stdin: exit %d, %d lines", code, strings.Count(out, "\n"))
 	}
@@ -215,25 +207,25 @@ func TestStdinDamagedAndWrite(t *testing.T) {
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.pcap")
 	os.WriteFile(bad, []byte("this is not a capture"), 0o644)
-	code, _, stderr := runPkt(t, nil, "-r", bad)
+	code, _, stderr := runCmd(t, "-r", bad)
 	if code != 2 || !strings.Contains(stderr, "bad.pcap") {
 		t.Fatalf("bad header: exit %d %q", code, stderr)
 	}
 	// A file cut inside its last record: the good frames, then the finding.
 	cut := filepath.Join(dir, "cut.pcap")
 	os.WriteFile(cut, raw[:len(raw)-30], 0o644)
-	code, out, _ = runPkt(t, nil, "-r", cut, "--all", "--check")
+	code, out, _ = runCmd(t, "-r", cut, "--all", "--check")
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	if code != 1 || len(lines) != 109 || !strings.Contains(lines[108], "source.record-damaged") || !strings.Contains(lines[107], " 108 ") && !strings.HasPrefix(strings.TrimSpace(lines[107]), "108 ") {
 		t.Fatalf("cut file: exit %d, %d lines, last %q", code, len(lines), lines[len(lines)-1])
 	}
-	code, out, _ = runPkt(t, nil, "-r", cut, "-V", "-Y", "frame.number == 109")
+	code, out, _ = runCmd(t, "-r", cut, "-V", "-Y", "frame.number == 109")
 	if code != 0 || !strings.Contains(out, "cut.pcap: frame 109: record at offset") {
 		t.Fatalf("cut file tree: %s", out)
 	}
 	// -w writes what passes -Y as pcapng, readable again.
 	w := filepath.Join(dir, "out.pcapng")
-	code, _, stderr = runPkt(t, nil, "-r", testcap.RXE, "-Y", "cm", "-w", w)
+	code, _, stderr = runCmd(t, "-r", testcap.RXE, "-Y", "cm", "-w", w)
 	if code != 0 {
 		t.Fatalf("-w: %d %s", code, stderr)
 	}
@@ -242,24 +234,24 @@ func TestStdinDamagedAndWrite(t *testing.T) {
 		t.Fatalf("-w output: %v", err)
 	}
 	f.Close()
-	code, out, _ = runPkt(t, nil, "-r", w, "-T", "fields", "-e", "cm.attribute_id")
+	code, out, _ = runCmd(t, "-r", w, "-T", "fields", "-e", "cm.attribute_id")
 	if code != 0 || out != "0x0010\n0x0013\n0x0014\n0x0015\n0x0016\n" {
 		t.Fatalf("-w round trip: %q", out)
 	}
 	// Usage errors.
 	for _, args := range [][]string{{}, {"-r", testcap.RXE, "-T", "xml"}, {"-r", testcap.RXE, "-e", "frame.number"}, {"-r", testcap.RXE, "-f", "tcp"}, {"-r", testcap.RXE, "--color", "sometimes"}} {
-		if code, _, _ := runPkt(t, nil, args...); code != 2 {
+		if code, _, _ := runCmd(t, args...); code != 2 {
 			t.Errorf("%v: exit %d, want 2", args, code)
 		}
 	}
 }
 
 func TestColor(t *testing.T) {
-	_, out, _ := runPkt(t, nil, "-r", testcap.RXE, "--color=always", "-c", "3")
+	_, out, _ := runCmd(t, "-r", testcap.RXE, "--color=always", "-c", "3")
 	if !strings.Contains(out, "\x1b[") {
 		t.Error("--color=always: no colour")
 	}
-	_, out, _ = runPkt(t, nil, "-r", testcap.RXE, "-c", "3")
+	_, out, _ = runCmd(t, "-r", testcap.RXE, "-c", "3")
 	if strings.Contains(out, "\x1b[") {
 		t.Error("colour on a pipe")
 	}
@@ -267,16 +259,16 @@ func TestColor(t *testing.T) {
 
 func TestHelpAndCompletion(t *testing.T) {
 	for _, args := range [][]string{{"--help"}, {"stats", "--help"}, {"fields", "--help"}} {
-		code, out, _ := runPkt(t, nil, args...)
+		code, out, _ := runCmd(t, args...)
 		if code != 0 || !strings.Contains(out, "Examples:") {
 			t.Errorf("%v: exit %d, no examples", args, code)
 		}
 	}
-	code, out, _ := runPkt(t, nil, "completion", "bash")
+	code, out, _ := runCmd(t, "completion", "bash")
 	if code != 0 || !strings.Contains(out, "bash completion") {
 		t.Errorf("completion: %d", code)
 	}
-	code, out, _ = runPkt(t, nil, "__complete", "-e", "frame.num")
+	code, out, _ = runCmd(t, "__complete", "-e", "frame.num")
 	if code != 0 || !strings.Contains(out, "frame.number") {
 		t.Errorf("-e completion: %q", out)
 	}
@@ -310,7 +302,7 @@ func TestLiveLoopback(t *testing.T) {
 	var code int
 	var out, stderr string
 	go func() {
-		code, out, stderr = runPkt(t, nil, "-i", "lo", "-f", "udp port 4791", "-c", "3", "-a", "duration:10",
+		code, out, stderr = runCmd(t, "-i", "lo", "-f", "udp port 4791", "-c", "3", "-a", "duration:10",
 			"--all", "-T", "fields", "-e", "udp.dstport", "-e", "ipv4.dst", "-w", w)
 		close(done)
 	}()
@@ -343,12 +335,12 @@ loop:
 			t.Errorf("live line %q", l)
 		}
 	}
-	code, out, _ = runPkt(t, nil, "-r", w, "--all", "-T", "fields", "-e", "udp.dstport")
+	code, out, _ = runCmd(t, "-r", w, "--all", "-T", "fields", "-e", "udp.dstport")
 	if code != 0 || out != "4791\n4791\n4791\n" {
 		t.Fatalf("-w of live capture: %d %q", code, out)
 	}
 	// Errors that must be clear.
-	code, _, stderr = runPkt(t, nil, "-i", "no-such-if0", "-c", "1")
+	code, _, stderr = runCmd(t, "-i", "no-such-if0", "-c", "1")
 	if code != 2 || !strings.Contains(stderr, "no such interface") {
 		t.Errorf("missing interface: %d %q", code, stderr)
 	}

@@ -12,23 +12,12 @@ import (
 	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
 )
 
-// runPvtdata runs one command line in-process.
-func runPvtdata(t *testing.T, stdin io.Reader, args ...string) (code int, stdout, stderr string) {
-	t.Helper()
-	if stdin == nil {
-		stdin = strings.NewReader("")
-	}
-	var out, errb bytes.Buffer
-	code = run(args, stdin, &out, &errb)
-	return code, out.String(), errb.String()
-}
-
 type failingReader struct{}
 
 func (failingReader) Read([]byte) (int, error) { return 0, errors.New("device not ready") }
 
 func TestPvtdataTree(t *testing.T) {
-	code, out, errs := runPvtdata(t, nil, "pvtdata", "f6ab0e1801010303")
+	code, out, errs := runCmd(t, "pvtdata", "f6ab0e1801010303")
 	if code != 0 || errs != "" {
 		t.Fatalf("exit %d, stderr %q", code, errs)
 	}
@@ -54,7 +43,7 @@ func TestPvtdataTree(t *testing.T) {
 }
 
 func TestPvtdataJSON(t *testing.T) {
-	code, out, _ := runPvtdata(t, nil, "pvtdata", "--json", "f6:ab:0e:18:01:00:03:03")
+	code, out, _ := runCmd(t, "pvtdata", "--json", "f6:ab:0e:18:01:00:03:03")
 	if code != 0 {
 		t.Fatalf("exit %d", code)
 	}
@@ -72,7 +61,7 @@ func TestPvtdataJSON(t *testing.T) {
 	}
 
 	// Not found: offset -1, the defaults, the info finding.
-	_, out, _ = runPvtdata(t, nil, "pvtdata", "--json", "00 00 00 00")
+	_, out, _ = runCmd(t, "pvtdata", "--json", "00 00 00 00")
 	for _, s := range []string{`"found": false`, `"offset": -1`, `"candidates": []`, `"code": "pvtdata.not-found"`, `"severity": "info"`} {
 		if !strings.Contains(out, s) {
 			t.Errorf("lacks %s:\n%s", s, out)
@@ -82,14 +71,14 @@ func TestPvtdataJSON(t *testing.T) {
 
 func TestPvtdataInputs(t *testing.T) {
 	// Several arguments are joined; "-" reads raw bytes.
-	_, joined, _ := runPvtdata(t, nil, "pvtdata", "--json", "f6", "ab", "0e", "18", "01", "01", "03", "03")
-	code, raw, _ := runPvtdata(t, bytes.NewReader([]byte{0xf6, 0xab, 0x0e, 0x18, 1, 1, 3, 3}), "pvtdata", "--json", "-")
+	_, joined, _ := runCmd(t, "pvtdata", "--json", "f6", "ab", "0e", "18", "01", "01", "03", "03")
+	code, raw, _ := runStdin(t, bytes.NewReader([]byte{0xf6, 0xab, 0x0e, 0x18, 1, 1, 3, 3}), "pvtdata", "--json", "-")
 	if code != 0 || joined != raw || !strings.Contains(raw, `"send_size": 4096`) {
 		t.Errorf("joined and stdin differ:\n%s\n%s", joined, raw)
 	}
 	// The three modes, on the message after 4 octets.
 	for mode, valid := range map[string]string{"rfc8797": `"valid": true`, "draft": `"valid": false`, "linux": `"valid": false`} {
-		_, out, _ := runPvtdata(t, nil, "pvtdata", "--json", "--mode", mode, "00000000f6ab0e1801010303")
+		_, out, _ := runCmd(t, "pvtdata", "--json", "--mode", mode, "00000000f6ab0e1801010303")
 		if !strings.Contains(out, valid) || !strings.Contains(out, `"mode": "`+mode+`"`) || !strings.Contains(out, "pvtdata.reader-divergence") {
 			t.Errorf("%s:\n%s", mode, out)
 		}
@@ -125,7 +114,7 @@ func TestPvtdataExitCodes(t *testing.T) {
 		{"negotiate --check", nil, []string{"pvtdata", "negotiate", "--check", "f6ab0e1801010303", "f6ab0e18"}, 1, "pvtdata.overrun"},
 	}
 	for _, tc := range tests {
-		code, _, errs := runPvtdata(t, tc.stdin, tc.args...)
+		code, _, errs := runStdin(t, tc.stdin, tc.args...)
 		if code != tc.code || !strings.Contains(errs, tc.stderr) {
 			t.Errorf("%s: exit %d stderr %q, want %d containing %q", tc.name, code, errs, tc.code, tc.stderr)
 		}
@@ -148,26 +137,26 @@ func TestPvtdataEncode(t *testing.T) {
 		{[]string{"--version", "2", "--reserved", "127", "--remote-invalidation"}, "f6ab0e1802ff0000\n"},
 	}
 	for _, tc := range tests {
-		code, out, errs := runPvtdata(t, nil, append([]string{"pvtdata", "encode"}, tc.args...)...)
+		code, out, errs := runCmd(t, append([]string{"pvtdata", "encode"}, tc.args...)...)
 		if code != 0 || out != tc.want {
 			t.Errorf("encode %v = %q (exit %d, %s), want %q", tc.args, out, code, errs, tc.want)
 		}
 	}
-	_, out, _ := runPvtdata(t, nil, "pvtdata", "encode", "--json", "--send", "1024", "--receive", "262144")
+	_, out, _ := runCmd(t, "pvtdata", "encode", "--json", "--send", "1024", "--receive", "262144")
 	var m map[string]any
 	if err := json.Unmarshal([]byte(out), &m); err != nil || m["hex"] != "f6ab0e18010000ff" || m["receive_size"] != 262144.0 || m["version"] != 1.0 {
 		t.Errorf("encode --json: %v %s", err, out)
 	}
 	// What encode prints, pvtdata decodes back.
-	_, hexOut, _ := runPvtdata(t, nil, "pvtdata", "encode", "--send", "32768", "--receive", "16384", "--remote-invalidation")
-	_, dec, _ := runPvtdata(t, nil, "pvtdata", "--json", strings.TrimSpace(hexOut))
+	_, hexOut, _ := runCmd(t, "pvtdata", "encode", "--send", "32768", "--receive", "16384", "--remote-invalidation")
+	_, dec, _ := runCmd(t, "pvtdata", "--json", strings.TrimSpace(hexOut))
 	if !strings.Contains(dec, `"send_size": 32768`) || !strings.Contains(dec, `"receive_size": 16384`) || !strings.Contains(dec, `"remote_invalidation": true`) {
 		t.Errorf("round trip:\n%s", dec)
 	}
 }
 
 func TestPvtdataNegotiate(t *testing.T) {
-	code, out, _ := runPvtdata(t, nil, "pvtdata", "negotiate", "f6ab0e1801010303", "f6ab0e1801000303")
+	code, out, _ := runCmd(t, "pvtdata", "negotiate", "f6ab0e1801010303", "f6ab0e1801000303")
 	if code != 0 {
 		t.Fatalf("exit %d", code)
 	}
@@ -195,7 +184,7 @@ func TestPvtdataNegotiate(t *testing.T) {
 		{[]string{"f6ab0e1801011f1f", "00000000f6ab0e1801011f1f"}, map[string]any{"server_to_client_inline": 32768.0, "remote_invalidation": true, "mode": "rfc8797"}},
 	}
 	for _, tc := range tests {
-		code, out, errs := runPvtdata(t, nil, append([]string{"pvtdata", "negotiate", "--json"}, tc.args...)...)
+		code, out, errs := runCmd(t, append([]string{"pvtdata", "negotiate", "--json"}, tc.args...)...)
 		var m map[string]any
 		if err := json.Unmarshal([]byte(out), &m); code != 0 || err != nil {
 			t.Fatalf("%v: exit %d %v %s %s", tc.args, code, err, out, errs)
@@ -213,12 +202,12 @@ func TestPvtdataNegotiate(t *testing.T) {
 
 func TestPvtdataHelp(t *testing.T) {
 	for _, args := range [][]string{{"pvtdata", "--help"}, {"pvtdata", "encode", "--help"}, {"pvtdata", "negotiate", "--help"}} {
-		code, out, _ := runPvtdata(t, nil, args...)
+		code, out, _ := runCmd(t, args...)
 		if code != 0 || !strings.Contains(out, "Examples:") || !strings.Contains(out, "cmpd-dissect pvtdata") {
 			t.Errorf("%v: exit %d\n%s", args, code, out)
 		}
 	}
-	_, out, _ := runPvtdata(t, nil, "pvtdata", "--help")
+	_, out, _ := runCmd(t, "pvtdata", "--help")
 	for _, s := range []string{"--mode", "--json", "--check", "Exit status", "rfc8797", "draft", "linux"} {
 		if !strings.Contains(out, s) {
 			t.Errorf("help lacks %q", s)
@@ -227,11 +216,11 @@ func TestPvtdataHelp(t *testing.T) {
 }
 
 func TestPvtdataOtherULP(t *testing.T) {
-	code, out, _ := runPvtdata(t, nil, "pvtdata", "--port", "4420", "--message", "reply", "00008000")
+	code, out, _ := runCmd(t, "pvtdata", "--port", "4420", "--message", "reply", "00008000")
 	if code != 0 || !strings.Contains(out, "Upper Layer Protocol: nvmeof") || !strings.Contains(out, "Controller Receive Queue Size: 128") || strings.Contains(out, "Readers:") {
 		t.Errorf("exit %d\n%s", code, out)
 	}
-	_, out, _ = runPvtdata(t, nil, "pvtdata", "--json", "0be91b91")
+	_, out, _ = runCmd(t, "pvtdata", "--json", "0be91b91")
 	if !strings.Contains(out, `"ulp": "lustre-o2iblnd"`) {
 		t.Errorf("%s", out)
 	}
@@ -259,7 +248,7 @@ func TestPvtdataTreeAsVerbose(t *testing.T) {
 		want = append(want, l[4:])
 	}
 	// The REQ's ULP data: the client's message, zero-padded to 56 octets.
-	_, out, _ := runPvtdata(t, nil, "pvtdata", "--port", "20049", "--message", "request",
+	_, out, _ := runCmd(t, "pvtdata", "--port", "20049", "--message", "request",
 		"f6ab0e1801010303"+strings.Repeat("00", 48))
 	got := strings.Split(out, "\n")[1:]
 	if len(want) < 10 || len(got) < len(want) || !reflect.DeepEqual(got[:len(want)], want) {

@@ -11,13 +11,6 @@ import (
 	"github.com/cmpd-dissect/cmpd-dissect/replay"
 )
 
-func runCmd(t *testing.T, args ...string) (code int, stdout, stderr string) {
-	t.Helper()
-	var o, e bytes.Buffer
-	code = run(args, strings.NewReader(""), &o, &e)
-	return code, o.String(), e.String()
-}
-
 func TestReplayWithoutRDMACM(t *testing.T) {
 	if replay.Built {
 		t.Skip("built with -tags rdmacm")

@@ -980,20 +980,12 @@ func TestOutputSafety(t *testing.T) {
 			continue
 		}
 		for _, args := range [][]string{{"-r", path, "-V"}, {"-r", path, "-T", "json"}, {"-r", path, "-T", "fields", "-e", "rpc.auth.machinename"}} {
-			_, out, _ := runView(t, args)
+			_, out, _ := runCmd(t, args...)
 			if !strings.Contains(out, `\x1b`) && !strings.Contains(out, `\u001b`) && !strings.Contains(out, `\e`) {
 				t.Errorf("%v: the machine name's ESC is not shown escaped (\\x1b, \\u001b or \\e)", args[2:])
 			}
 		}
 	}
-}
-
-// runView runs one view on a file and returns exit status, stdout, stderr.
-func runView(t *testing.T, args []string) (int, string, string) {
-	t.Helper()
-	var out, errb bytes.Buffer
-	code := run(args, strings.NewReader(""), &out, &errb)
-	return code, out.String(), errb.String()
 }
 
 // TestDamagedHeaderExit2: a capture whose file header is damaged is exit
@@ -1026,7 +1018,7 @@ func TestDamagedHeaderExit2(t *testing.T) {
 			if v.stdin {
 				continue
 			}
-			code, _, stderr := runView(t, v.args(path))
+			code, _, stderr := runCmd(t, v.args(path)...)
 			if code != exitUsage {
 				t.Errorf("%s: view %s: exit %d, want %d (stderr %q)", name, v.name, code, exitUsage, trim(stderr))
 				continue
@@ -1088,7 +1080,7 @@ func TestDamagedPacketRunGoesOn(t *testing.T) {
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, out, stderr := runView(t, []string{"-r", path, "-T", "json"})
+	code, out, stderr := runCmd(t, "-r", path, "-T", "json")
 	if code != exitOK {
 		t.Fatalf("exit %d on damaged packets, want 0: %s", code, trim(stderr))
 	}
@@ -1139,7 +1131,7 @@ func TestDamagedPacketRunGoesOn(t *testing.T) {
 	}
 	// The summary and tree views go on too.
 	for _, args := range [][]string{{"-r", path}, {"-r", path, "-V"}, {"-r", path, "-T", "fields", "-e", "frame.number"}} {
-		code, out, stderr := runView(t, args)
+		code, out, stderr := runCmd(t, args...)
 		if code != exitOK {
 			t.Errorf("%v: exit %d: %s", args, code, trim(stderr))
 		}
@@ -1147,7 +1139,7 @@ func TestDamagedPacketRunGoesOn(t *testing.T) {
 			t.Errorf("%v: %v", args, err)
 		}
 	}
-	code, out, _ = runView(t, []string{"-r", path, "-T", "fields", "-e", "frame.number"})
+	code, out, _ = runCmd(t, "-r", path, "-T", "fields", "-e", "frame.number")
 	if got := len(torture.FrameLines([]byte(out))); code == exitOK && got != len(c.Packets) {
 		t.Errorf("-T fields printed %d frames, want %d", got, len(c.Packets))
 	}
@@ -1179,7 +1171,7 @@ func TestDamagedRecordNamed(t *testing.T) {
 		if err := os.WriteFile(path, tc.data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		code, out, stderr := runView(t, []string{"-r", path, "-T", "fields", "-e", "frame.number"})
+		code, out, stderr := runCmd(t, "-r", path, "-T", "fields", "-e", "frame.number")
 		if code > exitUsage {
 			t.Errorf("%s: exit %d", tc.name, code)
 		}
@@ -1191,7 +1183,7 @@ func TestDamagedRecordNamed(t *testing.T) {
 		}
 		// The report: on stderr, or as the damaged frame's finding in the
 		// JSON output (its message, with the file in "source").
-		_, jout, _ := runView(t, []string{"-r", path, "-T", "json"})
+		_, jout, _ := runCmd(t, "-r", path, "-T", "json")
 		msg := stderr
 		if o := jsonFrames(t, jout)[10]; o != nil {
 			fs, _ := o["findings"].([]any)
@@ -1248,7 +1240,7 @@ func TestLimits(t *testing.T) {
 			t.Errorf("%s: %v", tc.limit, err)
 			continue
 		}
-		code, out, stderr := runView(t, []string{"-r", tc.file, "-T", "json", tc.option, tc.value})
+		code, out, stderr := runCmd(t, "-r", tc.file, "-T", "json", tc.option, tc.value)
 		if code != exitOK {
 			t.Errorf("%s: %s %s: exit %d: %s", tc.limit, tc.option, tc.value, code, trim(stderr))
 			continue
@@ -1259,13 +1251,13 @@ func TestLimits(t *testing.T) {
 		if n := findingCodes(out)[tc.code]; n == 0 {
 			t.Errorf("%s: %s %s on %s: no %s finding (findings %v)", tc.limit, tc.option, tc.value, filepath.Base(tc.file), tc.code, findingCodes(out))
 		}
-		_, out, _ = runView(t, []string{"-r", tc.file, "-T", "json"})
+		_, out, _ = runCmd(t, "-r", tc.file, "-T", "json")
 		if n := findingCodes(out)[tc.code]; n != 0 {
 			t.Errorf("%s: %d %s findings with the default limit on %s", tc.limit, n, tc.code, filepath.Base(tc.file))
 		}
 		// Zero or negative is refused, naming the option.
 		for _, bad := range []string{"0", "-5", "many"} {
-			code, _, stderr := runView(t, []string{"-r", tc.file, tc.option, bad})
+			code, _, stderr := runCmd(t, "-r", tc.file, tc.option, bad)
 			if code != exitUsage || !strings.Contains(stderr, tc.option) {
 				t.Errorf("%s %s: exit %d, stderr %q; want 2 naming the option", tc.option, bad, code, trim(stderr))
 			}
@@ -1304,14 +1296,14 @@ func TestLimitPrivateDataDefault(t *testing.T) {
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, out, stderr := runView(t, []string{"-r", path, "-T", "json"})
+	code, out, stderr := runCmd(t, "-r", path, "-T", "json")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, trim(stderr))
 	}
 	if findingCodes(out)["mpa.pd-length-over-512"] == 0 {
 		t.Errorf("PD_Length 600 with the default limit: no mpa.pd-length-over-512 (findings %v)", findingCodes(out))
 	}
-	_, out, _ = runView(t, []string{"-r", path, "-T", "json", "--max-private-data", "1024"})
+	_, out, _ = runCmd(t, "-r", path, "-T", "json", "--max-private-data", "1024")
 	if n := findingCodes(out)["mpa.pd-length-over-512"]; n != 0 {
 		t.Errorf("--max-private-data 1024: %d mpa.pd-length-over-512 findings", n)
 	}
@@ -1331,7 +1323,7 @@ func TestLimitConnections(t *testing.T) {
 		t.Skip("conns --max-connections not built yet")
 	}
 	file := testcap.Synthetic("synth-conn-rocev2-many.pcap")
-	code, out, stderr := runView(t, []string{"conns", "--json", "--max-connections", "2", file})
+	code, out, stderr := runCmd(t, "conns", "--json", "--max-connections", "2", file)
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, trim(stderr))
 	}
@@ -1371,11 +1363,11 @@ func TestLimitConnections(t *testing.T) {
 			}
 		}
 	}
-	_, out, _ = runView(t, []string{"conns", "--json", file})
+	_, out, _ = runCmd(t, "conns", "--json", file)
 	if n := findingCodes(out)["conn.table-full"]; n != 0 {
 		t.Errorf("%d conn.table-full findings with the default limit", n)
 	}
-	code, _, stderr = runView(t, []string{"conns", "--max-connections", "0", file})
+	code, _, stderr = runCmd(t, "conns", "--max-connections", "0", file)
 	if code != exitUsage || !strings.Contains(stderr, "max-connections") {
 		t.Errorf("--max-connections 0: exit %d, %q", code, trim(stderr))
 	}

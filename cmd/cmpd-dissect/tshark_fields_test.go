@@ -38,7 +38,7 @@ func TestTransportFieldsMatchTshark(t *testing.T) {
 			ours = append(ours, "-e", f[0])
 			theirs = append(theirs, "-e", f[1])
 		}
-		code, got, stderr := runPkt(t, nil, ours...)
+		code, got, stderr := runCmd(t, ours...)
 		if code != 0 {
 			t.Fatalf("%s: exit %d: %s", tc.file, code, stderr)
 		}

@@ -66,7 +66,7 @@ func TestDisplayFiltersSelectAsTshark(t *testing.T) {
 	}
 	for file, filters := range runs {
 		for _, y := range filters {
-			code, got, stderr := runPkt(t, nil, "-r", file, "-Y", y, "-T", "fields", "-e", "frame.number")
+			code, got, stderr := runCmd(t, "-r", file, "-Y", y, "-T", "fields", "-e", "frame.number")
 			if code != 0 {
 				t.Errorf("%s -Y %q: exit %d: %s", file, y, code, stderr)
 				continue
@@ -81,7 +81,7 @@ func TestDisplayFiltersSelectAsTshark(t *testing.T) {
 			// tshark 4.x wants commas between set elements, 3.x spaces:
 			// both are ours.
 			if spaced := strings.ReplaceAll(y, ", ", " "); spaced != y {
-				if _, got2, _ := runPkt(t, nil, "-r", file, "-Y", spaced, "-T", "fields", "-e", "frame.number"); got2 != got {
+				if _, got2, _ := runCmd(t, "-r", file, "-Y", spaced, "-T", "fields", "-e", "frame.number"); got2 != got {
 					t.Errorf("%s -Y %q: frames %s, with commas %s", filepath.Base(file), spaced, oneLine(got2), oneLine(got))
 				}
 			}
@@ -119,7 +119,7 @@ func TestEitherSideFieldsPrintAsTshark(t *testing.T) {
 			args = append(args, "-e", n)
 			targs = append(targs, "-e", n)
 		}
-		code, got, stderr := runPkt(t, nil, args...)
+		code, got, stderr := runCmd(t, args...)
 		if code != 0 {
 			t.Fatalf("%s: exit %d: %s", file, code, stderr)
 		}
@@ -211,7 +211,7 @@ func TestBadOptionsExitWithPosition(t *testing.T) {
 		{[]string{"-f", "udp prot 4791"}, `"prot" is not a qualifier of "udp" (want src, dst, host, net or port) at column 5`, "      ^"},
 		{[]string{"-f", "udp port 4791"}, "only read filters, not capture filters, can be specified when reading a capture file", ""},
 	} {
-		code, out, stderr := runPkt(t, nil, append([]string{"-r", testcap.RXE}, tc.args...)...)
+		code, out, stderr := runCmd(t, append([]string{"-r", testcap.RXE}, tc.args...)...)
 		if code != 2 || out != "" {
 			t.Errorf("%v: exit %d, stdout %q", tc.args, code, out)
 		}
@@ -224,7 +224,7 @@ func TestBadOptionsExitWithPosition(t *testing.T) {
 		}
 	}
 	// Quoting as tshark: values quoted, empty columns left empty.
-	code, out, _ := runPkt(t, nil, "-r", testcap.RXE, "-c", "1", "-T", "fields", "-e", "frame.number", "-e", "ip.addr", "-e", "tcp.port",
+	code, out, _ := runCmd(t, "-r", testcap.RXE, "-c", "1", "-T", "fields", "-e", "frame.number", "-e", "ip.addr", "-e", "tcp.port",
 		"-E", "quote=s", "-E", "separator=/s", "-E", "header=y", "-E", "bom=y")
 	if want := "\ufeffframe.number ip.addr tcp.port\n'1' '192.0.2.2,192.0.2.1' \n"; code != 0 || out != want {
 		t.Errorf("quote=s: exit %d, %q, want %q", code, out, want)
@@ -239,7 +239,7 @@ func TestHexDumpAndTimeFormatsAsTshark(t *testing.T) {
 	file := testcap.Real("live-rxe4-nfs3.pcap")
 	// The first 15 frames: none has a reassembled data source, which
 	// tshark would dump too (docs/tshark.md).
-	code, got, stderr := runPkt(t, nil, "-r", file, "--all", "-c", "15", "-x")
+	code, got, stderr := runCmd(t, "-r", file, "--all", "-c", "15", "-x")
 	if code != 0 {
 		t.Fatalf("-x: exit %d: %s", code, stderr)
 	}
@@ -250,14 +250,14 @@ func TestHexDumpAndTimeFormatsAsTshark(t *testing.T) {
 	if got != string(want) {
 		t.Errorf("-x differs from tshark's:\n%s\ntshark:\n%s", got[:min(len(got), 400)], want[:min(len(want), 400)])
 	}
-	_, withSummary, _ := runPkt(t, nil, "-r", file, "-c", "1", "-x", "-P")
-	_, summary, _ := runPkt(t, nil, "-r", file, "-c", "1")
+	_, withSummary, _ := runCmd(t, "-r", file, "-c", "1", "-x", "-P")
+	_, summary, _ := runCmd(t, "-r", file, "-c", "1")
 	first := strings.SplitAfter(got, "\n\n")[0]
 	if withSummary != summary+"\n"+first {
 		t.Errorf("-x -P: %q, want the summary line, a blank line and the dump", withSummary)
 	}
-	_, withTree, _ := runPkt(t, nil, "-r", file, "-c", "1", "-x", "-V")
-	_, tree, _ := runPkt(t, nil, "-r", file, "-c", "1", "-V")
+	_, withTree, _ := runCmd(t, "-r", file, "-c", "1", "-x", "-V")
+	_, tree, _ := runCmd(t, "-r", file, "-c", "1", "-V")
 	if withTree != tree+first {
 		t.Errorf("-x -V: %q, want the tree then the dump", withTree)
 	}
@@ -266,7 +266,7 @@ func TestHexDumpAndTimeFormatsAsTshark(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, ours, _ := runPkt(t, nil, "-r", file, "--all", "-t", tf)
+		_, ours, _ := runCmd(t, "-r", file, "--all", "-t", tf)
 		var cols []string
 		for _, line := range strings.Split(strings.TrimRight(ours, "\n"), "\n") {
 			// frame number, then the time column (the dates hold a space)
@@ -287,7 +287,7 @@ func TestHexDumpAndTimeFormatsAsTshark(t *testing.T) {
 // (tshark's names too) and only their titles for the others; bad -O and
 // -t values are usage errors naming them.
 func TestExpandAndBadTimeFormat(t *testing.T) {
-	code, out, stderr := runPkt(t, nil, "-r", testcap.RXE, "-c", "1", "-O", "bth,ip")
+	code, out, stderr := runCmd(t, "-r", testcap.RXE, "-c", "1", "-O", "bth,ip")
 	if code != 0 {
 		t.Fatalf("-O: exit %d: %s", code, stderr)
 	}
@@ -307,7 +307,7 @@ func TestExpandAndBadTimeFormat(t *testing.T) {
 		{[]string{"-t", "x"}, `-t x: "x" is not a time format (a, ad, adoy, d, dd, e, r, u, ud, udoy)`},
 		{[]string{"-x", "-T", "json"}, "-x goes with the summary and -V, not -T json"},
 	} {
-		code, _, stderr := runPkt(t, nil, append([]string{"-r", testcap.RXE}, tc.args...)...)
+		code, _, stderr := runCmd(t, append([]string{"-r", testcap.RXE}, tc.args...)...)
 		if code != 2 || !strings.Contains(stderr, tc.want) {
 			t.Errorf("%v: exit %d, %q, want 2 and %q", tc.args, code, stderr, tc.want)
 		}
@@ -342,7 +342,7 @@ func TestLiveReportAndPrivileges(t *testing.T) {
 			t.Errorf("CaptureReport(%d, %d) = %q, want %q", tc.captured, tc.dropped, got, tc.want)
 		}
 	}
-	code, _, stderr := runPkt(t, nil, "-i", "lo", "-Z", "no-such-user-here")
+	code, _, stderr := runCmd(t, "-i", "lo", "-Z", "no-such-user-here")
 	if code != 2 || !strings.Contains(stderr, "-Z no-such-user-here: no such user") {
 		t.Errorf("-Z unknown: exit %d, %q", code, stderr)
 	}

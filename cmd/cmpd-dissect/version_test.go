@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"runtime"
 	"strings"
@@ -9,29 +8,29 @@ import (
 )
 
 func TestVersionFlagAndCommand(t *testing.T) {
-	var flag, cmd, stderr bytes.Buffer
-	if code := run([]string{"--version"}, strings.NewReader(""), &flag, &stderr); code != 0 {
-		t.Fatalf("--version: exit %d: %s", code, stderr.String())
+	code, flag, stderr := runCmd(t, "--version")
+	if code != 0 {
+		t.Fatalf("--version: exit %d: %s", code, stderr)
 	}
-	if code := run([]string{"version"}, strings.NewReader(""), &cmd, &stderr); code != 0 {
-		t.Fatalf("version: exit %d: %s", code, stderr.String())
+	code, out, stderr := runCmd(t, "version")
+	if code != 0 {
+		t.Fatalf("version: exit %d: %s", code, stderr)
 	}
-	if flag.String() != cmd.String() {
-		t.Errorf("--version and version differ:\n%s\n%s", flag.String(), cmd.String())
+	if flag != out {
+		t.Errorf("--version and version differ:\n%s\n%s", flag, out)
 	}
-	out := cmd.String()
 	for _, want := range []string{"cmpd-dissect ", "\ncommit:   ", "\ngo:       " + runtime.Version(), "\nplatform: " + runtime.GOOS + "/" + runtime.GOARCH} {
 		if !strings.Contains(out, want) {
 			t.Errorf("version output lacks %q:\n%s", want, out)
 		}
 	}
-	var js bytes.Buffer
-	if code := run([]string{"version", "--json"}, strings.NewReader(""), &js, &stderr); code != 0 {
-		t.Fatalf("version --json: exit %d: %s", code, stderr.String())
+	code, js, stderr := runCmd(t, "version", "--json")
+	if code != 0 {
+		t.Fatalf("version --json: exit %d: %s", code, stderr)
 	}
 	var b buildInfo
-	if err := json.Unmarshal(js.Bytes(), &b); err != nil {
-		t.Fatalf("version --json: %v: %s", err, js.String())
+	if err := json.Unmarshal([]byte(js), &b); err != nil {
+		t.Fatalf("version --json: %v: %s", err, js)
 	}
 	if b.Go != runtime.Version() || b.Version == "" || b.Commit == "" {
 		t.Errorf("version --json: %+v", b)
