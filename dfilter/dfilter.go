@@ -483,33 +483,27 @@ func (p *parser) next() {
 // --- parser ---
 
 func (p *parser) parseOr() (node, error) {
-	a, err := p.parseAnd()
-	if err != nil {
-		return nil, err
-	}
-	for p.tok.kind == tkOr {
-		p.next()
-		b, err := p.parseAnd()
-		if err != nil {
-			return nil, err
-		}
-		a = orNode{a, b}
-	}
-	return a, nil
+	return p.parseChain(tkOr, p.parseAnd, func(a, b node) node { return orNode{a, b} })
 }
 
 func (p *parser) parseAnd() (node, error) {
-	a, err := p.parseNot()
+	return p.parseChain(tkAnd, p.parseNot, func(a, b node) node { return andNode{a, b} })
+}
+
+// parseChain parses operands joined by the operator op, grouped from the
+// left: a op b op c is join(join(a, b), c).
+func (p *parser) parseChain(op tokKind, operand func() (node, error), join func(a, b node) node) (node, error) {
+	a, err := operand()
 	if err != nil {
 		return nil, err
 	}
-	for p.tok.kind == tkAnd {
+	for p.tok.kind == op {
 		p.next()
-		b, err := p.parseNot()
+		b, err := operand()
 		if err != nil {
 			return nil, err
 		}
-		a = andNode{a, b}
+		a = join(a, b)
 	}
 	return a, nil
 }
