@@ -365,6 +365,19 @@ func isWordByte(c byte) bool {
 		c == '_' || c == '.' || c == ':' || c == '-' || c == '/'
 }
 
+// symbols are the punctuation tokens, a longer one before any it begins
+// with ("===" before "==", "<=" before "<").
+var symbols = []struct {
+	text string
+	kind tokKind
+}{
+	{"===", tkOp}, {"!==", tkOp},
+	{"..", tkRange}, {"~=", tkOp}, {"&&", tkAnd}, {"||", tkOr},
+	{"==", tkOp}, {"!=", tkOp}, {"<=", tkOp}, {">=", tkOp},
+	{"(", tkLParen}, {")", tkRParen}, {"{", tkLBrace}, {"}", tkRBrace}, {",", tkComma},
+	{"<", tkOp}, {">", tkOp}, {"!", tkNot},
+}
+
 func (p *parser) next() {
 	s := p.src
 	for p.pos < len(s) && (s[p.pos] == ' ' || s[p.pos] == '\t' || s[p.pos] == '\n' || s[p.pos] == '\r') {
@@ -375,51 +388,15 @@ func (p *parser) next() {
 		p.tok = token{kind: tkEOF, pos: start}
 		return
 	}
-	c := s[p.pos]
-	two := ""
-	if p.pos+1 < len(s) {
-		two = s[p.pos : p.pos+2]
+	for _, sym := range symbols {
+		if strings.HasPrefix(s[p.pos:], sym.text) {
+			p.pos += len(sym.text)
+			p.tok = token{sym.kind, sym.text, start}
+			return
+		}
 	}
+	c := s[p.pos]
 	switch {
-	case c == '(':
-		p.pos++
-		p.tok = token{tkLParen, "(", start}
-	case c == ')':
-		p.pos++
-		p.tok = token{tkRParen, ")", start}
-	case c == '{':
-		p.pos++
-		p.tok = token{tkLBrace, "{", start}
-	case c == '}':
-		p.pos++
-		p.tok = token{tkRBrace, "}", start}
-	case c == ',':
-		p.pos++
-		p.tok = token{tkComma, ",", start}
-	case two == "..":
-		p.pos += 2
-		p.tok = token{tkRange, "..", start}
-	case p.pos+2 < len(s) && (s[p.pos:p.pos+3] == "===" || s[p.pos:p.pos+3] == "!=="):
-		p.pos += 3
-		p.tok = token{tkOp, s[start:p.pos], start}
-	case two == "~=":
-		p.pos += 2
-		p.tok = token{tkOp, two, start}
-	case two == "&&":
-		p.pos += 2
-		p.tok = token{tkAnd, two, start}
-	case two == "||":
-		p.pos += 2
-		p.tok = token{tkOr, two, start}
-	case two == "==" || two == "!=" || two == "<=" || two == ">=":
-		p.pos += 2
-		p.tok = token{tkOp, two, start}
-	case c == '<' || c == '>':
-		p.pos++
-		p.tok = token{tkOp, s[start:p.pos], start}
-	case c == '!':
-		p.pos++
-		p.tok = token{tkNot, "!", start}
 	case c == '"':
 		var b strings.Builder
 		p.pos++
