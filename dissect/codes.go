@@ -26,6 +26,8 @@ const (
 
 	CodeChunkOutside = "rpcrdma.chunk-write-outside"
 	CodeChunkLimit   = "rpcrdma.chunk-limit"
+
+	CodeULPShort = "send.ulp-short"
 )
 
 // Sections of the reassembly findings; the limits are this program's, not
@@ -88,4 +90,7 @@ var Catalog = finding.Catalog{
 	{Code: CodeIWARPIncomplete, Severity: finding.SeverityWarning, Section: sectionIWARP,
 		Summary: "The stream ended inside an MPA frame or FPDU, or with a Send still missing pieces.",
 		Remedy:  "At the end of a capture it is expected; otherwise check the capture's drop count."},
+	{Code: CodeULPShort, Severity: finding.SeverityWarning,
+		Summary: "A Send on a connection whose setup named SMB Direct, NVMe-oF, iSER or IPoIB-CM is shorter than that protocol's header; it is shown as a Send payload.",
+		Remedy:  "If the service's port is used by another protocol here, the label is wrong; otherwise the sender broke its protocol."},
 }

@@ -44,7 +44,7 @@ type Dissector struct {
 	// The reassemblers and the decoder of the Sends they complete.
 	iwarp *IWARP
 	rc    *RCSends
-	rpc   *rpcSends
+	sends *ulpSends
 
 	// layerTab caches each layer type's entry by its layerSlots number
 	// (entry); finders are the layers the current chain added that report
@@ -70,9 +70,9 @@ func New(opts Options) *Dissector {
 	d.rec.Findings = make([]finding.Finding, 0, 8)
 	d.finders = make([]finder, 0, 24)
 	d.layerTab = make([]layerEntry, len(layerSlots)+1)
-	d.rpc = newRPCSends(opts)
-	d.rc = newRCSends(opts, d.rpc)
-	d.iwarp = newIWARP(opts, d.rpc)
+	d.sends = newULPSends(opts)
+	d.rc = newRCSends(opts, d.sends)
+	d.iwarp = newIWARP(opts, d.sends)
 	for k := range d.hdrEnts {
 		// Each header its own entry: the stacked VLAN tags are layers of
 		// one layer type.
@@ -453,6 +453,9 @@ func (d *Dissector) decodeChain(first gopacket.LayerType, data []byte, base int)
 	if last == nil || err != nil {
 		return
 	}
+	if cm, ok := last.(*ibcm.CM); ok {
+		d.sends.services.learnCM(r, cm)
+	}
 	switch l := last.(type) {
 	case *TCP:
 		var netFlow gopacket.Flow
@@ -466,8 +469,8 @@ func (d *Dissector) decodeChain(first gopacket.LayerType, data []byte, base int)
 		if bth != nil && bth.OpCode.IsSend() {
 			// The Send payload is what follows the last extension header.
 			d.sendOn(r, bth, d.ib.IETH.RKey, last.LayerPayload())
-		} else if bth != nil && d.rpc.chunks.waiting() {
-			d.rpc.chunks.ibPacket(r, bth, &d.ib.RETH, last.LayerPayload())
+		} else if bth != nil && d.sends.rpc.chunks.waiting() {
+			d.sends.rpc.chunks.ibPacket(r, bth, &d.ib.RETH, last.LayerPayload())
 		}
 	}
 }

@@ -15,7 +15,9 @@ import (
 	"github.com/gopacket/gopacket/reassembly"
 
 	"github.com/cmpd-dissect/cmpd-dissect/finding"
+	"github.com/cmpd-dissect/cmpd-dissect/layers/ibcm"
 	"github.com/cmpd-dissect/cmpd-dissect/layers/mpa"
+	"github.com/cmpd-dissect/cmpd-dissect/layers/ulp"
 )
 
 type halfState uint8
@@ -40,6 +42,10 @@ type iwarpStream struct {
 	reqSeen, repSeen   bool
 	reqFlags, repFlags uint8
 	initiator          int // half index that sent the request
+	// svc is the ULP the passive side's port names, once an MPA frame
+	// was seen (svcKnown).
+	svc      service
+	svcKnown bool
 }
 
 // iwarpHalf is one direction of a stream.
@@ -388,11 +394,12 @@ func (h *iwarpHalf) frame(b []byte, p int, final bool) (int, bool) {
 	f.PDLimit = w.cfg.MaxPrivateData
 	// The ULP is known by the passive side's port: the request's
 	// destination, the reply's source.
+	port := h.srcPort
 	if f.Kind == mpa.FrameRequest {
-		f.Identify(h.dstPort)
-	} else {
-		f.Identify(h.srcPort)
+		port = h.dstPort
 	}
+	f.Identify(port)
+	s.svc, s.svcKnown = service{kind: ulp.ByPort(port), name: ibcm.ServiceIDFor(ibcm.PortSpaceTCP, port).ULP()}, true
 	w.stats.Frames++
 	w.add(f, h.placeOf(h.pos+p, n))
 	if f.Kind == mpa.FrameRequest {
@@ -506,7 +513,7 @@ func (h *iwarpHalf) decodeFPDU(wire []byte, p int, opts mpa.FPDUOptions) {
 	}
 	w.add(r, segOff)
 	if d.Tagged && r.Opcode == mpa.OpWrite {
-		if p, ok := w.sends.(*rpcSends); ok {
+		if p := rpcOf(w.sends); p != nil {
 			p.chunks.tagged(w.rec, d.STag, d.TO, r.Payload)
 		}
 	}
@@ -522,8 +529,8 @@ func (h *iwarpHalf) send(r *mpa.RDMAP, firstFrame int) {
 	w := h.s.w
 	last := w.rec.Frame
 	if r.MO == 0 && r.Last {
-		w.deliver(r.Payload, SendInfo{Transport: "iwarp", FirstFrame: firstFrame, LastFrame: last,
-			Invalidate: r.Opcode.Invalidates(), InvalidateSTag: r.InvalidateSTag, Length: len(r.Payload)})
+		h.deliver(SendInfo{Transport: "iwarp", FirstFrame: firstFrame, LastFrame: last,
+			Invalidate: r.Opcode.Invalidates(), InvalidateSTag: r.InvalidateSTag, Length: len(r.Payload)}, r.Payload)
 		return
 	}
 	end := int(r.MO) + len(r.Payload)
@@ -578,12 +585,16 @@ func (h *iwarpHalf) send(r *mpa.RDMAP, firstFrame int) {
 	}
 	if ps.total >= 0 && ps.got >= ps.total {
 		delete(h.sends, r.MSN)
-		w.deliver(ps.buf[:ps.total], SendInfo{Transport: "iwarp", FirstFrame: ps.firstFrame, LastFrame: ps.lastFrame,
-			Invalidate: ps.invalidate, InvalidateSTag: ps.stag, Length: ps.total})
+		h.deliver(SendInfo{Transport: "iwarp", FirstFrame: ps.firstFrame, LastFrame: ps.lastFrame,
+			Invalidate: ps.invalidate, InvalidateSTag: ps.stag, Length: ps.total}, ps.buf[:ps.total])
 	}
 }
 
-func (w *IWARP) deliver(payload []byte, info SendInfo) {
+// deliver hands a complete Send to the ULP decoder, with the service the
+// stream's MPA frames named.
+func (h *iwarpHalf) deliver(info SendInfo, payload []byte) {
+	w := h.s.w
+	info.service, info.serviceKnown = h.s.svc, h.s.svcKnown
 	w.stats.Sends++
 	w.sends.decodeSend(w.rec, payload, info)
 }

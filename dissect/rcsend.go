@@ -76,11 +76,12 @@ func flowAddrs(rec *Record, lids *[4]byte) (typ gopacket.EndpointType, src, dst 
 func (d *Dissector) sendOn(r *Record, bth *ibcm.BTH, invRKey uint32, payload []byte) {
 	switch bth.OpCode {
 	case ibcm.OpRCSendOnly, ibcm.OpRCSendOnlyImm, ibcm.OpRCSendOnlyInv:
-		info := SendInfo{Transport: "ib", FirstFrame: r.Frame, LastFrame: r.Frame, Length: len(payload)}
+		info := SendInfo{Transport: "ib", FirstFrame: r.Frame, LastFrame: r.Frame, Length: len(payload),
+			qp: QPKeyOf(r, bth.DestQP), hasQP: true}
 		if bth.OpCode == ibcm.OpRCSendOnlyInv {
 			info.Invalidate, info.InvalidateSTag = true, invRKey
 		}
-		d.rpc.decodeSend(r, payload, info)
+		d.sends.decodeSend(r, payload, info)
 	default:
 		var inv uint32
 		if bth.OpCode == ibcm.OpRCSendLastInv {
@@ -306,7 +307,7 @@ func (s *RCSends) Packet(rec *Record, key QPKey, op ibcm.Opcode, psn, invRKey ui
 		q.hasDone, q.doneFirst, q.doneLast = true, psn, psn
 		s.stats.Sends++
 		s.sends.decodeSend(rec, payload, SendInfo{Transport: "ib", FirstFrame: rec.Frame, LastFrame: rec.Frame,
-			Invalidate: op == ibcm.OpRCSendOnlyInv, InvalidateSTag: invRKey, Length: len(payload)})
+			Invalidate: op == ibcm.OpRCSendOnlyInv, InvalidateSTag: invRKey, Length: len(payload), qp: key, hasQP: true})
 		return
 	case ibcm.OpRCSendFirst:
 		s.stats.Packets++
@@ -375,7 +376,7 @@ func (s *RCSends) Packet(rec *Record, key QPKey, op ibcm.Opcode, psn, invRKey ui
 	s.stats.Sends++
 	s.buffered -= len(q.buf)
 	s.sends.decodeSend(rec, q.buf, SendInfo{Transport: "ib", FirstFrame: q.firstFrame, LastFrame: rec.Frame,
-		Invalidate: op == ibcm.OpRCSendLastInv, InvalidateSTag: invRKey, Length: len(q.buf)})
+		Invalidate: op == ibcm.OpRCSendLastInv, InvalidateSTag: invRKey, Length: len(q.buf), qp: key, hasQP: true})
 	s.release(q)
 }
 

@@ -40,6 +40,14 @@ type SendInfo struct {
 	// Length is the Send's payload length in octets (the size the receiver's
 	// Receive buffer must hold).
 	Length int
+
+	// The connection, for picking the ULP decoder (ulpSends): an IB QP
+	// (qp, hasQP), or what an iWARP stream's MPA request said (service,
+	// serviceKnown).
+	qp           QPKey
+	hasQP        bool
+	service      service
+	serviceKnown bool
 }
 
 // sendDecoder decodes complete Send payloads into layers appended to rec.

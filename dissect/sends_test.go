@@ -132,7 +132,8 @@ func TestRCSendsInOrderAndRetransmissions(t *testing.T) {
 	if !bytes.Equal(g.payload, msg) {
 		t.Errorf("reassembled %d octets differ from the %d sent", len(g.payload), len(msg))
 	}
-	want := SendInfo{Transport: "ib", FirstFrame: 4, LastFrame: 6, Invalidate: true, InvalidateSTag: 0xabc, Length: len(msg)}
+	want := SendInfo{Transport: "ib", FirstFrame: 4, LastFrame: 6, Invalidate: true, InvalidateSTag: 0xabc, Length: len(msg),
+		qp: QPKey{DestQP: 0x11}, hasQP: true}
 	if g.info != want {
 		t.Errorf("info %+v, want %+v", g.info, want)
 	}

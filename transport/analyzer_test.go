@@ -81,9 +81,9 @@ func TestSynthetic(t *testing.T) {
 			"10 transport.capture-loss info",
 			"12 transport.cnp info",
 		}, nil},
-		// A SEND_MIDDLE sent twice.
-		{"synth-rpcrdma-split-send.pcap", []string{"4 transport.retransmission warning"}, map[int][]string{
-			4: {"first sent in frame 3 1.000 ms earlier"},
+		// A SEND_MIDDLE sent twice (after the CM exchange's 3 frames).
+		{"synth-rpcrdma-split-send.pcap", []string{"7 transport.retransmission warning"}, map[int][]string{
+			7: {"first sent in frame 6 1.000 ms earlier"},
 		}},
 		// RC traffic that follows the CM's Starting PSNs: nothing.
 		{"synth-conn-rocev2-traffic.pcap", nil, nil},

@@ -1,7 +1,8 @@
 package main
 
 // Synthetic RPC-over-RDMA captures (RoCEv2/IPv4, built with layers/ibcm's
-// and layers/rpcrdma's SerializeTo): version 1 errors and deprecated
+// and layers/rpcrdma's SerializeTo), each after the CM exchange that names
+// the NFS/RDMA service: version 1 errors and deprecated
 // procedures, version 2 with RDMA_OPTIONAL and its errors, long chunk
 // lists, Sends split over several packets (with a retransmission), an
 // unknown version, and broken headers.
@@ -51,7 +52,13 @@ func rpcrdmaWrite(build func() ([]rdmaSend, error)) func(string) error {
 		if err != nil {
 			return nil, err
 		}
-		var out []ibcmtest.Packet
+		// The CM exchange first: it names the NFS/RDMA service, which is
+		// what makes the Sends RPC-over-RDMA (broken ones included) for a
+		// dissector.
+		out, err := nfsSetup(sends)
+		if err != nil {
+			return nil, err
+		}
 		for _, s := range sends {
 			src, dst := &ibcmtest.Server, &ibcmtest.Client
 			if s.toServer {
@@ -70,6 +77,40 @@ func rpcrdmaWrite(build func() ([]rdmaSend, error)) func(string) error {
 		}
 		return out, nil
 	})
+}
+
+// nfsSetup is the REQ (to NFS/RDMA, port 20049), REP and RTU between the
+// synthetic client and server QPs, with the Starting PSNs of the first of
+// sends each way (as the generator of connection captures sets them).
+func nfsSetup(sends []rdmaSend) ([]ibcmtest.Packet, error) {
+	c, s := &ibcmtest.Client, &ibcmtest.Server
+	req, rep := ibcmtest.REQ(ibcmtest.RoCEv2IPv4), repCM(c, s, ibcmtest.ServerPrivateData)
+	var toServer, toClient bool
+	for _, m := range sends {
+		if m.toServer && !toServer {
+			rep.REP.StartingPSN, toServer = m.psn, true
+		} else if !m.toServer && !toClient {
+			req.REQ.StartingPSN, toClient = m.psn, true
+		}
+	}
+	msgs := []struct {
+		name     string
+		src, dst *ibcmtest.Endpoint
+		cm       *ibcm.CM
+	}{
+		{"REQ", c, s, req},
+		{"REP", s, c, rep},
+		{"RTU", c, s, idsCM(ibcm.AttrRTU, c.CommI, s.CommI)},
+	}
+	var out []ibcmtest.Packet
+	for i, m := range msgs {
+		f, err := ibcmtest.Frame(ibcmtest.RoCEv2IPv4, m.src, m.dst, ibcmtest.MAD(uint32(i+1), 0x2000+uint64(i), ibcm.MethodSend, m.cm)...)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ibcmtest.Packet{Name: m.name, Frame: f})
+	}
+	return out, nil
 }
 
 // serialize writes the layers, innermost last, into one buffer.
