@@ -401,7 +401,7 @@ func (c *Connection) Service() string {
 // by their own rules).
 func (c *Connection) RPCRDMA() bool {
 	cd, sd := c.ClientData, c.ServerData
-	if (cd != nil && cd.Kind.Other()) || (sd != nil && sd.Kind.Other()) {
+	if c.OtherULP() {
 		return false
 	}
 	if (cd != nil && cd.Read.Found) || (sd != nil && sd.Read.Found) {
@@ -411,6 +411,15 @@ func (c *Connection) RPCRDMA() bool {
 		return port == pvtdata.PortNFSRDMA || port == ibcm.PortNFS
 	}
 	return false
+}
+
+// OtherULP reports a connection known to carry another ULP than
+// RPC-over-RDMA: its service (an rdma_cm port other than NFS/RDMA's and
+// NFS's, IPoIB connected mode), or private data recognised as another
+// ULP's. RFC 8797 does not apply to it.
+func (c *Connection) OtherULP() bool {
+	cd, sd := c.ClientData, c.ServerData
+	return (cd != nil && cd.Kind.Other()) || (sd != nil && sd.Kind.Other()) || otherService(c)
 }
 
 // Replied reports that the server's answer (REP, REJ, MPA Reply or Reject)

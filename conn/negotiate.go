@@ -6,6 +6,7 @@ import (
 
 	"github.com/cmpd-dissect/cmpd-dissect/finding"
 	"github.com/cmpd-dissect/cmpd-dissect/layers/ibcm"
+	"github.com/cmpd-dissect/cmpd-dissect/layers/ulp"
 	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
 )
 
@@ -25,9 +26,10 @@ func (t *Tracker) readPrivateData(c *Connection, side, msg string, kind pvtdata.
 		base = frameOffset + pd.ULPOffset
 	}
 	for _, f := range d.AppendFindings(nil) {
-		if f.Code == pvtdata.CodeNotFound && kind == pvtdata.MsgReject {
-			// A rejection carries no negotiation: no RFC 8797 message in it
-			// is not worth a note.
+		if f.Code == pvtdata.CodeNotFound && (kind == pvtdata.MsgReject || otherService(c)) {
+			// A rejection carries no negotiation, and another ULP's
+			// service none of RFC 8797: no RFC 8797 message in it is not
+			// worth a note.
 			continue
 		}
 		f.Frame = frame
@@ -40,6 +42,20 @@ func (t *Tracker) readPrivateData(c *Connection, side, msg string, kind pvtdata.
 		t.finding(c, f)
 	}
 	return pd
+}
+
+// otherService reports a connection whose service is known and is not
+// RPC-over-RDMA: an rdma_cm port other than NFS/RDMA's and NFS's, or IPoIB
+// connected mode.
+func otherService(c *Connection) bool {
+	if !c.HasServiceID {
+		return false
+	}
+	if ibcm.ServiceID(c.ServiceID).IsIPoIBCM() {
+		return true
+	}
+	port, ok := ibcm.ULPPort(c.ServiceID)
+	return ok && ulp.ByPort(port) != ulp.KindRPCRDMA
 }
 
 // maxSharedBytes bounds the private data fields the tracker shares among

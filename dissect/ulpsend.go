@@ -80,8 +80,8 @@ func (t *serviceTable) learnCM(rec *Record, cm *ibcm.CM) {
 	case ibcm.AttrREQ:
 		sid := uint64(cm.REQ.ServiceID)
 		s := service{kind: ulp.KindOther, name: cm.REQ.ServiceID.ULP()}
-		if ulp.IsIPoIBCMService(sid) {
-			s = service{kind: ulp.KindIPoIBCM, name: ulp.KindIPoIBCM.String()}
+		if cm.REQ.ServiceID.IsIPoIBCM() {
+			s.kind = ulp.KindIPoIBCM
 		} else if port, ok := ibcm.ULPPort(sid); ok {
 			s.kind = ulp.ByPort(port)
 		}

@@ -158,7 +158,7 @@ func NewConnJSON(c *conn.Connection) ConnJSON {
 	if c.State == conn.StateRejected {
 		j.RejectReason = &RejectJSON{Code: c.RejectReason, Name: c.RejectReasonName}
 	}
-	if c.Replied() && c.State != conn.StateRejected && c.Kind != conn.KindSIDR {
+	if negotiates(c) {
 		n := c.Negotiated
 		j.Negotiated = &n
 	}
@@ -228,6 +228,13 @@ func connBit(b bool) int {
 	return 0
 }
 
+// negotiates reports a connection whose RFC 8797 result is shown: one not
+// known to carry another ULP (those show only their private data) whose
+// server answered and accepted.
+func negotiates(c *conn.Connection) bool {
+	return c.Replied() && c.State != conn.StateRejected && c.Kind != conn.KindSIDR && !c.OtherULP()
+}
+
 // NegotiatedSummary renders "4096/4096 RI=no" (client→server / server→client
 // inline thresholds, remote invalidation), "-" before the reply.
 func NegotiatedSummary(c *conn.Connection) string {
@@ -235,7 +242,7 @@ func NegotiatedSummary(c *conn.Connection) string {
 }
 
 func appendNegotiatedSummary(b []byte, c *conn.Connection) []byte {
-	if !c.Replied() || c.State == conn.StateRejected || c.Kind == conn.KindSIDR {
+	if !negotiates(c) {
 		return append(b, '-')
 	}
 	n := c.Negotiated
@@ -534,7 +541,7 @@ func writeLadder(w *bufio.Writer, c *conn.Connection) {
 	for ; next < len(fs); next++ {
 		more.write(w, "  ", fs[next])
 	}
-	if c.Replied() && c.State != conn.StateRejected && c.Kind != conn.KindSIDR {
+	if negotiates(c) {
 		n := c.Negotiated
 		fmt.Fprintf(w, "  negotiated: client → server inline %d, server → client inline %d, remote invalidation %s\n",
 			n.ClientToServerInline, n.ServerToClientInline, connYesNo(n.RemoteInvalidation))

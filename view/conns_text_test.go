@@ -82,7 +82,7 @@ func refConnCells(c *conn.Connection) []string {
 		return s
 	}
 	negotiated := "-"
-	if c.Replied() && c.State != conn.StateRejected && c.Kind != conn.KindSIDR {
+	if c.Replied() && c.State != conn.StateRejected && c.Kind != conn.KindSIDR && !c.OtherULP() {
 		n := c.Negotiated
 		ri := map[bool]string{false: "no", true: "yes"}[n.RemoteInvalidation]
 		negotiated = fmt.Sprintf("%d/%d RI=%s", n.ClientToServerInline, n.ServerToClientInline, ri)

@@ -1073,8 +1073,10 @@ func TestDamagedPacketRunGoesOn(t *testing.T) {
 	for x := lst.Start; x+4 <= lst.End; x += 4 {
 		binary.BigEndian.PutUint32(c.Packets[7].Data[x:], 1)
 	}
-	// Frame 1: the CM REQ's MAD cut in the middle of the CM payload.
-	c.Packets[0].Data = c.Packets[0].Data[:150]
+	// Frame 3: the CM RTU's MAD cut inside the MAD header (the
+	// REQ stays whole: it names the NFS/RDMA service that makes frame 8
+	// RPC-over-RDMA).
+	c.Packets[2].Data = c.Packets[2].Data[:70]
 	data, _ := c.Encode(torture.FormatPcap)
 	path := filepath.Join(t.TempDir(), "damaged-packets.pcap")
 	if err := os.WriteFile(path, data, 0o644); err != nil {
@@ -1098,7 +1100,7 @@ func TestDamagedPacketRunGoesOn(t *testing.T) {
 	for _, w := range []want{
 		{4, "bth", 42, 48},
 		{8, "rpcrdma", lst.Start, lst.End},
-		{1, "", 62, 150},
+		{3, "", 62, 70},
 	} {
 		o := frames[w.frame]
 		if o == nil {

@@ -73,7 +73,7 @@ func ulpTraffic(g *connCapture) error {
 				gopacket.Payload(append([]byte{0x01}, make([]byte, 47)...)))},
 			{false, ser(&ulp.ISER{Opcode: ulp.ISEROpControl}, gopacket.Payload(append([]byte{0x21}, make([]byte, 47)...)))},
 		}},
-		{sid: ibcm.ServiceID(ulp.IPoIBCMServiceID | 0x48), sends: []send{
+		{sid: ibcm.ServiceID(ibcm.IPoIBCMServiceID | 0x48), sends: []send{
 			{true, ser(&ulp.IPoIB{Type: 0x0800}, &layers.IPv4{Version: 4, IHL: 5, TTL: 64, Protocol: layers.IPProtocolUDP,
 				SrcIP: net.IPv4(10, 0, 0, 2).To4(), DstIP: net.IPv4(10, 0, 0, 1).To4(), Length: 28},
 				&layers.UDP{SrcPort: 5000, DstPort: 5001, Length: 8})},
@@ -87,7 +87,7 @@ func ulpTraffic(g *connCapture) error {
 		c, s := endpoint(ibcmtest.Client, n+1), endpoint(ibcmtest.Server, n+1)
 		req, rep := reqCM(c, s, k.cliPD), repCM(c, s, k.srvPD)
 		req.REQ.ServiceID = k.sid
-		if ulp.IsIPoIBCMService(uint64(k.sid)) {
+		if k.sid.IsIPoIBCM() {
 			req.PrivateData = nil // IPoIB-CM: no rdma_cm IP CM header
 		}
 		if err := g.mad("REQ", c, s, 0, req); err != nil {

@@ -45,6 +45,14 @@ var servicePortNames = map[uint16]string{
 	16385:                  "RDS",            // net/rds RDS_CM_PORT, the IPv6 listener
 }
 
+// IPoIBCMServiceID is the service ID prefix of IPoIB connected mode: the
+// service ID is this value ORed with the listening QPN (RFC 4755; Linux
+// ipoib_cm.c IPOIB_CM_IETF_ID).
+const IPoIBCMServiceID = 0x1000000000000000
+
+// IsIPoIBCM reports an IPoIB connected-mode service ID.
+func (s ServiceID) IsIPoIBCM() bool { return uint64(s)&^0xffffff == IPoIBCMServiceID }
+
 // ServiceIDFor builds the rdma_cm service ID of a port in a port space:
 // (port_space << 16) + port (rdma_get_service_id).
 func ServiceIDFor(portSpace, port uint16) ServiceID {
@@ -87,8 +95,12 @@ func (s ServiceID) PortSpace() uint16 { return uint16(s >> 16) }
 func (s ServiceID) Port() uint16 { return uint16(s) }
 
 // ULP names the upper layer protocol that listens on the service's port
-// ("NFS/RDMA"), or "" when unknown or not a port of an IP port space.
+// ("NFS/RDMA") or IPoIB connected mode's service ("IPoIB-CM"), or "" when
+// unknown or not a port of an IP port space.
 func (s ServiceID) ULP() string {
+	if s.IsIPoIBCM() {
+		return "IPoIB-CM"
+	}
 	if port, ok := ULPPort(uint64(s)); ok {
 		return servicePortNames[port]
 	}
@@ -101,6 +113,10 @@ func (s ServiceID) String() string { return string(s.AppendTo(nil)) }
 
 // AppendTo appends what String returns to b.
 func (s ServiceID) AppendTo(b []byte) []byte {
+	if s.IsIPoIBCM() {
+		b = appendHexDigits(append(b, "IPoIB-CM(qpn=0x"...), uint64(s)&0xffffff, 6)
+		return append(b, ')')
+	}
 	if !s.IsRDMACM() {
 		return appendHexDigits(append(b, "0x"...), uint64(s), 16)
 	}
@@ -121,6 +137,10 @@ func Describe(sid uint64) string { return string(AppendDescription(nil, sid)) }
 // AppendDescription appends what Describe returns to b.
 func AppendDescription(b []byte, sid uint64) []byte {
 	s := ServiceID(sid)
+	if s.IsIPoIBCM() {
+		b = appendHexDigits(append(b, "IPoIB-CM (QPN 0x"...), sid&0xffffff, 6)
+		return append(b, ')')
+	}
 	if !s.IsRDMACM() {
 		return appendHexDigits(append(b, "0x"...), sid, 16)
 	}

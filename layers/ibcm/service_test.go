@@ -30,7 +30,8 @@ func TestDescribe(t *testing.T) {
 		0x0000000001060801: "NFS (rdma_cm TCP port 2049)",
 		0x0000000001111d2f: "rdma_cm UDP port 7471",
 		0x00000000013f4e51: "rdma_cm IB port 20049",
-		0x1000000000000001: "0x1000000000000001",
+		0x1000000000000001: "IPoIB-CM (QPN 0x000001)",
+		0x2000000000000001: "0x2000000000000001",
 	} {
 		if got := Describe(sid); got != want {
 			t.Errorf("Describe(%#x) = %q, want %q", sid, got, want)

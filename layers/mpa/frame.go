@@ -128,7 +128,7 @@ var (
 	fORD         = ProtoMPA.Uint("mpa.ord", 14, "Outbound RDMA Read Queue Depth (ORD)").WithRef(refMPAv2)
 	fORDWriteRTR = ProtoMPA.Bool("mpa.ord.write_rtr", "RDMA Write as RTR (ORD bit 15)").WithRef(refMPAv2)
 	fORDReadRTR  = ProtoMPA.Bool("mpa.ord.read_rtr", "RDMA Read as RTR (ORD bit 14)").WithRef(refMPAv2)
-	fULPData     = ProtoMPA.Bytes("mpa.ulp_data", "ULP private data (after IRD/ORD)")
+	fULPData     = ProtoMPA.Bytes("mpa.ulp_data", "ULP private data") // after IRD/ORD in MPA v2, all of it in v1
 	fPvtdata     = ProtoMPA.Group("mpa.pvtdata", "ULP private data decode").WithRef("RFC 8797 §5.2")
 )
 

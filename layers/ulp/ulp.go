@@ -62,14 +62,6 @@ func ByPort(port uint16) Kind {
 	return KindOther
 }
 
-// IPoIBCMServiceID is the IETF service ID prefix of IPoIB connected mode:
-// the service ID is this value ORed with the listening QPN (RFC 4755;
-// Linux ipoib_cm.c IPOIB_CM_IETF_ID).
-const IPoIBCMServiceID = 0x1000000000000000
-
-// IsIPoIBCMService reports an IPoIB connected-mode service ID.
-func IsIPoIBCMService(sid uint64) bool { return sid&^0xffffff == IPoIBCMServiceID }
-
 // le and be read and write the ULPs' integers: SMB Direct and NVMe are
 // little-endian, iSER and IPoIB big-endian.
 var (
