@@ -56,7 +56,12 @@ type IWARP struct {
 		payload    []byte
 		payloadOff int // frame offset of payload, -1 if unknown
 	}
-	flushing  bool // a flush by time or at end of input is running
+	flushing bool // a flush by time or at end of input is running
+	// queue holds the streams' callbacks during a flush, draining is set
+	// while they are decoded (flush).
+	queue     []queuedCall
+	draining  bool
+	streams   int // streams begun, to number them (iwarpStream.seq)
 	lastFlush time.Time
 	pendTotal int // octets held in the halves' pend buffers
 	segments  int // segments seen, to sample the page count
@@ -109,9 +114,9 @@ func (w *IWARP) Segment(rec *Record, netFlow gopacket.Flow, tcp *layers.TCP) {
 	if now.Sub(w.lastFlush) >= min(w.cfg.IdleTimeout, w.cfg.HoleTimeout)/4 {
 		// Push data that waited too long behind a hole, and forget idle
 		// streams.
-		w.flushing = true
-		w.asm.FlushWithOptions(reassembly.FlushOptions{T: now.Add(-w.cfg.HoleTimeout), TC: now.Add(-w.cfg.IdleTimeout)})
-		w.flushing = false
+		w.flush(func() {
+			w.asm.FlushWithOptions(reassembly.FlushOptions{T: now.Add(-w.cfg.HoleTimeout), TC: now.Add(-w.cfg.IdleTimeout)})
+		})
 		w.lastFlush = now
 	}
 	if len(w.live) >= w.cfg.MaxStreams {
@@ -136,20 +141,129 @@ func (w *IWARP) Segment(rec *Record, netFlow gopacket.Flow, tcp *layers.TCP) {
 func (w *IWARP) Flush(rec *Record) {
 	w.rec = rec
 	w.cur.frame, w.cur.payload, w.cur.payloadOff = 0, nil, -1
-	w.flushing = true
-	w.asm.FlushAll()
-	w.flushing = false
+	w.flush(func() { w.asm.FlushAll() })
+	// Streams the assembler no longer held, in the order they began.
+	left := make([]*iwarpStream, 0, len(w.live))
 	for s := range w.live {
-		// Streams the assembler no longer held.
+		left = append(left, s)
+	}
+	sort.Slice(left, func(i, j int) bool { return left[i].seq < left[j].seq })
+	w.flushing = true
+	for _, s := range left {
 		s.complete()
 	}
+	w.flushing = false
 	w.rec = nil
 }
 
 func (w *IWARP) flushOlder(t time.Time) {
+	w.flush(func() { w.asm.FlushCloseOlderThan(t) })
+}
+
+// flush runs fn, which makes the assembler hand over buffered data, with
+// w.flushing set. The assembler walks its streams in map order: the
+// streams' callbacks only queue what they are given, and the queue is
+// decoded afterwards in the order the streams began (each
+// stream's calls in the order they came), so that the same capture gives
+// the same records: the decode order also decides which RPC call a reply
+// is matched with.
+func (w *IWARP) flush(fn func()) {
 	w.flushing = true
-	w.asm.FlushCloseOlderThan(t)
+	fn()
+	q := w.queue
+	sort.SliceStable(q, func(i, j int) bool { return q[i].s.seq < q[j].s.seq })
+	w.draining = true
+	for i := range q {
+		if q[i].sg == nil {
+			q[i].s.complete()
+		} else {
+			q[i].s.ReassembledSG(q[i].sg, nil)
+		}
+		q[i] = queuedCall{}
+	}
+	w.queue = q[:0]
+	w.draining = false
 	w.flushing = false
+}
+
+// queuedCall is a stream callback made during a flush, decoded once the
+// flush is over (flush): a ReassembledSG with a copy of its data, or
+// (sg nil) a ReassemblyComplete.
+type queuedCall struct {
+	s  *iwarpStream
+	sg *savedSG
+}
+
+// queue reports whether a callback of s is to be queued rather than
+// decoded now.
+func (w *IWARP) queued(s *iwarpStream, sg reassembly.ScatterGather) bool {
+	if !w.flushing || w.draining {
+		return false
+	}
+	var saved *savedSG
+	if sg != nil {
+		saved = saveSG(sg)
+	}
+	w.queue = append(w.queue, queuedCall{s: s, sg: saved})
+	return true
+}
+
+// savedSG is a copy of what a reassembly.ScatterGather gave: its octets
+// and the capture info of each run of them.
+type savedSG struct {
+	data  []byte
+	ends  []int // where each run of one capture info ends
+	cis   []gopacket.CaptureInfo
+	dir   reassembly.TCPFlowDirection
+	start bool
+	end   bool
+	skip  int
+	stats reassembly.TCPAssemblyStats
+}
+
+func saveSG(sg reassembly.ScatterGather) *savedSG {
+	avail, _ := sg.Lengths()
+	c := &savedSG{stats: sg.Stats()}
+	c.dir, c.start, c.end, c.skip = sg.Info()
+	c.data = append([]byte(nil), sg.Fetch(avail)...)
+	// The runs of octets from one segment: found by galloping to where
+	// the capture info (the frame) changes.
+	for off := 0; off < avail; {
+		ci := sg.CaptureInfo(off)
+		lo, step := off, 1
+		for lo+step < avail && sg.CaptureInfo(lo+step).InterfaceIndex == ci.InterfaceIndex {
+			lo, step = lo+step, step*2
+		}
+		hi := min(lo+step, avail) // first octet known (or assumed at the end) to differ
+		for hi-lo > 1 {
+			mid := (lo + hi) / 2
+			if sg.CaptureInfo(mid).InterfaceIndex == ci.InterfaceIndex {
+				lo = mid
+			} else {
+				hi = mid
+			}
+		}
+		c.ends = append(c.ends, hi)
+		c.cis = append(c.cis, ci)
+		off = hi
+	}
+	return c
+}
+
+func (c *savedSG) Lengths() (int, int)                { return len(c.data), 0 }
+func (c *savedSG) Fetch(length int) []byte            { return c.data[:length] }
+func (c *savedSG) KeepFrom(offset int)                {}
+func (c *savedSG) Stats() reassembly.TCPAssemblyStats { return c.stats }
+func (c *savedSG) Info() (reassembly.TCPFlowDirection, bool, bool, int) {
+	return c.dir, c.start, c.end, c.skip
+}
+func (c *savedSG) CaptureInfo(offset int) gopacket.CaptureInfo {
+	for i, e := range c.ends {
+		if offset < e {
+			return c.cis[i]
+		}
+	}
+	return gopacket.CaptureInfo{}
 }
 
 // evict forgets the least recently seen quarter of the streams.
@@ -199,7 +313,8 @@ func (f iwarpFactory) New(netFlow, tcpFlow gopacket.Flow, tcp *layers.TCP, ac re
 	if len(w.live) >= w.cfg.MaxStreams {
 		return nil
 	}
-	s := &iwarpStream{w: w, lastSeen: ac.GetCaptureInfo().Timestamp}
+	w.streams++
+	s := &iwarpStream{w: w, lastSeen: ac.GetCaptureInfo().Timestamp, seq: w.streams}
 	// Half 0 is the direction of the packet that opened the stream.
 	s.half[0].srcPort, s.half[0].dstPort = uint16(tcp.SrcPort), uint16(tcp.DstPort)
 	s.half[1].srcPort, s.half[1].dstPort = s.half[0].dstPort, s.half[0].srcPort

@@ -8,6 +8,7 @@ package dissect
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/gopacket/gopacket"
@@ -36,6 +37,7 @@ type iwarpStream struct {
 	w        *IWARP
 	half     [2]iwarpHalf
 	lastSeen time.Time
+	seq      int // the order the stream began in (flush order)
 	done     bool
 
 	// What the MPA frames said, once seen.
@@ -118,6 +120,9 @@ func dirIndex(d reassembly.TCPFlowDirection) int {
 
 func (s *iwarpStream) ReassembledSG(sg reassembly.ScatterGather, ac reassembly.AssemblerContext) {
 	w := s.w
+	if w.queued(s, sg) {
+		return
+	}
 	dir, _, end, skip := sg.Info()
 	h := &s.half[dirIndex(dir)]
 	avail, _ := sg.Lengths()
@@ -250,7 +255,9 @@ func (s *iwarpStream) gap(h *iwarpHalf, skip, lost int) {
 }
 
 func (s *iwarpStream) ReassemblyComplete(ac reassembly.AssemblerContext) bool {
-	s.complete()
+	if !s.w.queued(s, nil) {
+		s.complete()
+	}
 	return true
 }
 
@@ -270,7 +277,13 @@ func (s *iwarpStream) complete() {
 			h.process(h.pend, nil, true)
 		}
 		h.setPend(nil, 0)
-		for msn, p := range h.sends {
+		msns := make([]uint32, 0, len(h.sends))
+		for msn := range h.sends {
+			msns = append(msns, msn)
+		}
+		slices.Sort(msns) // in a fixed order, not the map's
+		for _, msn := range msns {
+			p := h.sends[msn]
 			w.addFinding(CodeIWARPIncomplete, finding.SeverityWarning, -1,
 				fmt.Sprintf("TCP %d→%d ended with Send MSN %d incomplete: %d octets of it arrived (first frame %d)", h.srcPort, h.dstPort, msn, p.got, p.firstFrame))
 		}
