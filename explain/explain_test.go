@@ -191,6 +191,36 @@ func TestDefaultsReasons(t *testing.T) {
 	}
 }
 
+// The lab's MPA revision 1 client refused by the Linux NFS server: every
+// one of the 38 connections in one group, the revision 1 cause with
+// svcrdma's check, the number of attempts and how long they took.
+func TestMPARevision1RefusedByLinuxNFS(t *testing.T) {
+	c := explainFile(t, testcap.Real("live-siw4-mpa1-nfs42.pcap"))
+	if len(c.Groups) != 1 || len(c.Groups[0].Conns) != 38 {
+		t.Fatalf("%d groups:\n%s", len(c.Groups), dump(c))
+	}
+	if g := c.Groups[0].Title; !strings.Contains(g, "38 connections (1 to 38) from 198.51.100.1 to 198.51.100.2:20049 over iWARP") ||
+		!strings.Contains(g, "all rejected the same way") {
+		t.Errorf("title: %s", g)
+	}
+	rej := find(t, c, CodeReject)[0]
+	wantText(t, rej, "MPA Reply with the Reject flag (frame 6) to the MPA Request of frame 4",
+		"The MPA Request is revision 1 (frame 4): revision 1 carries no IRD/ORD",
+		"the Linux NFS server (svcrdma) sees an initiator depth of 0 and refuses the connection",
+		"svc_rdma_accept() returns -EINVAL when the initiator depth is 0")
+	wantFrames(t, rej, 4, 6)
+	if len(rej.Connections) != 38 || !strings.Contains(rej.Remedy, "MPA revision 2") {
+		t.Errorf("connections %d, remedy %q", len(rej.Connections), rej.Remedy)
+	}
+	storm := find(t, c, CodeReconnectStorm)[0]
+	wantText(t, storm, "38 attempts from 198.51.100.1 to 198.51.100.2:20049 in 19 s")
+	if !strings.Contains(c.Verdict.Text, "38 connections, all failed") ||
+		!strings.Contains(c.Verdict.Text, "the MPA Request (frame 4) is revision 1, without IRD/ORD") ||
+		!strings.Contains(c.Verdict.Text, "38 attempts in 19 s") {
+		t.Errorf("verdict: %s", c.Verdict.Text)
+	}
+}
+
 // The lab's MPA revision 1 client refused by the Linux NFS server, as
 // tracker events at the scale the issue saw (MPA Request revision 1 without
 // IRD/ORD, MPA Reject, 166 times two seconds apart): one group, the

@@ -189,6 +189,25 @@ client_nfs() { # client_nfs NAME VERS W R MAXREQ [DROP]
 	sleep 1
 }
 
+# nfsrefused: the mount is expected to fail (the server refuses every
+# connection); the client gives it SECS seconds, then kills it, and the
+# capture holds every attempt.
+server_nfsrefused() { # server_nfsrefused NAME VERS SECS
+	server_nfs "$1" "$2" 0 0 0
+}
+client_nfsrefused() {
+	local name=$1 vers=$2 secs=$3 src opts
+	sysctl -qw sunrpc.rdma_max_inline_write="$cli_default_w" sunrpc.rdma_max_inline_read="$cli_default_r" || return 1
+	mkdir -p /mnt/nfs
+	if [ "$vers" = 3 ]; then src="$SRV:/export" opts="rdma,port=20049,vers=3,nolock"; else src="$SRV:/" opts="rdma,port=20049,vers=$vers"; fi
+	if timeout -s KILL "$secs" mount -t nfs -o "$opts" "$src" /mnt/nfs; then
+		echo "the mount was expected to be refused, and succeeded"
+		umount /mnt/nfs
+		return 1
+	fi
+	sleep 1
+}
+
 # siw_swap KO: replace siw0 by the siw module at path KO (the variant
 # build, or "default" for the standard one).
 siw_swap() {
@@ -207,10 +226,15 @@ scenario() { # scenario NAME LINK FAMILY KIND ARGS…
 	addresses "$link" "$fam"
 	t0=$(date +%s.%N)
 	echo "=== scenario $name ($ROLE)"
-	if [ "$kind" = siwmod ]; then # both VMs swap siw; no capture
-		local other=$([ $ROLE = client ] && echo server || echo client) ko=$1
+	if [ "$kind" = siwmod ]; then # both VMs (or the one named) swap siw; no capture
+		local other=$([ $ROLE = client ] && echo server || echo client) ko=$1 only=${2:-}
 		[ "$ko" = variant ] && ko=$SIW_VARIANT
-		siw_swap "$ko" && signal "$name.ok-$ROLE" || signal "$name.failed-$ROLE"
+		[ "$ko" = mpa1 ] && ko=$SIW_MPA1
+		if [ -n "$only" ] && [ "$only" != $ROLE ]; then
+			signal "$name.ok-$ROLE"
+		else
+			siw_swap "$ko" && signal "$name.ok-$ROLE" || signal "$name.failed-$ROLE"
+		fi
 		await "$name.ok-$other" 60 || rc=1
 		[ -e "/live/ctl/$name.ok-$ROLE" ] || rc=1
 		if [ $ROLE = client ]; then
@@ -233,8 +257,7 @@ scenario() { # scenario NAME LINK FAMILY KIND ARGS…
 	await "$name.ready" 120 || rc=1
 	[ $rc = 0 ] && { capture_start "$name" || rc=1; }
 	[ $rc = 0 ] && { "client_$kind" "$name" "$@" || rc=1; }
-	[ $rc = 0 ] && [ "$kind" = nfs ] && signal "$name.client-done"
-	[ "$kind" = nfs ] && [ $rc != 0 ] && signal "$name.client-done"
+	[[ $kind == nfs* ]] && signal "$name.client-done"
 	{ set +x; } 2>/dev/null
 	until [ -e "/live/ctl/$name.server-ok" ] || [ -e "/live/ctl/$name.server-failed" ]; do
 		sleep 0.1

@@ -117,6 +117,24 @@ if [ ! -e "$SIW_VARIANT" ]; then
 	cp "$vdir/siw.ko" "$SIW_VARIANT"
 fi
 
+# A third siw that sends MPA revision 1 requests (siw_main.c's mpa_version,
+# a plain variable in 6.1): revision 1 carries no IRD/ORD. Swapped in on the
+# client only for the siw4-mpa1-* scenarios.
+SIW_MPA1=$CACHE/siw-mpa1-$KVER/siw.ko
+if [ ! -e "$SIW_MPA1" ]; then
+	say "building the siw variant that sends MPA revision 1"
+	msrc=$CACHE/siw-mpa1-src
+	rm -rf "$msrc" && mkdir -p "$msrc"
+	tar -xJf /usr/src/linux-source-6.1.tar.xz -C "$msrc" --strip-components=1 linux-source-6.1/drivers/infiniband/sw/siw
+	mdir=$msrc/drivers/infiniband/sw/siw
+	sed -i -e 's/^u_char mpa_version = MPA_REVISION_2;/u_char mpa_version = MPA_REVISION_1;/' "$mdir/siw_main.c"
+	grep -q '^u_char mpa_version = MPA_REVISION_1;' "$mdir/siw_main.c" || die "siw mpa1 variant: siw_main.c no longer defines mpa_version"
+	make -s -C "/usr/src/linux-headers-$KVER" M="$mdir" CONFIG_RDMA_SIW=m modules >"$CACHE/siw-mpa1-build.log" 2>&1 ||
+		{ cat "$CACHE/siw-mpa1-build.log"; die "siw mpa1 variant build"; }
+	mkdir -p "$(dirname "$SIW_MPA1")"
+	cp "$mdir/siw.ko" "$SIW_MPA1"
+fi
+
 # --- initramfs --------------------------------------------------------------
 INITRD=$CACHE/initramfs-$KVER.cpio.gz
 if [ ! -e "$INITRD" ] || [ "$REPO/live/init" -nt "$INITRD" ]; then
@@ -165,6 +183,7 @@ cat >"$RUN/config" <<CFG
 REPO=$REPO
 BIN=$BIN
 SIW_VARIANT=$SIW_VARIANT
+SIW_MPA1=$SIW_MPA1
 SCENARIOS=/live/scenarios.sh
 ONLY='${ONLY//\'/}'
 CFG

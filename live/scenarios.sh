@@ -8,12 +8,15 @@
 # FAMILY  4 or 6
 # KIND    replay: cmpd-dissect replay, both sides given ARGS
 #         siwmod: both VMs replace siw0 by another siw module (ARGS: variant,
-#                 the build with MPA CRC, peer-to-peer and GSO on, or default);
-#                 no capture
+#                 the build with MPA CRC, peer-to-peer and GSO on; mpa1, the
+#                 build that sends MPA revision 1; or default), or only the
+#                 VM named after it (client, server); no capture
 #         nfs:    kernel NFS over RDMA; ARGS = vers (3|4.2) client_inline_write
 #                 client_inline_read server_max_req_size (0 = leave the default)
 #                 [drop: the client drops every drop-th RoCEv2 packet it
 #                 receives, at tc ingress after the capture saw it]
+#         nfsrefused: a kernel NFS mount the server refuses; ARGS = vers SECS
+#                 (the client kills the mount after SECS seconds)
 #
 # RFC 8797 messages used (f6ab0e18 = Format Identifier, then version, flags
 # (R = 0x01), send size, receive size; size byte v = (v+1) KiB):
@@ -69,3 +72,9 @@ done
 # tcpdump saw it: the client's rxe NAKs the gap (PSN Sequence Error) and the
 # server resends, or a lost ACK makes the client resend.
 scenario rxe4-nfs42-drop rxe 4 nfs 4.2 0 0 0 7
+# An MPA revision 1 client (the siw build that sends revision 1, in the
+# client VM only) mounting the Linux NFS server: revision 1 carries no
+# IRD/ORD, the server refuses, the client retries until the mount is killed.
+scenario siw4-mpa1-setup siw 4 siwmod mpa1 client
+scenario siw4-mpa1-nfs42 siw 4 nfsrefused 4.2 30
+scenario siw4-mpa1-teardown siw 4 siwmod default client

@@ -94,11 +94,15 @@ func TestConnectionsAgreeWithTshark(t *testing.T) {
 			}
 			j := 0
 			for i, c := range conns {
+				req := requests[i]
+				// tshark shows MPA private data with the IRD/ORD words in
+				// front when there are any (revision 2, Enhanced); replay
+				// takes the ULP's part. A revision 1 reply without private
+				// data has no tshark field at all.
 				irdOrd := 0
-				if c.Transport == "iwarp" {
+				if c.Transport == "iwarp" && len(req.data) == len(c.ClientPrivateData)+mpa.IRDORDLen {
 					irdOrd = mpa.IRDORDLen
 				}
-				req := requests[i]
 				if c.RequestFrame != req.frame || c.Client != req.src || c.Server != req.dst || c.Port != req.port {
 					t.Errorf("connection %d: request frame %d %s → %s port %d, tshark frame %d %s → %s port %d",
 						c.N, c.RequestFrame, c.Client, c.Server, c.Port, req.frame, req.src, req.dst, req.port)
@@ -106,7 +110,7 @@ func TestConnectionsAgreeWithTshark(t *testing.T) {
 				if !bytes.Equal(c.ClientPrivateData, skip(req.data, irdOrd)) {
 					t.Errorf("connection %d: client %x, tshark %x", c.N, c.ClientPrivateData, req.data)
 				}
-				if c.ReplyFrame == 0 {
+				if c.ReplyFrame == 0 || (c.Transport == "iwarp" && irdOrd == 0 && len(c.ServerPrivateData) == 0) {
 					continue
 				}
 				if j >= len(replies) {

@@ -21,7 +21,8 @@ import (
 // reportCaptures are the captures the browser test renders: real ones of
 // every outcome (refused by REJ and by MPA Reject, no private data, the
 // identifier at offset 4, an NFS mount with traffic findings, a
-// reconnection) and a synthetic one with several connections.
+// reconnection, the MPA revision 1 client refused 38 times) and a synthetic
+// one with several connections.
 var reportCaptures = []string{
 	testcap.Real("live-rxe4-reject.pcap"),
 	testcap.Real("live-siw4-reject.pcap"),
@@ -29,6 +30,7 @@ var reportCaptures = []string{
 	testcap.Real("live-siw4-offset.pcap"),
 	testcap.Real("live-rxe4-nfs3-inline.pcap"),
 	testcap.Real("live-siw4-reconnect.pcap"),
+	testcap.Real("live-siw4-mpa1-nfs42.pcap"),
 	testcap.Synthetic("synth-ibcm-rocev2-ipv4-cm-all.pcap"),
 }
 
