@@ -154,7 +154,11 @@ func idsCM(attr uint16, local, remote uint32) *ibcm.CM {
 
 // setup exchanges REQ, REP and RTU.
 func (g *connCapture) setup(c, s *ibcmtest.Endpoint, clientULP, serverULP []byte) error {
-	req, rep := reqCM(c, s, clientULP), repCM(c, s, serverULP)
+	return g.exchange(c, s, reqCM(c, s, clientULP), repCM(c, s, serverULP))
+}
+
+// exchange sends req, rep and the RTU.
+func (g *connCapture) exchange(c, s *ibcmtest.Endpoint, req, rep *ibcm.CM) error {
 	if err := g.mad("REQ", c, s, 0, req); err != nil {
 		return err
 	}

@@ -90,17 +90,7 @@ func ulpTraffic(g *connCapture) error {
 		if k.sid.IsIPoIBCM() {
 			req.PrivateData = nil // IPoIB-CM: no rdma_cm IP CM header
 		}
-		if err := g.mad("REQ", c, s, 0, req); err != nil {
-			return err
-		}
-		if err := g.mad("REP", s, c, 0, rep); err != nil {
-			return err
-		}
-		if g.next == nil {
-			g.next = map[uint32]uint32{}
-		}
-		g.next[c.QPN], g.next[s.QPN] = req.REQ.StartingPSN, rep.REP.StartingPSN
-		if err := g.mad("RTU", c, s, 0, idsCM(ibcm.AttrRTU, c.CommI, s.CommI)); err != nil {
+		if err := g.exchange(c, s, req, rep); err != nil {
 			return err
 		}
 		for _, m := range k.sends {
