@@ -119,9 +119,12 @@ func (t *Tracker) openRequest(kind Kind, ev *CMEvent) *Connection {
 
 func (t *Tracker) cmREQ(ev *CMEvent) {
 	if c := t.lookup(commKey(ev.Src, ev.LocalCommID)); c != nil && c.ClientCommID == ev.LocalCommID {
-		if c.reqTID == ev.TID || c.State == StateRequested {
+		if (c.reqTID == ev.TID && !c.attemptOver()) || c.State == StateRequested {
 			// The same REQ again: a MAD retransmission (same TID) or a
-			// retry of a request not yet answered.
+			// retry of a request not yet answered. Once the connection was
+			// torn down (DREQ, DREP) or timed out, a REQ with its comm ID
+			// and TID begins a new connection: the comm ID was reused, or
+			// the capture holds the same session twice (merged files).
 			t.cmStep(c, ev, true, true)
 			return
 		}

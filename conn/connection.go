@@ -422,6 +422,17 @@ func (c *Connection) OtherULP() bool {
 	return (cd != nil && cd.Kind.Other()) || (sd != nil && sd.Kind.Other()) || otherService(c)
 }
 
+// attemptOver reports a connection whose setup attempt has ended for good:
+// torn down (DREQ, DREP) or timed out. A REQ after it is a new connection,
+// never a retransmission.
+func (c *Connection) attemptOver() bool {
+	switch c.State {
+	case StateDisconnecting, StateDisconnected, StateTimedOut:
+		return true
+	}
+	return false
+}
+
 // Replied reports that the server's answer (REP, REJ, MPA Reply or Reject)
 // was seen, so Negotiated holds what both sides agreed.
 func (c *Connection) Replied() bool { return c.ReplyFrame != 0 }

@@ -171,3 +171,27 @@ func TestRealSIW(t *testing.T) {
 		t.Errorf("%d unmatched Sends, orphans %v", tr.Unmatched, tr.Findings())
 	}
 }
+
+// TestConcatenatedSession: the same session twice in one file (mergecap
+// -a of a capture with itself) is four connections, not two with their
+// REQs taken for retransmissions: a REQ after its connection's DREQ/DREP
+// begins a new connection even with the same comm ID and TID.
+func TestConcatenatedSession(t *testing.T) {
+	once := trackFile(t, testcap.Real("live-rxe4-reconnect.pcap"), nil).Connections()
+	twice := trackFile(t, testcap.Path("pcaps", "converted", "live-rxe4-reconnect.twice.pcap"), nil).Connections()
+	if len(once) != 2 || len(twice) != 4 {
+		t.Fatalf("%d connections once, %d twice; want 2 and 4", len(once), len(twice))
+	}
+	for i, c := range twice {
+		o := once[i%2]
+		if c.State != o.State || c.ClientQPN != o.ClientQPN || c.Negotiated != o.Negotiated {
+			t.Errorf("connection %d: %s qpn 0x%x %+v, want as the first copy's: %s qpn 0x%x %+v",
+				c.ID, c.State, c.ClientQPN, c.Negotiated, o.State, o.ClientQPN, o.Negotiated)
+		}
+		for s := range c.NumSteps() {
+			if c.Step(s).Retransmission {
+				t.Errorf("connection %d: step %d (%s, frame %d) taken for a retransmission", c.ID, s, c.Step(s).Message, c.Step(s).Frame)
+			}
+		}
+	}
+}
