@@ -53,7 +53,7 @@ func TestRepliesAsTshark(t *testing.T) {
 				}
 			}
 		}
-		if n := len(d.rpc.chunks.segs); n > 0 {
+		if n := len(d.sends.rpc.chunks.segs); n > 0 {
 			// Every call was answered: in the Send, or by the reply chunk.
 			t.Errorf("%s: %d reply chunk segments still held at the end", file, n)
 		}
