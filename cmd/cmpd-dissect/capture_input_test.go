@@ -118,8 +118,7 @@ func TestCaptureDrops(t *testing.T) {
 		t.Fatal("no isb_ifdrop in dumpcap's capture")
 	}
 	binary.LittleEndian.PutUint64(raw[i+4:], 7)
-	path := filepath.Join(t.TempDir(), "drops.pcapng")
-	os.WriteFile(path, raw, 0o644)
+	path := writeTemp(t, "drops.pcapng", raw)
 	want := "capture dropped 7 packets on interface lo"
 	code, out, stderr := runCmd(t, "stats", path)
 	if code != 0 || !strings.Contains(out, want) || !strings.Contains(stderr, want+" ("+path+")") {

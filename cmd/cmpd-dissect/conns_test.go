@@ -116,8 +116,7 @@ func TestConnsUsage(t *testing.T) {
 	if code, _, stderr := runCmd(t, "conns", "/nonexistent.pcap"); code != exitUsage || stderr == "" {
 		t.Errorf("missing file: exit %d %q", code, stderr)
 	}
-	junk := filepath.Join(t.TempDir(), "junk.pcap")
-	os.WriteFile(junk, []byte("not a capture at all"), 0o644)
+	junk := writeTemp(t, "junk.pcap", []byte("not a capture at all"))
 	if code, _, _ := runCmd(t, "conns", junk); code != exitUsage {
 		t.Errorf("junk file: exit %d", code)
 	}
@@ -147,11 +146,7 @@ func doctor(t *testing.T) string {
 	if bytes.Count(data, old) != 1 {
 		t.Fatal("the server's private data is not unique in the capture")
 	}
-	path := filepath.Join(t.TempDir(), "doctored.pcap")
-	if err := os.WriteFile(path, bytes.Replace(data, old, []byte{0xf6, 0xab, 0x0e, 0x18, 0x01, 0x01, 0x07, 0x03}, 1), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return writeTemp(t, "doctored.pcap", bytes.Replace(data, old, []byte{0xf6, 0xab, 0x0e, 0x18, 0x01, 0x01, 0x07, 0x03}, 1))
 }
 
 func TestCheckDoctored(t *testing.T) {
@@ -200,8 +195,7 @@ func TestCheckWriteExpect(t *testing.T) {
 }
 
 func TestCheckUsage(t *testing.T) {
-	bad := filepath.Join(t.TempDir(), "bad.yaml")
-	os.WriteFile(bad, []byte("connections:\n  - stat: established\n"), 0o644)
+	bad := writeTemp(t, "bad.yaml", []byte("connections:\n  - stat: established\n"))
 	for _, args := range [][]string{
 		{"check", "--format", "xml", testcap.RXE},
 		{"check", "--expect", bad, testcap.RXE},

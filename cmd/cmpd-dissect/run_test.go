@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -22,4 +24,15 @@ func runStdin(t *testing.T, stdin io.Reader, args ...string) (code int, stdout, 
 	var out, errb bytes.Buffer
 	code = run(args, stdin, &out, &errb)
 	return code, out.String(), errb.String()
+}
+
+// writeTemp writes data to a file name in a directory of the test's own
+// and returns its path.
+func writeTemp(t *testing.T, name string, data []byte) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }

@@ -956,10 +956,7 @@ func TestOutputSafety(t *testing.T) {
 	}
 	cfg := loadTortureConfig()
 	for name, data := range craftedEscapes(t) {
-		path := filepath.Join(t.TempDir(), name)
-		if err := os.WriteFile(path, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		path := writeTemp(t, name, data)
 		for _, v := range views {
 			res, why := judge(v, path, data, nil, nil, cfg)
 			if why != "" {
@@ -1078,10 +1075,7 @@ func TestDamagedPacketRunGoesOn(t *testing.T) {
 	// RPC-over-RDMA).
 	c.Packets[2].Data = c.Packets[2].Data[:70]
 	data, _ := c.Encode(torture.FormatPcap)
-	path := filepath.Join(t.TempDir(), "damaged-packets.pcap")
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	path := writeTemp(t, "damaged-packets.pcap", data)
 	code, out, stderr := runCmd(t, "-r", path, "-T", "json")
 	if code != exitOK {
 		t.Fatalf("exit %d on damaged packets, want 0: %s", code, trim(stderr))
@@ -1294,10 +1288,7 @@ func TestLimitPrivateDataDefault(t *testing.T) {
 		}
 	}
 	data, _ := c.Encode(torture.FormatPcap)
-	path := filepath.Join(t.TempDir(), "mpa-pd-600.pcap")
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	path := writeTemp(t, "mpa-pd-600.pcap", data)
 	code, out, stderr := runCmd(t, "-r", path, "-T", "json")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, trim(stderr))
