@@ -36,3 +36,13 @@ func writeTemp(t *testing.T, name string, data []byte) string {
 	}
 	return path
 }
+
+// wantIn fails t for each of wants that out, the output named what, lacks.
+func wantIn(t *testing.T, what, out string, wants ...string) {
+	t.Helper()
+	for _, want := range wants {
+		if !strings.Contains(out, want) {
+			t.Errorf("%s lacks %q:\n%s", what, want, out)
+		}
+	}
+}
