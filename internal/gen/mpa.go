@@ -130,10 +130,17 @@ func (c *iwCapture) record(b []byte) {
 	c.pkts = append(c.pkts, timedFrame{t: c.t, data: b})
 }
 
-func (k *iwConn) handshake() {
-	k.c.record(k.segment(true, k.cliSeq, "S", nil))
+func (k *iwConn) handshake() { k.exchange("S", "SA") }
+
+func (k *iwConn) close() { k.exchange("FA", "FA") }
+
+// exchange records the client's segment with flags, the server's answer
+// with flags answer (each takes one sequence number, as SYN and FIN do)
+// and the client's ACK of it.
+func (k *iwConn) exchange(flags, answer string) {
+	k.c.record(k.segment(true, k.cliSeq, flags, nil))
 	k.cliSeq++
-	k.c.record(k.segment(false, k.srvSeq, "SA", nil))
+	k.c.record(k.segment(false, k.srvSeq, answer, nil))
 	k.srvSeq++
 	k.c.record(k.segment(true, k.cliSeq, "A", nil))
 }
@@ -154,14 +161,6 @@ func (k *iwConn) build(fromClient bool, payload []byte) []byte {
 	b := k.segment(false, k.srvSeq, "PA", payload)
 	k.srvSeq += uint32(len(payload))
 	return b
-}
-
-func (k *iwConn) close() {
-	k.c.record(k.segment(true, k.cliSeq, "FA", nil))
-	k.cliSeq++
-	k.c.record(k.segment(false, k.srvSeq, "FA", nil))
-	k.srvSeq++
-	k.c.record(k.segment(true, k.cliSeq, "A", nil))
 }
 
 // iwFrame builds an MPA frame.
