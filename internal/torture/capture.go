@@ -457,6 +457,34 @@ func Gzip(b []byte) []byte {
 	return buf.Bytes()
 }
 
+// HasComments tells whether any packet carries a pcapng comment, which a
+// mutant written as pcap cannot keep.
+func (c *Capture) HasComments() bool {
+	for _, p := range c.Packets {
+		if len(p.Comments) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// KeepsComments tells whether an encoded capture (possibly gzip-compressed)
+// is pcapng, the one format here that holds packet comments.
+func KeepsComments(b []byte) bool {
+	if len(b) >= 2 && b[0] == 0x1f && b[1] == 0x8b {
+		zr, err := gzip.NewReader(bytes.NewReader(b))
+		if err != nil {
+			return false
+		}
+		head := make([]byte, 4)
+		if _, err := io.ReadFull(zr, head); err != nil {
+			return false
+		}
+		b = head
+	}
+	return len(b) >= 4 && binary.LittleEndian.Uint32(b) == 0x0a0d0d0a
+}
+
 // Clone returns a deep copy of the capture (packet data included), so a
 // mutation can change it freely.
 func (c *Capture) Clone() *Capture {

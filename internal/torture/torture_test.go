@@ -88,6 +88,12 @@ func TestPcapngCommentsRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if !c.HasComments() || !KeepsComments(b) || !KeepsComments(Gzip(b)) {
+		t.Errorf("HasComments %v, pcapng keeps comments %v, gzip'd %v", c.HasComments(), KeepsComments(b), KeepsComments(Gzip(b)))
+	}
+	if p, _ := c.Encode(FormatPcap); KeepsComments(p) || KeepsComments(Gzip(p)) {
+		t.Error("pcap said to keep comments")
+	}
 	for i := range c.Packets {
 		if !slices.Equal(c.Packets[i].Comments, d.Packets[i].Comments) {
 			t.Errorf("packet %d: comments %q re-encoded as %q", i+1, c.Packets[i].Comments, d.Packets[i].Comments)
