@@ -7,9 +7,11 @@
 // retransmissions. It keeps per-QP counters and ACK latency for the
 // connection views.
 //
-// Memory is bounded: at most Config.MaxQPs queue pairs are followed (the
-// least recently used is forgotten), each with a ring of its last
-// ringSize requests; steady traffic allocates nothing.
+// Memory is bounded and does not grow with the packets: at most
+// Config.MaxQPs queue pairs are followed (the least recently used is
+// forgotten), each with a ring of its last ringSize requests, and the
+// queue pairs of a connection that ended (its DREP) are let go at once,
+// their slots and rings reused; steady traffic allocates nothing.
 package transport
 
 import (
@@ -34,6 +36,10 @@ type Config struct {
 	MaxPairs int
 	// MaxStreams caps the iWARP TCP half-streams followed (DefaultMaxStreams).
 	MaxStreams int
+	// ForgetEnded keeps no summary of a queue pair that ended (its
+	// connection's DREP, a new REP, eviction): for the views that never ask
+	// Summary for one (stats, the packet views).
+	ForgetEnded bool
 }
 
 // Defaults for Config.
@@ -58,19 +64,22 @@ const psnMask = 1<<24 - 1
 // psnDiff is a − b in the 24-bit PSN space, as a signed distance.
 func psnDiff(a, b uint32) int32 { return int32((a-b)<<8) >> 8 }
 
-// reqSlot is one remembered request packet.
+// reqSlot is one remembered request packet (16 octets: a ring is 1 KiB).
 type reqSlot struct {
 	t     int64 // capture time, ns since the epoch
 	frame int32
-	psn   uint32
-	flags uint8
+	// tag is the PSN (24 bits) and the slot* flags above it.
+	tag uint32
 }
 
 const (
-	slotValid uint8 = 1 << iota
+	slotValid uint32 = 1 << (24 + iota)
 	slotResent
 	slotAnswered
 )
+
+// holds reports whether s remembers the request of PSN p.
+func (s *reqSlot) holds(p uint32) bool { return s.tag&(slotValid|psnMask) == slotValid|p }
 
 // qp is the state of one queue pair: the requests delivered to it (the
 // peer's PSN sequence) and, through pair, the requests it sent. The fields
@@ -88,7 +97,10 @@ type qp struct {
 	// The counters every packet adds to (QPSummary's, kept here).
 	packets, bytes, requests, responses uint64
 
-	src       hostKey // the peer that sends requests to it (first seen)
+	src hostKey // the peer that sends requests to it (first seen)
+	// commID is the communication ID of its side of the connection whose
+	// REP seeded it: the DREP naming it ends the queue pair.
+	commID    uint32
 	pairTries uint8
 	mtu       uint32
 	// The last gap not yet explained: PSNs gapFrom..gapTo, reported on
@@ -116,11 +128,13 @@ func (q *qp) summary() QPSummary {
 type Analyzer struct {
 	cfg Config
 
-	qps   []qp
-	idx   posindex.Index[qpKey]
-	hand  int32 // the clock hand: the next slot to consider for eviction
-	free  []*[ringSize]reqSlot
-	cache [cacheMask + 1]int32
+	qps  []qp
+	idx  posindex.Index[qpKey]
+	hand int32 // the clock hand: the next slot to consider for eviction
+	free []*[ringSize]reqSlot
+	// freeSlots are the slots of queue pairs that ended, for new ones.
+	freeSlots []int32
+	cache     [cacheMask + 1]int32
 
 	retired []QPSummary
 	// RetiredDropped counts summaries not kept past MaxRetired.
@@ -355,8 +369,7 @@ func (a *Analyzer) request(rec *dissect.Record, f *frameFacts, q *qp, now int64)
 		a.resent(rec, f, q, p, now)
 		return
 	}
-	s := &q.ring[p&ringMask]
-	*s = reqSlot{t: now, frame: int32(rec.Frame), psn: p, flags: slotValid}
+	q.ring[p&ringMask] = reqSlot{t: now, frame: int32(rec.Frame), tag: p | slotValid}
 	lo, hi := uint32(1), uint32(1)
 	if op == ibcm.OpRCReadRequest && f.reth != nil && f.reth.DMALen > 0 {
 		l := f.reth.DMALen
@@ -380,9 +393,9 @@ func (a *Analyzer) resent(rec *dissect.Record, f *frameFacts, q *qp, p uint32, n
 	msg := "QP " + hexQP(f.bth.DestQP) + " at " + f.dst.String() + ": request PSN " + itoa(uint64(p)) + " sent again"
 	s := &q.ring[p&ringMask]
 	switch {
-	case s.flags&slotValid != 0 && s.psn == p:
+	case s.holds(p):
 		msg += ", first sent in frame " + itoa(uint64(s.frame)) + " " + durationText(time.Duration(now-s.t)) + " earlier"
-		s.flags |= slotResent
+		s.tag |= slotResent
 	case q.gapOpen && psnDiff(p, q.gapFrom) >= 0 && psnDiff(p, q.gapTo) <= 0:
 		msg += ", the original is not in the capture (gap reported in frame " + itoa(uint64(q.gapFrame)) + ")"
 		if q.gapLost {
@@ -471,8 +484,8 @@ func (a *Analyzer) response(rec *dissect.Record, f *frameFacts, qi int32, now in
 	if peer.ring == nil {
 		return
 	}
-	if s := &peer.ring[p&ringMask]; s.flags&slotValid != 0 && s.psn == p && s.flags&(slotResent|slotAnswered) == 0 {
-		s.flags |= slotAnswered
+	if s := &peer.ring[p&ringMask]; s.holds(p) && s.tag&(slotResent|slotAnswered) == 0 {
+		s.tag |= slotAnswered
 		q.sum.AckLatency.add(time.Duration(now - s.t))
 	}
 	if peer.gapOpen && !peer.gapLost && psnDiff(p, peer.gapTo) >= 0 && psnDiff(p, peer.ePSN) < 0 {
@@ -525,7 +538,7 @@ func (a *Analyzer) findPair(qi int32, f *frameFacts, p uint32) {
 		if c.pair >= 0 || c.ring == nil || c == q || c.key.host != f.src || c.src != f.dst {
 			continue
 		}
-		if s := &c.ring[p&ringMask]; s.flags&slotValid == 0 || s.psn != p {
+		if !c.ring[p&ringMask].holds(p) {
 			continue
 		}
 		if found >= 0 {
@@ -579,6 +592,24 @@ func (a *Analyzer) cmMessage(rec *dissect.Record, f *frameFacts) {
 		a.seed(c, f.src, req.psn, mtu, rec.Frame)
 		a.seed(s, f.dst, r.StartingPSN&psnMask, mtu, rec.Frame)
 		c.pair, s.pair = si, ci
+		c.commID, s.commID = req.commID, r.LocalCommID
+	case ibcm.AttrDREP:
+		// The disconnection is complete: both queue pairs are gone
+		// (IBTA Vol 1 §12.9.7); what they counted is kept as a summary.
+		a.end(f.src, cm.DREP.LocalCommID)
+		a.end(f.dst, cm.DREP.RemoteCommID)
+	}
+}
+
+// end lets go of the CM-seeded queue pair at host of the connection side
+// commID names, if it is still followed.
+func (a *Analyzer) end(host hostKey, commID uint32) {
+	for i := range a.qps {
+		if q := &a.qps[i]; q.seeded && q.commID == commID && q.key.host == host && q.key.qpn != emptyQPN {
+			a.drop(int32(i))
+			a.freeSlots = append(a.freeSlots, int32(i))
+			return
+		}
 	}
 }
 
@@ -601,7 +632,7 @@ func (a *Analyzer) seed(q *qp, src hostKey, psn, mtu uint32, frame int) {
 // retire keeps q's summary when it was seeded by a CM exchange (the
 // connection views look it up) or counted traffic.
 func (a *Analyzer) retire(q *qp) {
-	if q.sum.Frame == 0 {
+	if q.sum.Frame == 0 || a.cfg.ForgetEnded {
 		return
 	}
 	if len(a.retired) >= a.cfg.MaxRetired {
@@ -623,7 +654,9 @@ func mtuOctets(enum uint8) uint32 {
 func (a *Analyzer) Summaries() []QPSummary {
 	out := append([]QPSummary(nil), a.retired...)
 	for i := range a.qps {
-		out = append(out, a.qps[i].summary())
+		if a.qps[i].key.qpn != emptyQPN {
+			out = append(out, a.qps[i].summary())
+		}
 	}
 	return out
 }
@@ -639,8 +672,11 @@ func (a *Analyzer) Summary(host Host, qpn uint32, frame int) (QPSummary, bool) {
 	if frame == 0 {
 		return QPSummary{}, false
 	}
+	hk := hostKeyOf(host)
 	for i := len(a.retired) - 1; i >= 0; i-- {
-		if s := a.retired[i]; s.Frame == frame && s.QPN == qpn && s.Host == host {
+		// (Compared as keys: a summary's address is unmapped, the one
+		// asked for may be IPv4-mapped IPv6, as a RoCEv1 GID gives it.)
+		if s := a.retired[i]; s.Frame == frame && s.QPN == qpn && hostKeyOf(s.Host) == hk {
 			return s, true
 		}
 	}

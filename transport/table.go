@@ -32,7 +32,10 @@ func (a *Analyzer) lookup(k qpKey, rec *dissect.Record) int32 {
 		return *c
 	}
 	var n int32
-	if len(a.qps) < a.cfg.MaxQPs {
+	if k := len(a.freeSlots); k > 0 {
+		n = a.freeSlots[k-1]
+		a.freeSlots = a.freeSlots[:k-1]
+	} else if len(a.qps) < a.cfg.MaxQPs {
 		n = int32(len(a.qps))
 		a.qps = append(a.qps, qp{})
 	} else {
@@ -61,8 +64,7 @@ func (a *Analyzer) victim() int32 {
 	}
 }
 
-// evict forgets the queue pair in slot n (its summary is retired when a CM
-// exchange seeded it).
+// evict forgets the queue pair in slot n to make room for another.
 func (a *Analyzer) evict(n int32, rec *dissect.Record) {
 	q := &a.qps[n]
 	a.Evicted++
@@ -71,16 +73,27 @@ func (a *Analyzer) evict(n int32, rec *dissect.Record) {
 			"more than "+strconv.Itoa(a.cfg.MaxQPs)+" queue pairs active: one not used lately ("+hexQP(q.key.qpn)+" at "+q.key.host.String()+
 				") and others after it are forgotten; their later packets start a new sequence")
 	}
+	a.drop(n)
+}
+
+// drop forgets the queue pair in slot n (its summary is retired when a CM
+// exchange seeded it) and keeps its ring for reuse; the slot is marked
+// empty by a QPN no packet has.
+func (a *Analyzer) drop(n int32) {
+	q := &a.qps[n]
 	a.retire(q)
 	if q.pair >= 0 {
 		a.qps[q.pair].pair = -1
 	}
 	if q.ring != nil {
 		a.free = append(a.free, q.ring)
-		q.ring = nil
 	}
 	a.idx.Delete(q.key)
+	*q = qp{key: qpKey{qpn: emptyQPN}, pair: -1}
 }
+
+// emptyQPN marks a slot that holds no queue pair (QPNs are 24 bits).
+const emptyQPN = 1 << 31
 
 // newRing returns a cleared request ring, reused when one is free.
 func (a *Analyzer) newRing() *[ringSize]reqSlot {

@@ -109,6 +109,7 @@ func trackCaptures(cmd *cobra.Command, files []string, flags *trackFlags) (*trac
 	if err != nil {
 		return nil, err
 	}
+	flags.input.queuePairs = true
 	it, err := flags.input.open(cmd, files)
 	if err != nil {
 		return nil, err

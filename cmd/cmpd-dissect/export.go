@@ -116,6 +116,7 @@ func exportCapture(cmd *cobra.Command, flags *trackFlags, opts export.Options, n
 	if in.iface == "" {
 		files = []string{name}
 	}
+	in.queuePairs = true
 	it, err := in.open(cmd, files)
 	if err != nil {
 		return err

@@ -34,6 +34,9 @@ type inputFlags struct {
 	lineBuf   bool     // -l
 	runAs     string   // -Z
 	limits    limitFlags
+	// queuePairs: the command reads the transport analysis' summaries of
+	// the queue pairs (conns, export); others let them go as they end.
+	queuePairs bool
 }
 
 func (in *inputFlags) register(cmd *cobra.Command) {
@@ -166,7 +169,7 @@ func (in *inputFlags) open(cmd *cobra.Command, args []string) (*input, error) {
 		}
 		runAs = u
 	}
-	it := &input{count: count, stderr: cmd.ErrOrStderr(), lineBuf: in.lineBuf, transport: transport.New(transport.Config{})}
+	it := &input{count: count, stderr: cmd.ErrOrStderr(), lineBuf: in.lineBuf, transport: transport.New(transport.Config{ForgetEnded: !in.queuePairs})}
 	switch {
 	case in.iface != "" && len(names) > 0:
 		return nil, usageErr("give either -i IFACE or capture files, not both")
