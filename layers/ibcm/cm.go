@@ -40,21 +40,63 @@ type message struct {
 	hdr    int    // octets before the private data
 	pd     int    // private data octets
 	kind   pvtdata.MsgKind
+	// reserved reports reserved bits set in the fixed fields (nil: the
+	// message has none).
+	reserved func(b []byte) bool
 }
 
 var messages = map[uint16]message{
-	AttrClassPortInfo: {"ClassPortInfo", "cm.cpi", classPortInfoLen, 0, pvtdata.MsgUnknown},
-	AttrREQ:           {"REQ", "cm.req", 140, 92, pvtdata.MsgRequest},
-	AttrMRA:           {"MRA", "cm.mra", 10, 222, pvtdata.MsgUnknown},
-	AttrREJ:           {"REJ", "cm.rej", 84, 148, pvtdata.MsgReject},
-	AttrREP:           {"REP", "cm.rep", 36, 196, pvtdata.MsgReply},
-	AttrRTU:           {"RTU", "cm.rtu", 8, 224, pvtdata.MsgUnknown},
-	AttrDREQ:          {"DREQ", "cm.dreq", 12, 220, pvtdata.MsgUnknown},
-	AttrDREP:          {"DREP", "cm.drep", 8, 224, pvtdata.MsgUnknown},
-	AttrSIDRReq:       {"SIDR_REQ", "cm.sidr_req", 16, 216, pvtdata.MsgRequest},
-	AttrSIDRRep:       {"SIDR_REP", "cm.sidr_rep", 96, 136, pvtdata.MsgReply},
-	AttrLAP:           {"LAP", "cm.lap", 64, 168, pvtdata.MsgUnknown},
-	AttrAPR:           {"APR", "cm.apr", 84, 148, pvtdata.MsgUnknown},
+	AttrClassPortInfo: {"ClassPortInfo", "cm.cpi", classPortInfoLen, 0, pvtdata.MsgUnknown, cpiReserved},
+	AttrREQ:           {"REQ", "cm.req", 140, 92, pvtdata.MsgRequest, reqReserved},
+	AttrMRA:           {"MRA", "cm.mra", 10, 222, pvtdata.MsgUnknown, mraReserved},
+	AttrREJ:           {"REJ", "cm.rej", 84, 148, pvtdata.MsgReject, rejReserved},
+	AttrREP:           {"REP", "cm.rep", 36, 196, pvtdata.MsgReply, repReserved},
+	AttrRTU:           {"RTU", "cm.rtu", 8, 224, pvtdata.MsgUnknown, nil},
+	AttrDREQ:          {"DREQ", "cm.dreq", 12, 220, pvtdata.MsgUnknown, dreqReserved},
+	AttrDREP:          {"DREP", "cm.drep", 8, 224, pvtdata.MsgUnknown, nil},
+	AttrSIDRReq:       {"SIDR_REQ", "cm.sidr_req", 16, 216, pvtdata.MsgRequest, sidrReqReserved},
+	AttrSIDRRep:       {"SIDR_REP", "cm.sidr_rep", 96, 136, pvtdata.MsgReply, nil},
+	AttrLAP:           {"LAP", "cm.lap", 64, 168, pvtdata.MsgUnknown, lapReserved},
+	AttrAPR:           {"APR", "cm.apr", 84, 148, pvtdata.MsgUnknown, aprReserved},
+}
+
+// body is what each CM message type implements: its fixed fields read
+// from, written to and reported from the CM attribute data.
+type body interface {
+	decode(b []byte)
+	encode(b []byte)
+	visit(v field.Visitor)
+}
+
+// body returns the message of c's attribute ID (nil for an unknown one).
+func (c *CM) body() body {
+	switch c.AttributeID {
+	case AttrClassPortInfo:
+		return &c.ClassPortInfo
+	case AttrREQ:
+		return &c.REQ
+	case AttrMRA:
+		return &c.MRA
+	case AttrREJ:
+		return &c.REJ
+	case AttrREP:
+		return &c.REP
+	case AttrRTU:
+		return &c.RTU
+	case AttrDREQ:
+		return &c.DREQ
+	case AttrDREP:
+		return &c.DREP
+	case AttrSIDRReq:
+		return &c.SIDRReq
+	case AttrSIDRRep:
+		return &c.SIDRRep
+	case AttrLAP:
+		return &c.LAP
+	case AttrAPR:
+		return &c.APR
+	}
+	return nil
 }
 
 var attributeNames = map[uint64]string{}
@@ -203,36 +245,13 @@ func (c *CM) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	c.pdOffset = m.hdr
 	c.PrivateData = data[m.hdr:end:end]
 	c.Contents = data[:end]
-	switch c.AttributeID {
-	case AttrClassPortInfo:
-		c.ClassPortInfo.decode(data)
-	case AttrREQ:
-		c.REQ.decode(data)
-	case AttrMRA:
-		c.MRA.decode(data)
-	case AttrREJ:
-		c.REJ.decode(data)
+	c.body().decode(data)
+	if c.AttributeID == AttrREJ {
 		if _, ok := rejReasons[c.REJ.Reason]; !ok {
 			c.probs |= cmProbRejReason
 		}
-	case AttrREP:
-		c.REP.decode(data)
-	case AttrRTU:
-		c.RTU.decode(data)
-	case AttrDREQ:
-		c.DREQ.decode(data)
-	case AttrDREP:
-		c.DREP.decode(data)
-	case AttrSIDRReq:
-		c.SIDRReq.decode(data)
-	case AttrSIDRRep:
-		c.SIDRRep.decode(data)
-	case AttrLAP:
-		c.LAP.decode(data)
-	case AttrAPR:
-		c.APR.decode(data)
 	}
-	if c.reservedSet(data) {
+	if m.reserved != nil && m.reserved(data) {
 		c.probs |= cmProbReserved
 	}
 	if !c.methodExpected() {
@@ -289,32 +308,9 @@ func (c *CM) VisitFields(v field.Visitor) {
 		v.Bytes(fCMUndecoded, c.Contents)
 		return
 	}
-	switch c.AttributeID {
-	case AttrClassPortInfo:
-		c.ClassPortInfo.visit(v, &cpiFields)
-		return
-	case AttrREQ:
-		c.REQ.visit(v)
-	case AttrMRA:
-		c.MRA.visit(v)
-	case AttrREJ:
-		c.REJ.visit(v)
-	case AttrREP:
-		c.REP.visit(v)
-	case AttrRTU:
-		c.RTU.visit(v)
-	case AttrDREQ:
-		c.DREQ.visit(v)
-	case AttrDREP:
-		c.DREP.visit(v)
-	case AttrSIDRReq:
-		c.SIDRReq.visit(v)
-	case AttrSIDRRep:
-		c.SIDRRep.visit(v)
-	case AttrLAP:
-		c.LAP.visit(v)
-	case AttrAPR:
-		c.APR.visit(v)
+	c.body().visit(v)
+	if c.AttributeID == AttrClassPortInfo {
+		return // no private data
 	}
 	pf := privateFields[m.prefix]
 	v.Uint(fCMPrivateLen, uint64(len(c.PrivateData)))
@@ -480,32 +476,7 @@ func (c *CM) SerializeTo(b gopacket.SerializeBuffer, _ gopacket.SerializeOptions
 		return err
 	}
 	clear(w)
-	switch c.AttributeID {
-	case AttrClassPortInfo:
-		c.ClassPortInfo.encode(w)
-	case AttrREQ:
-		c.REQ.encode(w)
-	case AttrMRA:
-		c.MRA.encode(w)
-	case AttrREJ:
-		c.REJ.encode(w)
-	case AttrREP:
-		c.REP.encode(w)
-	case AttrRTU:
-		c.RTU.encode(w)
-	case AttrDREQ:
-		c.DREQ.encode(w)
-	case AttrDREP:
-		c.DREP.encode(w)
-	case AttrSIDRReq:
-		c.SIDRReq.encode(w)
-	case AttrSIDRRep:
-		c.SIDRRep.encode(w)
-	case AttrLAP:
-		c.LAP.encode(w)
-	case AttrAPR:
-		c.APR.encode(w)
-	}
+	c.body().encode(w)
 	copy(w[m.hdr:], c.PrivateData)
 	return nil
 }

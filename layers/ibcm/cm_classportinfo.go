@@ -117,7 +117,21 @@ func (c *ClassPortInfo) encode(b []byte) {
 	binary.BigEndian.PutUint32(b[68:], c.TrapQKey)
 }
 
-func (c *ClassPortInfo) visit(v field.Visitor, f *classPortInfoFields) {
+// visit reports the ClassPortInfo of a Get, Set or GetResp.
+func (c *ClassPortInfo) visit(v field.Visitor) { cpiFields.visit(v, c) }
+
+// visitIn reports b, the ClassPortInfo a REJ, SIDR_REP or APR redirects
+// to, under f (nothing when b is shorter than a ClassPortInfo).
+func (f *classPortInfoFields) visitIn(v field.Visitor, b []byte) {
+	if len(b) < classPortInfoLen {
+		return
+	}
+	var c ClassPortInfo
+	c.decode(b)
+	f.visit(v, &c)
+}
+
+func (f *classPortInfoFields) visit(v field.Visitor, c *ClassPortInfo) {
 	v.Begin(f.group)
 	v.Uint(f.base, uint64(c.BaseVersion))
 	v.Uint(f.class, uint64(c.ClassVersion))

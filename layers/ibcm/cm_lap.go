@@ -81,9 +81,7 @@ func (r *APR) visit(v field.Visitor) {
 	v.Uint(fAPRInfoLen, uint64(r.AddInfoLen))
 	v.Uint(fAPRStatus, uint64(r.Status))
 	v.Bytes(fAPRInfo, r.AddInfo)
-	if r.Status == 4 && len(r.AddInfo) >= classPortInfoLen {
-		var cpi ClassPortInfo
-		cpi.decode(r.AddInfo)
-		cpi.visit(v, &fAPRCPI)
+	if r.Status == 4 {
+		fAPRCPI.visitIn(v, r.AddInfo)
 	}
 }

@@ -192,11 +192,7 @@ func (r *REJ) visit(v field.Visitor) {
 			v.Uint(fARICAGUID, binary.BigEndian.Uint64(info))
 		}
 	case ariClassPortInfo:
-		if len(r.ARI) >= classPortInfoLen {
-			var cpi ClassPortInfo
-			cpi.decode(r.ARI)
-			cpi.visit(v, &fARIRedirectCPI)
-		}
+		fARIRedirectCPI.visitIn(v, r.ARI)
 	case ariConsumer:
 		v.Bytes(fARIConsumer, info)
 	}

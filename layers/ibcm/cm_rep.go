@@ -154,14 +154,6 @@ func lapReserved(b []byte) bool {
 	return binary.BigEndian.Uint32(b[8:]) != 0 || b[15]&0x07 != 0 || binary.BigEndian.Uint32(b[16:]) != 0 || lapPathReserved(b[20:64])
 }
 func cpiReserved(b []byte) bool { return b[32] != 0 }
-func (c *CM) reservedSet(b []byte) bool {
-	return reservedCheck[c.AttributeID] != nil && reservedCheck[c.AttributeID](b)
-}
-
-var reservedCheck = map[uint16]func([]byte) bool{
-	AttrREQ: reqReserved, AttrREP: repReserved, AttrMRA: mraReserved, AttrREJ: rejReserved, AttrDREQ: dreqReserved,
-	AttrSIDRReq: sidrReqReserved, AttrAPR: aprReserved, AttrLAP: lapReserved, AttrClassPortInfo: cpiReserved,
-}
 
 // DREQ is the Disconnection Request (table 112); private data (220 octets)
 // in CM.PrivateData.

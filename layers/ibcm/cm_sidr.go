@@ -100,10 +100,8 @@ func (r *SIDRRep) visit(v field.Visitor) {
 	v.Uint(fSIDRRepQKey, uint64(r.QKey))
 	v.Bytes(fSIDRRepInfo, r.AddInfo)
 	switch {
-	case r.Status == 4 && len(r.AddInfo) >= classPortInfoLen:
-		var cpi ClassPortInfo
-		cpi.decode(r.AddInfo)
-		cpi.visit(v, &fSIDRRepCPI)
+	case r.Status == 4:
+		fSIDRRepCPI.visitIn(v, r.AddInfo)
 	case r.Status == 5 && r.AddInfoLen > 0 && len(r.AddInfo) > 0:
 		v.Uint(fSIDRRepVersion, uint64(r.AddInfo[0]))
 	}
