@@ -643,21 +643,22 @@ type decodingLayer interface {
 }
 
 func newExtHeader(t gopacket.LayerType, b *BTH) decodingLayer {
+	e := ext{bth: b}
 	switch t {
 	case LayerTypeDETH:
-		return &DETH{bth: b}
+		return &DETH{ext: e}
 	case LayerTypeRETH:
-		return &RETH{bth: b}
+		return &RETH{ext: e}
 	case LayerTypeAETH:
-		return &AETH{bth: b}
+		return &AETH{ext: e}
 	case LayerTypeIETH:
-		return &IETH{bth: b}
+		return &IETH{ext: e}
 	case LayerTypeImmDt:
-		return &ImmDt{bth: b}
+		return &ImmDt{ext: e}
 	case LayerTypeAtomicETH:
-		return &AtomicETH{bth: b}
+		return &AtomicETH{ext: e}
 	case LayerTypeAtomicAckETH:
-		return &AtomicAckETH{bth: b}
+		return &AtomicAckETH{ext: e}
 	}
 	return nil
 }

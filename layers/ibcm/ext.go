@@ -26,26 +26,41 @@ const (
 	atomicAckETHLen = 8
 )
 
-// extNext is the NextLayerType of an extension header of type t.
-func extNext(b *BTH, t gopacket.LayerType, srcQP uint32, payload []byte) gopacket.LayerType {
-	if b != nil {
-		return b.nextAfter(t, srcQP, payload)
+// ext is what every extension header embeds: gopacket's contents and
+// payload, and the BTH it follows (nil when decoded alone).
+type ext struct {
+	layers.BaseLayer
+	bth *BTH
+}
+
+// split makes the first n octets of data the header's contents and the rest
+// its payload, and tells the linked BTH how long that payload is; an error
+// naming layer and what when data is shorter.
+func (e *ext) split(data []byte, df gopacket.DecodeFeedback, n int, layer, what string) error {
+	if len(data) < n {
+		df.SetTruncated()
+		return short(layer, what, 0, n, len(data))
 	}
-	if len(payload) == 0 {
+	e.Contents, e.Payload = data[:n], data[n:]
+	if e.bth != nil {
+		e.bth.PayloadLength = len(e.Payload)
+	}
+	return nil
+}
+
+// next is the NextLayerType of an extension header of type t (srcQP is the
+// DETH's source QP, 1<<24 for the other headers).
+func (e *ext) next(t gopacket.LayerType, srcQP uint32) gopacket.LayerType {
+	if e.bth != nil {
+		return e.bth.nextAfter(t, srcQP, e.Payload)
+	}
+	if len(e.Payload) == 0 {
 		return gopacket.LayerTypeZero
 	}
 	if t == LayerTypeDETH && srcQP <= 1 {
 		return LayerTypeMAD
 	}
 	return gopacket.LayerTypePayload
-}
-
-// setPayloadLength tells the linked BTH how long the data after the
-// extension headers is.
-func setPayloadLength(b *BTH, payload []byte) {
-	if b != nil {
-		b.PayloadLength = len(payload)
-	}
 }
 
 // ProtoDETH and its fields.
@@ -58,31 +73,25 @@ var (
 
 // DETH is the Datagram Extended Transport Header of UD packets.
 type DETH struct {
-	layers.BaseLayer
+	ext
 	QKey     uint32
 	Reserved uint8
 	SrcQP    uint32
-	bth      *BTH
 }
 
-func (d *DETH) LayerType() gopacket.LayerType  { return LayerTypeDETH }
-func (d *DETH) CanDecode() gopacket.LayerClass { return LayerTypeDETH }
-func (d *DETH) Proto() *field.Proto            { return ProtoDETH }
-func (d *DETH) String() string                 { return fmt.Sprintf("DETH qkey=0x%08x srcqp=0x%06x", d.QKey, d.SrcQP) }
-func (d *DETH) NextLayerType() gopacket.LayerType {
-	return extNext(d.bth, LayerTypeDETH, d.SrcQP, d.Payload)
-}
+func (d *DETH) LayerType() gopacket.LayerType     { return LayerTypeDETH }
+func (d *DETH) CanDecode() gopacket.LayerClass    { return LayerTypeDETH }
+func (d *DETH) Proto() *field.Proto               { return ProtoDETH }
+func (d *DETH) String() string                    { return fmt.Sprintf("DETH qkey=0x%08x srcqp=0x%06x", d.QKey, d.SrcQP) }
+func (d *DETH) NextLayerType() gopacket.LayerType { return d.next(LayerTypeDETH, d.SrcQP) }
 
 func (d *DETH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
-	if len(data) < dethLen {
-		df.SetTruncated()
-		return short("DETH", "header", 0, dethLen, len(data))
+	if err := d.split(data, df, dethLen, "DETH", "header"); err != nil {
+		return err
 	}
 	d.QKey = binary.BigEndian.Uint32(data)
 	d.Reserved = data[4]
 	d.SrcQP = binary.BigEndian.Uint32(data[4:8]) & 0xffffff
-	d.Contents, d.Payload = data[:dethLen], data[dethLen:]
-	setPayloadLength(d.bth, d.Payload)
 	return nil
 }
 
@@ -114,33 +123,27 @@ var (
 // RETH is the RDMA Extended Transport Header (RDMA WRITE FIRST/ONLY, READ
 // REQUEST, ATOMIC WRITE).
 type RETH struct {
-	layers.BaseLayer
+	ext
 	VA     uint64
 	RKey   uint32
 	DMALen uint32
-	bth    *BTH
 }
 
-func (r *RETH) LayerType() gopacket.LayerType  { return LayerTypeRETH }
-func (r *RETH) CanDecode() gopacket.LayerClass { return LayerTypeRETH }
-func (r *RETH) Proto() *field.Proto            { return ProtoRETH }
-func (r *RETH) NextLayerType() gopacket.LayerType {
-	return extNext(r.bth, LayerTypeRETH, 1<<24, r.Payload)
-}
+func (r *RETH) LayerType() gopacket.LayerType     { return LayerTypeRETH }
+func (r *RETH) CanDecode() gopacket.LayerClass    { return LayerTypeRETH }
+func (r *RETH) Proto() *field.Proto               { return ProtoRETH }
+func (r *RETH) NextLayerType() gopacket.LayerType { return r.next(LayerTypeRETH, 1<<24) }
 func (r *RETH) String() string {
 	return fmt.Sprintf("RETH va=0x%x rkey=0x%08x len=%d", r.VA, r.RKey, r.DMALen)
 }
 
 func (r *RETH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
-	if len(data) < rethLen {
-		df.SetTruncated()
-		return short("RETH", "header", 0, rethLen, len(data))
+	if err := r.split(data, df, rethLen, "RETH", "header"); err != nil {
+		return err
 	}
 	r.VA = binary.BigEndian.Uint64(data)
 	r.RKey = binary.BigEndian.Uint32(data[8:])
 	r.DMALen = binary.BigEndian.Uint32(data[12:])
-	r.Contents, r.Payload = data[:rethLen], data[rethLen:]
-	setPayloadLength(r.bth, r.Payload)
 	return nil
 }
 
@@ -190,10 +193,9 @@ var (
 // AETH is the ACK Extended Transport Header (ACK, ATOMIC ACK, RDMA READ
 // RESPONSE FIRST/LAST/ONLY).
 type AETH struct {
-	layers.BaseLayer
+	ext
 	Syndrome uint8
 	MSN      uint32
-	bth      *BTH
 }
 
 // Type is the syndrome type: AETHAck, AETHRNRNak, 2 (reserved) or AETHNak.
@@ -202,12 +204,10 @@ func (a *AETH) Type() uint8 { return a.Syndrome >> 5 & 0x03 }
 // Value is the low five bits: credit count, RNR timer or NAK code.
 func (a *AETH) Value() uint8 { return a.Syndrome & 0x1f }
 
-func (a *AETH) LayerType() gopacket.LayerType  { return LayerTypeAETH }
-func (a *AETH) CanDecode() gopacket.LayerClass { return LayerTypeAETH }
-func (a *AETH) Proto() *field.Proto            { return ProtoAETH }
-func (a *AETH) NextLayerType() gopacket.LayerType {
-	return extNext(a.bth, LayerTypeAETH, 1<<24, a.Payload)
-}
+func (a *AETH) LayerType() gopacket.LayerType     { return LayerTypeAETH }
+func (a *AETH) CanDecode() gopacket.LayerClass    { return LayerTypeAETH }
+func (a *AETH) Proto() *field.Proto               { return ProtoAETH }
+func (a *AETH) NextLayerType() gopacket.LayerType { return a.next(LayerTypeAETH, 1<<24) }
 func (a *AETH) String() string {
 	return fmt.Sprintf("AETH %s msn=%d", aethTypeNames[uint64(a.Type())], a.MSN)
 }
@@ -242,14 +242,11 @@ var aethSummaryTypes = func() (t [4]string) {
 }()
 
 func (a *AETH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
-	if len(data) < aethLen {
-		df.SetTruncated()
-		return short("AETH", "header", 0, aethLen, len(data))
+	if err := a.split(data, df, aethLen, "AETH", "header"); err != nil {
+		return err
 	}
 	a.Syndrome = data[0]
 	a.MSN = binary.BigEndian.Uint32(data) & 0xffffff
-	a.Contents, a.Payload = data[:aethLen], data[aethLen:]
-	setPayloadLength(a.bth, a.Payload)
 	return nil
 }
 
@@ -288,47 +285,31 @@ var (
 
 // IETH is the Invalidate Extended Transport Header of SEND with Invalidate.
 type IETH struct {
-	layers.BaseLayer
+	ext
 	RKey uint32
-	bth  *BTH
 }
 
-func (i *IETH) LayerType() gopacket.LayerType  { return LayerTypeIETH }
-func (i *IETH) CanDecode() gopacket.LayerClass { return LayerTypeIETH }
-func (i *IETH) Proto() *field.Proto            { return ProtoIETH }
-func (i *IETH) NextLayerType() gopacket.LayerType {
-	return extNext(i.bth, LayerTypeIETH, 1<<24, i.Payload)
-}
-func (i *IETH) String() string { return fmt.Sprintf("IETH rkey=0x%08x", i.RKey) }
+func (i *IETH) LayerType() gopacket.LayerType     { return LayerTypeIETH }
+func (i *IETH) CanDecode() gopacket.LayerClass    { return LayerTypeIETH }
+func (i *IETH) Proto() *field.Proto               { return ProtoIETH }
+func (i *IETH) NextLayerType() gopacket.LayerType { return i.next(LayerTypeIETH, 1<<24) }
+func (i *IETH) String() string                    { return fmt.Sprintf("IETH rkey=0x%08x", i.RKey) }
 func (i *IETH) AppendSummary(b []byte) []byte {
 	return appendHexDigits(append(b, "invalidate rkey=0x"...), uint64(i.RKey), 8)
 }
 
 func (i *IETH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
-	v, err := decodeWord(&i.BaseLayer, i.bth, data, df, "IETH", "R_Key")
-	if err == nil {
-		i.RKey = v
+	if err := i.split(data, df, wordLen, "IETH", "R_Key"); err != nil {
+		return err
 	}
-	return err
+	i.RKey = binary.BigEndian.Uint32(data)
+	return nil
 }
 
 func (i *IETH) VisitFields(v field.Visitor) { v.Uint(fIETHRKey, uint64(i.RKey)) }
 
 func (i *IETH) SerializeTo(b gopacket.SerializeBuffer, _ gopacket.SerializeOptions) error {
 	return serializeWord(b, i.RKey)
-}
-
-// decodeWord decodes a 4-octet extension header (the IETH's R_Key, the
-// ImmDt): its word, and base's contents and payload; an error naming layer
-// and what when data is shorter.
-func decodeWord(base *layers.BaseLayer, bth *BTH, data []byte, df gopacket.DecodeFeedback, layer, what string) (uint32, error) {
-	if len(data) < wordLen {
-		df.SetTruncated()
-		return 0, short(layer, what, 0, wordLen, len(data))
-	}
-	base.Contents, base.Payload = data[:wordLen], data[wordLen:]
-	setPayloadLength(bth, base.Payload)
-	return binary.BigEndian.Uint32(data), nil
 }
 
 // serializeWord prepends a 4-octet extension header holding v.
@@ -349,25 +330,22 @@ var (
 
 // ImmDt is the 4-octet Immediate Data of *_WITH_IMMEDIATE opcodes.
 type ImmDt struct {
-	layers.BaseLayer
+	ext
 	Data uint32
-	bth  *BTH
 }
 
-func (i *ImmDt) LayerType() gopacket.LayerType  { return LayerTypeImmDt }
-func (i *ImmDt) CanDecode() gopacket.LayerClass { return LayerTypeImmDt }
-func (i *ImmDt) Proto() *field.Proto            { return ProtoImmDt }
-func (i *ImmDt) NextLayerType() gopacket.LayerType {
-	return extNext(i.bth, LayerTypeImmDt, 1<<24, i.Payload)
-}
-func (i *ImmDt) String() string { return fmt.Sprintf("ImmDt 0x%08x", i.Data) }
+func (i *ImmDt) LayerType() gopacket.LayerType     { return LayerTypeImmDt }
+func (i *ImmDt) CanDecode() gopacket.LayerClass    { return LayerTypeImmDt }
+func (i *ImmDt) Proto() *field.Proto               { return ProtoImmDt }
+func (i *ImmDt) NextLayerType() gopacket.LayerType { return i.next(LayerTypeImmDt, 1<<24) }
+func (i *ImmDt) String() string                    { return fmt.Sprintf("ImmDt 0x%08x", i.Data) }
 
 func (i *ImmDt) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
-	v, err := decodeWord(&i.BaseLayer, i.bth, data, df, "ImmDt", "immediate data")
-	if err == nil {
-		i.Data = v
+	if err := i.split(data, df, wordLen, "ImmDt", "immediate data"); err != nil {
+		return err
 	}
-	return err
+	i.Data = binary.BigEndian.Uint32(data)
+	return nil
 }
 
 func (i *ImmDt) VisitFields(v field.Visitor) { v.Uint(fImmDt, uint64(i.Data)) }
@@ -390,32 +368,26 @@ var (
 // AtomicETH is the Atomic Extended Transport Header (COMPARE_SWAP,
 // FETCH_ADD).
 type AtomicETH struct {
-	layers.BaseLayer
+	ext
 	VA       uint64
 	RKey     uint32
 	SwapData uint64
 	CmpData  uint64
-	bth      *BTH
 }
 
-func (a *AtomicETH) LayerType() gopacket.LayerType  { return LayerTypeAtomicETH }
-func (a *AtomicETH) CanDecode() gopacket.LayerClass { return LayerTypeAtomicETH }
-func (a *AtomicETH) Proto() *field.Proto            { return ProtoAtomicETH }
-func (a *AtomicETH) NextLayerType() gopacket.LayerType {
-	return extNext(a.bth, LayerTypeAtomicETH, 1<<24, a.Payload)
-}
+func (a *AtomicETH) LayerType() gopacket.LayerType     { return LayerTypeAtomicETH }
+func (a *AtomicETH) CanDecode() gopacket.LayerClass    { return LayerTypeAtomicETH }
+func (a *AtomicETH) Proto() *field.Proto               { return ProtoAtomicETH }
+func (a *AtomicETH) NextLayerType() gopacket.LayerType { return a.next(LayerTypeAtomicETH, 1<<24) }
 
 func (a *AtomicETH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
-	if len(data) < atomicETHLen {
-		df.SetTruncated()
-		return short("AtomicETH", "header", 0, atomicETHLen, len(data))
+	if err := a.split(data, df, atomicETHLen, "AtomicETH", "header"); err != nil {
+		return err
 	}
 	a.VA = binary.BigEndian.Uint64(data)
 	a.RKey = binary.BigEndian.Uint32(data[8:])
 	a.SwapData = binary.BigEndian.Uint64(data[12:])
 	a.CmpData = binary.BigEndian.Uint64(data[20:])
-	a.Contents, a.Payload = data[:atomicETHLen], data[atomicETHLen:]
-	setPayloadLength(a.bth, a.Payload)
 	return nil
 }
 
@@ -440,26 +412,22 @@ func (a *AtomicETH) SerializeTo(b gopacket.SerializeBuffer, _ gopacket.Serialize
 
 // AtomicAckETH is the Atomic Acknowledge Extended Transport Header.
 type AtomicAckETH struct {
-	layers.BaseLayer
+	ext
 	OrigRemData uint64
-	bth         *BTH
 }
 
 func (a *AtomicAckETH) LayerType() gopacket.LayerType  { return LayerTypeAtomicAckETH }
 func (a *AtomicAckETH) CanDecode() gopacket.LayerClass { return LayerTypeAtomicAckETH }
 func (a *AtomicAckETH) Proto() *field.Proto            { return ProtoAtomicAckETH }
 func (a *AtomicAckETH) NextLayerType() gopacket.LayerType {
-	return extNext(a.bth, LayerTypeAtomicAckETH, 1<<24, a.Payload)
+	return a.next(LayerTypeAtomicAckETH, 1<<24)
 }
 
 func (a *AtomicAckETH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
-	if len(data) < atomicAckETHLen {
-		df.SetTruncated()
-		return short("AtomicAckETH", "original remote data", 0, atomicAckETHLen, len(data))
+	if err := a.split(data, df, atomicAckETHLen, "AtomicAckETH", "original remote data"); err != nil {
+		return err
 	}
 	a.OrigRemData = binary.BigEndian.Uint64(data)
-	a.Contents, a.Payload = data[:atomicAckETHLen], data[atomicAckETHLen:]
-	setPayloadLength(a.bth, a.Payload)
 	return nil
 }
 
