@@ -18,12 +18,12 @@ import (
 // IPoIB-CM have their layers (layers/ulp); anything else is a Send
 // payload.
 
-// maxServices bounds the queue pairs (and the REQs waiting for their REP)
+// maxServices bounds the queue pairs (and the connections, by comm ID)
 // whose service the Dissector remembers; the oldest are forgotten first.
 const maxServices = 1 << 16
 
 // qpEnd names one side's QP: the address of its node (as netFlowOf gives
-// it) and its QPN.
+// it) and its QPN (or, as a key of serviceTable.ids, its comm ID).
 type qpEnd struct {
 	node gopacket.Endpoint
 	qpn  uint32
@@ -35,49 +35,61 @@ type service struct {
 	name string // the service's name as the CM layer gives it ("" when none)
 }
 
+// cmConn is a connection as serviceTable knows it: its service, each
+// side's comm ID (as an ids key) and QP; server is set by the REP.
+type cmConn struct {
+	s                  service
+	clientID, serverID qpEnd
+	clientQP, serverQP qpEnd
+	replied            bool
+}
+
 // serviceTable remembers the service of the QPs whose CM exchange the
 // Dissector saw: a REQ names the service and the requester's QPN, the REP
-// (matched by the comm ID) the responder's QPN. Bounded by maxServices,
-// oldest first.
+// (matched by the comm ID) the responder's QPN, and the DREP ends both
+// (memory follows the connections open, not those a capture held).
+// Bounded by maxServices, oldest first.
 type serviceTable struct {
-	qps   map[qpEnd]service
-	reqs  map[qpEnd]service // by the REQ sender's node and Local Comm ID
-	order []fifoKey
-	next  int
+	qps genMap[qpEnd, service]
+	ids genMap[qpEnd, cmConn] // by each side's node and comm ID
 }
 
-type fifoKey struct {
-	k   qpEnd
-	req bool
+// genMap is a map of at most maxServices entries in two generations: new
+// entries go to cur, and when it holds half the bound it becomes old (the
+// previous old is forgotten), so the oldest entries go first.
+type genMap[K comparable, V any] struct {
+	cur, old map[K]V
 }
 
-func (t *serviceTable) put(m map[qpEnd]service, k qpEnd, s service, req bool) {
-	if _, ok := m[k]; !ok {
-		if len(t.order) < maxServices {
-			t.order = append(t.order, fifoKey{k, req})
-		} else {
-			old := t.order[t.next]
-			if old.req {
-				delete(t.reqs, old.k)
-			} else {
-				delete(t.qps, old.k)
-			}
-			t.order[t.next] = fifoKey{k, req}
-			t.next = (t.next + 1) % maxServices
+func (m *genMap[K, V]) get(k K) (V, bool) {
+	if v, ok := m.cur[k]; ok {
+		return v, true
+	}
+	v, ok := m.old[k]
+	return v, ok
+}
+
+func (m *genMap[K, V]) put(k K, v V) {
+	if _, ok := m.cur[k]; !ok {
+		delete(m.old, k)
+		if m.cur == nil || len(m.cur) >= maxServices/2 {
+			m.old, m.cur = m.cur, map[K]V{}
 		}
 	}
-	m[k] = s
+	m.cur[k] = v
 }
 
-// learnCM notes what a CM REQ or REP in rec says about its connection's
-// service.
+func (m *genMap[K, V]) del(k K) {
+	delete(m.cur, k)
+	delete(m.old, k)
+}
+
+// learnCM notes what a CM REQ, REP or DREP in rec says about its
+// connection's service.
 func (t *serviceTable) learnCM(rec *Record, cm *ibcm.CM) {
-	if t.qps == nil {
-		t.qps, t.reqs = map[qpEnd]service{}, map[qpEnd]service{}
-	}
-	flow := netFlowOf(rec)
 	switch cm.AttributeID {
 	case ibcm.AttrREQ:
+		flow := netFlowOf(rec)
 		sid := uint64(cm.REQ.ServiceID)
 		s := service{kind: ulp.KindOther, name: cm.REQ.ServiceID.ULP()}
 		if cm.REQ.ServiceID.IsIPoIBCM() {
@@ -85,22 +97,38 @@ func (t *serviceTable) learnCM(rec *Record, cm *ibcm.CM) {
 		} else if port, ok := ibcm.ULPPort(sid); ok {
 			s.kind = ulp.ByPort(port)
 		}
-		t.put(t.reqs, qpEnd{flow.Src(), cm.REQ.LocalCommID}, s, true)
-		t.put(t.qps, qpEnd{flow.Src(), cm.REQ.LocalQPN}, s, false)
+		c := cmConn{s: s, clientID: qpEnd{flow.Src(), cm.REQ.LocalCommID}, clientQP: qpEnd{flow.Src(), cm.REQ.LocalQPN}}
+		t.ids.put(c.clientID, c)
+		t.qps.put(c.clientQP, s)
 	case ibcm.AttrREP:
-		if s, ok := t.reqs[qpEnd{flow.Dst(), cm.REP.RemoteCommID}]; ok {
-			t.put(t.qps, qpEnd{flow.Src(), cm.REP.LocalQPN}, s, false)
+		flow := netFlowOf(rec)
+		c, ok := t.ids.get(qpEnd{flow.Dst(), cm.REP.RemoteCommID})
+		if !ok {
+			return
 		}
+		c.serverID, c.serverQP, c.replied = qpEnd{flow.Src(), cm.REP.LocalCommID}, qpEnd{flow.Src(), cm.REP.LocalQPN}, true
+		t.qps.put(c.serverQP, c.s)
+		t.ids.put(c.clientID, c)
+		t.ids.put(c.serverID, c)
+	case ibcm.AttrDREP:
+		flow := netFlowOf(rec)
+		c, ok := t.ids.get(qpEnd{flow.Src(), cm.DREP.LocalCommID})
+		if !ok || !c.replied {
+			return
+		}
+		t.qps.del(c.clientQP)
+		t.qps.del(c.serverQP)
+		t.ids.del(c.clientID)
+		t.ids.del(c.serverID)
 	}
 }
 
 // lookup returns the service of the QP a Send went to.
 func (t *serviceTable) lookup(key QPKey) (service, bool) {
-	if t.qps == nil {
+	if t.qps.cur == nil {
 		return service{}, false
 	}
-	s, ok := t.qps[qpEnd{key.Net.Dst(), key.DestQP}]
-	return s, ok
+	return t.qps.get(qpEnd{key.Net.Dst(), key.DestQP})
 }
 
 // ulpSends is the Dissector's sendDecoder: it hands each complete Send to
