@@ -487,7 +487,7 @@ type decodingLayer interface {
 // the IB ones; ERF leads to Ethernet or the LRH).
 func (d *Dissector) allLayers() []gopacket.DecodingLayer {
 	h := &d.hdr
-	return append([]gopacket.DecodingLayer{&h.eth, &h.sll, &h.vlan[0], &h.ip4, &h.ip6, &h.udp, &h.tcp}, d.ib.DecodingLayers()...)
+	return append([]gopacket.DecodingLayer{&h.eth, &h.sll, &h.ipoib, &h.vlan[0], &h.ip4, &h.ip6, &h.udp, &h.tcp}, d.ib.DecodingLayers()...)
 }
 
 // layerFor returns the record layer that decoded layer type t.
@@ -616,7 +616,9 @@ func Relevant(r *Record) bool {
 		return true
 	}
 	for _, l := range r.Layers {
-		if !IsTransport(l.Proto()) {
+		// A LINKTYPE_IPOIB link layer is transport; its protocol is also
+		// that of IPoIB-CM inside RC Sends, which is not.
+		if _, link := l.(*IPoIBLink); !link && !IsTransport(l.Proto()) {
 			return true
 		}
 	}

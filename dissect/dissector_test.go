@@ -206,6 +206,9 @@ func FuzzDissect(f *testing.F) {
 			f.Add(lt, frames[i].Data)
 		}
 	}
+	for _, fr := range testcap.Frames(f, testcap.Synthetic("synth-ipoib-iwarp.pcap")) {
+		f.Add(uint8(7), fr.Data)
+	}
 	f.Fuzz(func(t *testing.T, lt uint8, data []byte) {
 		d := New(Options{RoCEPorts: []uint16{1234}})
 		// The link types dissected, and others (lt itself).
@@ -225,6 +228,8 @@ func FuzzDissect(f *testing.F) {
 			link = LinkTypeRaw
 		case 6:
 			link = LinkTypeIPv6
+		case 7:
+			link = LinkTypeIPoIB
 		}
 		fr := source.Frame{Number: 1, LinkType: link, Data: data, CaptureLength: len(data), Length: len(data)}
 		r := d.Dissect(&fr)

@@ -27,7 +27,7 @@ var (
 
 var linkTypeNames = map[uint64]string{
 	1: "Ethernet", LinkTypeRaw: "Raw IP", LinkTypeLinuxSLL: "Linux cooked", 197: "ERF", LinkTypeIPv4: "IPv4",
-	LinkTypeIPv6: "IPv6", 247: "InfiniBand", LinkTypeLinuxSLL2: "Linux cooked v2",
+	LinkTypeIPv6: "IPv6", 247: "InfiniBand", LinkTypeLinuxSLL2: "Linux cooked v2", LinkTypeIPoIB: "IP over InfiniBand",
 }
 
 // Frame is the frame pseudo-layer of a Record.

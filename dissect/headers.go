@@ -10,13 +10,14 @@ import (
 )
 
 // commonHeaders are the layers of the headers that come before the RDMA
-// ones: Ethernet or Linux cooked capture, 802.1Q and 802.1ad tags, IPv4,
+// ones: Ethernet, Linux cooked capture or IPoIB, 802.1Q and 802.1ad tags, IPv4,
 // IPv6, UDP and TCP. headerWalk decodes into them. A Dissector has its own
 // (its Records point to them), and AheadICRC's hook another (it runs on the
 // reading goroutine).
 type commonHeaders struct {
-	eth Ethernet
-	sll SLL
+	eth   Ethernet
+	sll   SLL
+	ipoib IPoIBLink
 	// vlan holds stacked tags (802.1ad service tag, 802.1Q customer tag),
 	// outermost first, each its own layer value.
 	vlan [maxVLANTags]VLAN
@@ -39,6 +40,7 @@ type header uint8
 const (
 	hdrEthernet header = iota
 	hdrSLL
+	hdrIPoIB
 	hdrVLAN // the outermost tag; hdrVLAN+i is tag i
 	hdrIPv4 = hdrVLAN + maxVLANTags
 	hdrIPv6 = hdrIPv4 + 1
@@ -50,7 +52,7 @@ const (
 
 // headerTypes are the gopacket layer types of the headers.
 var headerTypes = func() (t [numHeaders]gopacket.LayerType) {
-	t[hdrEthernet], t[hdrSLL] = layers.LayerTypeEthernet, layers.LayerTypeLinuxSLL
+	t[hdrEthernet], t[hdrSLL], t[hdrIPoIB] = layers.LayerTypeEthernet, layers.LayerTypeLinuxSLL, LayerTypeIPoIBLink
 	for i := range maxVLANTags {
 		t[hdrVLAN+header(i)] = layers.LayerTypeDot1Q
 	}
@@ -65,6 +67,8 @@ func (h *commonHeaders) layer(k header) decodingLayer {
 		return &h.eth
 	case k == hdrSLL:
 		return &h.sll
+	case k == hdrIPoIB:
+		return &h.ipoib
 	case k < hdrIPv4:
 		return &h.vlan[k-hdrVLAN]
 	case k == hdrIPv4:
@@ -80,7 +84,7 @@ func (h *commonHeaders) layer(k header) decodingLayer {
 // isHeader reports whether layer type t is one of the common headers.
 func isHeader(t gopacket.LayerType) bool {
 	switch t {
-	case layers.LayerTypeEthernet, layers.LayerTypeLinuxSLL, layers.LayerTypeLinuxSLL2, layers.LayerTypeDot1Q,
+	case layers.LayerTypeEthernet, layers.LayerTypeLinuxSLL, layers.LayerTypeLinuxSLL2, LayerTypeIPoIBLink, layers.LayerTypeDot1Q,
 		layers.LayerTypeIPv4, layers.LayerTypeIPv6, layers.LayerTypeUDP, layers.LayerTypeTCP:
 		return true
 	}
@@ -95,6 +99,8 @@ func (h *commonHeaders) layerFor(t gopacket.LayerType) field.Layer {
 		return &h.eth
 	case layers.LayerTypeLinuxSLL, layers.LayerTypeLinuxSLL2:
 		return &h.sll
+	case LayerTypeIPoIBLink:
+		return &h.ipoib
 	case layers.LayerTypeDot1Q:
 		return &h.vlan[0]
 	case layers.LayerTypeIPv4:
@@ -197,6 +203,12 @@ func (w *headerWalk) walk(rec *Record, t gopacket.LayerType, data []byte) {
 			}
 			rec.Add(&h.sll, offsetIn(frame, h.sll.Contents))
 			last, data, t = hdrSLL, h.sll.Payload, h.sll.NextLayerType()
+		case LayerTypeIPoIBLink:
+			if err = h.ipoib.DecodeFromBytes(data, df); err != nil {
+				goto out
+			}
+			rec.Add(&h.ipoib, offsetIn(frame, h.ipoib.Contents))
+			last, data, t = hdrIPoIB, h.ipoib.Payload, h.ipoib.NextLayerType()
 		case layers.LayerTypeTCP:
 			if err = h.tcp.DecodeFromBytes(data, df); err != nil {
 				goto out

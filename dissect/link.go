@@ -3,11 +3,14 @@ package dissect
 import (
 	"encoding/binary"
 	"fmt"
+	"net/netip"
 
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 
 	"github.com/cmpd-dissect/cmpd-dissect/field"
+	"github.com/cmpd-dissect/cmpd-dissect/internal/layerdec"
+	"github.com/cmpd-dissect/cmpd-dissect/layers/ulp"
 	"github.com/cmpd-dissect/cmpd-dissect/source"
 )
 
@@ -17,6 +20,7 @@ const (
 	LinkTypeLinuxSLL  = source.LinkTypeLinuxSLL // Linux cooked capture v1 ("tcpdump -i any", and ours)
 	LinkTypeIPv4      = 228                     // raw IPv4
 	LinkTypeIPv6      = 229                     // raw IPv6
+	LinkTypeIPoIB     = 242                     // IP over InfiniBand, as Solaris' snoop and libpcap write it
 	LinkTypeLinuxSLL2 = 276                     // Linux cooked capture v2 (tcpdump ≥ 4.99 "-i any")
 )
 
@@ -32,6 +36,8 @@ func linkStart(lt int, data []byte) (gopacket.LayerType, bool) {
 		return layers.LayerTypeLinuxSLL, true
 	case LinkTypeLinuxSLL2:
 		return layers.LayerTypeLinuxSLL2, true
+	case LinkTypeIPoIB:
+		return LayerTypeIPoIBLink, true
 	case LinkTypeIPv4:
 		return layers.LayerTypeIPv4, true
 	case LinkTypeIPv6:
@@ -200,4 +206,141 @@ func (s *SLL) VisitFields(v field.Visitor) {
 func (s *SLL) AppendInfo(b []byte) []byte {
 	b = append(b, "Protocol 0x"...)
 	return appendHex(b, uint64(s.Protocol), 4)
+}
+
+// LayerTypeIPoIBLink is the link layer of LINKTYPE_IPOIB (dissect's
+// adapters own 1900–1919 of gopacket's fast range).
+var LayerTypeIPoIBLink = gopacket.RegisterLayerType(1900, gopacket.LayerTypeMetadata{Name: "IPoIB", Decoder: layerdec.Func[IPoIBLink]()})
+
+// The pseudo-header of LINKTYPE_IPOIB, under tshark's ipoib (the
+// encapsulation header's ipoib.type and ipoib.reserved are layers/ulp's).
+var (
+	fIPoIBDAddr     = ulp.ProtoIPoIB.Group("ipoib.daddr", "Destination address")
+	fIPoIBDAddrQPN  = ulp.ProtoIPoIB.Hex("ipoib.daddr.qpn", 24, "Destination QPN")
+	fIPoIBDGID      = ulp.ProtoIPoIB.Addr("ipoib.dgid", "Destination GID")
+	fIPoIBGRH       = ulp.ProtoIPoIB.Group("ipoib.grh", "Global Route Header")
+	fIPoIBGRHIPVer  = ulp.ProtoIPoIB.Uint("ipoib.grh.ipver", 4, "IP Version")
+	fIPoIBGRHTClass = ulp.ProtoIPoIB.Uint("ipoib.grh.tclass", 8, "Traffic Class")
+	fIPoIBGRHFlow   = ulp.ProtoIPoIB.Uint("ipoib.grh.flowlabel", 20, "Flow Label")
+	fIPoIBGRHSQPN   = ulp.ProtoIPoIB.Hex("ipoib.grh.sqpn", 24, "Source QPN")
+	fIPoIBGRHSGID   = ulp.ProtoIPoIB.Addr("ipoib.grh.sgid", "Source GID")
+)
+
+// IPoIBPseudoLen is the length of the pseudo-header before the
+// encapsulation header in a LINKTYPE_IPOIB frame.
+const IPoIBPseudoLen = 40
+
+// IPoIBLink is a LINKTYPE_IPOIB frame's link layer: IPoIB in datagram mode
+// (RFC 4391 §6) as Solaris' snoop and libpcap lay it out (tcpdump's
+// print-ipoib.c, Wireshark's packet-ipoib.c): a 40-octet pseudo-header,
+// then the 4-octet encapsulation header (an EtherType, two reserved
+// octets), then the IP packet or ARP message. The pseudo-header is the
+// packet's GRH (version, traffic class, flow label, source QPN where the
+// GRH has its payload length and hops, source and destination GIDs) or,
+// when its first two octets are zero (unicast: no GRH received), 20 zero
+// octets and the destination's 20-octet IPoIB address (flags, QPN, GID).
+type IPoIBLink struct {
+	layers.BaseLayer
+	// GRH: the pseudo-header is a GRH (IPVer … SGID and DGID are set);
+	// else it is the destination address (DQPN and DGID are).
+	GRH       bool
+	IPVer     uint8
+	TClass    uint8
+	FlowLabel uint32
+	SQPN      uint32
+	SGID      netip.Addr
+	DQPN      uint32
+	DGID      netip.Addr
+	Type      uint16
+	Reserved  uint16
+}
+
+func (p *IPoIBLink) Proto() *field.Proto { return ulp.ProtoIPoIB }
+
+func (p *IPoIBLink) LayerType() gopacket.LayerType  { return LayerTypeIPoIBLink }
+func (p *IPoIBLink) CanDecode() gopacket.LayerClass { return LayerTypeIPoIBLink }
+
+// errIPoIBShort is made once: the walk allocates nothing.
+var errIPoIBShort = fmt.Errorf("IPoIB header: need %d octets", IPoIBPseudoLen+ulp.IPoIBHeaderLen)
+
+func (p *IPoIBLink) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
+	const n = IPoIBPseudoLen + ulp.IPoIBHeaderLen
+	if len(data) < n {
+		df.SetTruncated()
+		return errIPoIBShort
+	}
+	p.GRH = binary.BigEndian.Uint16(data[0:2]) != 0
+	p.DGID = netip.AddrFrom16([16]byte(data[24:40]))
+	if p.GRH {
+		w := binary.BigEndian.Uint32(data[0:4])
+		p.IPVer, p.TClass, p.FlowLabel = uint8(w>>28), uint8(w>>20), w&0xfffff
+		p.SQPN = binary.BigEndian.Uint32(data[4:8]) & 0xffffff
+		p.SGID = netip.AddrFrom16([16]byte(data[8:24]))
+		p.DQPN = 0
+	} else {
+		p.IPVer, p.TClass, p.FlowLabel, p.SQPN, p.SGID = 0, 0, 0, 0, netip.Addr{}
+		p.DQPN = binary.BigEndian.Uint32(data[20:24]) & 0xffffff
+	}
+	p.Type = binary.BigEndian.Uint16(data[IPoIBPseudoLen:])
+	p.Reserved = binary.BigEndian.Uint16(data[IPoIBPseudoLen+2:])
+	p.Contents, p.Payload = data[:n], data[n:]
+	return nil
+}
+
+// NextLayerType is IPv4, IPv6 or ARP by the encapsulation header's type,
+// the three RFC 4391 carries (and the three tshark decodes there).
+func (p *IPoIBLink) NextLayerType() gopacket.LayerType {
+	switch t := layers.EthernetType(p.Type); t {
+	case layers.EthernetTypeIPv4, layers.EthernetTypeIPv6, layers.EthernetTypeARP:
+		return etherNext(t)
+	}
+	return gopacket.LayerTypePayload
+}
+
+func (p *IPoIBLink) VisitFields(v field.Visitor) {
+	if p.GRH {
+		v.Begin(fIPoIBGRH)
+		v.Uint(fIPoIBGRHIPVer, uint64(p.IPVer))
+		v.Uint(fIPoIBGRHTClass, uint64(p.TClass))
+		v.Uint(fIPoIBGRHFlow, uint64(p.FlowLabel))
+		v.Uint(fIPoIBGRHSQPN, uint64(p.SQPN))
+		v.Addr(fIPoIBGRHSGID, p.SGID)
+		v.Addr(fIPoIBDGID, p.DGID)
+		v.End()
+	} else {
+		v.Begin(fIPoIBDAddr)
+		v.Uint(fIPoIBDAddrQPN, uint64(p.DQPN))
+		v.Addr(fIPoIBDGID, p.DGID)
+		v.End()
+	}
+	ulp.VisitHeader(v, p.Type, p.Reserved)
+}
+
+// AppendInfo is tshark's Info for a frame nothing after the link layer
+// decoded.
+func (p *IPoIBLink) AppendInfo(b []byte) []byte {
+	return append(b, "IP over InfiniBand"...)
+}
+
+// SerializeTo prepends the pseudo-header (a GRH when p.GRH, else the
+// destination address) and the encapsulation header.
+func (p *IPoIBLink) SerializeTo(b gopacket.SerializeBuffer, opts gopacket.SerializeOptions) error {
+	w, err := b.PrependBytes(IPoIBPseudoLen + ulp.IPoIBHeaderLen)
+	if err != nil {
+		return err
+	}
+	clear(w[:IPoIBPseudoLen])
+	dgid := p.DGID.As16()
+	copy(w[24:40], dgid[:])
+	if p.GRH {
+		binary.BigEndian.PutUint32(w[0:4], uint32(p.IPVer&15)<<28|uint32(p.TClass)<<20|p.FlowLabel&0xfffff)
+		binary.BigEndian.PutUint32(w[4:8], p.SQPN&0xffffff)
+		sgid := p.SGID.As16()
+		copy(w[8:24], sgid[:])
+	} else {
+		binary.BigEndian.PutUint32(w[20:24], p.DQPN&0xffffff)
+	}
+	binary.BigEndian.PutUint16(w[IPoIBPseudoLen:], p.Type)
+	binary.BigEndian.PutUint16(w[IPoIBPseudoLen+2:], p.Reserved)
+	return nil
 }

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gopacket/gopacket"
+
 	"github.com/cmpd-dissect/cmpd-dissect/field"
 	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
 	"github.com/cmpd-dissect/cmpd-dissect/source"
@@ -31,6 +33,15 @@ func TestLinkTypes(t *testing.T) {
 		return []byte{0, 0, 0, 32, 0, halen, 1, 2, 3, 4, 5, 6, 7, 8, 0x08, 0x00}
 	}
 	sll2 := []byte{0x08, 0x00, 0, 0, 0, 0, 0, 7, 0, 1, 4, 6, 0xa, 0xb, 0xc, 0xd, 0xe, 0xf, 0, 0}
+	// LINKTYPE_IPOIB: a unicast pseudo-header (20 zero octets, flags and
+	// QPN 0x000048, GID fe80::1), or a GRH (version 6, traffic class
+	// 0x12, flow label 0x34567, source QPN 0x000049, GIDs fe80::2 and
+	// fe80::1); then the type and reserved octets.
+	gid := func(last byte) []byte { return []byte{0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, last} }
+	ipoibUni := func(typ uint16) []byte {
+		return cat(make([]byte, 20), []byte{0, 0, 0, 0x48}, gid(1), []byte{byte(typ >> 8), byte(typ), 0, 0})
+	}
+	ipoibGRH := cat([]byte{0x61, 0x23, 0x45, 0x67, 0, 0, 0, 0x49}, gid(2), gid(1), []byte{0x08, 0x00, 0, 0})
 	rest := ":ipv4:udp:bth"
 	for _, tc := range []struct {
 		name   string
@@ -57,6 +68,18 @@ func TestLinkTypes(t *testing.T) {
 		{name: "short sll", link: LinkTypeLinuxSLL, data: sll(6)[:10], layers: "frame", code: CodeMalformed},
 		{name: "short sll2", link: LinkTypeLinuxSLL2, data: sll2[:19], layers: "frame", code: CodeMalformed},
 		{name: "sll netlink", link: LinkTypeLinuxSLL, data: []byte{0, 4, 3, 0x38, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 2}, layers: "frame:sll"},
+		{name: "ipoib unicast", link: LinkTypeIPoIB, data: cat(ipoibUni(0x0800), ip), layers: "frame:ipoib" + rest,
+			fields: map[string]string{"ipoib.daddr.qpn": "0x000048", "ipoib.dgid": "fe80::1", "ipoib.type": "0x0800", "ipoib.reserved": "0x0000",
+				"ipoib.grh.sgid": ""}},
+		{name: "ipoib grh", link: LinkTypeIPoIB, data: cat(ipoibGRH, ip), layers: "frame:ipoib" + rest,
+			fields: map[string]string{"ipoib.grh.ipver": "6", "ipoib.grh.tclass": "18", "ipoib.grh.flowlabel": "214375",
+				"ipoib.grh.sqpn": "0x000049", "ipoib.grh.sgid": "fe80::2", "ipoib.dgid": "fe80::1", "ipoib.daddr.qpn": ""}},
+		{name: "ipoib arp", link: LinkTypeIPoIB, data: cat(ipoibUni(0x0806), make([]byte, 28)), layers: "frame:ipoib",
+			fields: map[string]string{"ipoib.type": "0x0806"}},
+		{name: "ipoib unknown type", link: LinkTypeIPoIB, data: cat(ipoibUni(0x8915), ip), layers: "frame:ipoib",
+			fields: map[string]string{"ipoib.type": "0x8915"}},
+		{name: "ipoib header only", link: LinkTypeIPoIB, data: ipoibUni(0x0800), layers: "frame:ipoib"},
+		{name: "short ipoib", link: LinkTypeIPoIB, data: ipoibUni(0x0800)[:43], layers: "frame", code: CodeMalformed},
 		{name: "unknown link type", link: 999, data: ip, layers: "frame", code: CodeUnknownLinkType},
 	} {
 		d := New(Options{})
@@ -118,4 +141,33 @@ func TestAheadICRCCooked(t *testing.T) {
 			t.Errorf("%s: ICRC computed ahead for %d of %d frames", file, kinds[aheadRoCEv2IPv4], len(frames))
 		}
 	}
+}
+
+// FuzzIPoIBLink: any 44 octets or more decode as a LINKTYPE_IPOIB header
+// that SerializeTo writes back to bytes decoding to the same header and
+// payload (the octets the pseudo-header leaves unread may differ).
+func FuzzIPoIBLink(f *testing.F) {
+	for _, fr := range testcap.Frames(f, testcap.Synthetic("synth-ipoib-iwarp.pcap")) {
+		f.Add(fr.Data)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var p IPoIBLink
+		if err := p.DecodeFromBytes(data, gopacket.NilDecodeFeedback); err != nil {
+			if len(data) >= IPoIBPseudoLen+4 {
+				t.Fatalf("%d octets: %v", len(data), err)
+			}
+			return
+		}
+		buf := gopacket.NewSerializeBuffer()
+		if err := gopacket.SerializeLayers(buf, gopacket.SerializeOptions{}, &p, gopacket.Payload(p.Payload)); err != nil {
+			t.Fatal(err)
+		}
+		var q IPoIBLink
+		if err := q.DecodeFromBytes(buf.Bytes(), gopacket.NilDecodeFeedback); err != nil {
+			t.Fatal(err)
+		}
+		if fieldsOf(&p) != fieldsOf(&q) || string(p.Payload) != string(q.Payload) || p.NextLayerType() != q.NextLayerType() {
+			t.Fatalf("decoded %s, again after SerializeTo %s", fieldsOf(&p), fieldsOf(&q))
+		}
+	})
 }

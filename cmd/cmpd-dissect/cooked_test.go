@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/cmpd-dissect/cmpd-dissect/field"
+	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
 )
 
 // times matches what a replay changes besides the link layer: timestamps
@@ -211,3 +212,58 @@ func TestChecksumStatusAsTshark(t *testing.T) {
 		t.Errorf("ours %v, tshark's udp.checksum.status %v", field.ChecksumStatusNames, theirs)
 	}
 }
+
+// TestIPoIBCapture: the LINKTYPE_IPOIB capture (iWARP over IPoIB, built
+// from the same exchange as synth-iwarp-mpa-v1.pcap) decodes in every view
+// as the Ethernet capture, but for the link layer and its three frames of
+// neighbour traffic after the exchange; check passes; the IPoIB
+// pseudo-header and encapsulation fields are tshark's.
+func TestIPoIBCapture(t *testing.T) {
+	synth := filepath.Join("..", "..", "testdata", "pcaps", "synthetic")
+	ipoib, eth := filepath.Join(synth, "synth-ipoib-iwarp.pcap"), filepath.Join(synth, "synth-iwarp-mpa-v1.pcap")
+	fields := []string{"-T", "fields", "-e", "frame.number", "-e", "ip.src", "-e", "tcp.seq_raw", "-e", "iwarp_mpa.rev",
+		"-e", "iwarp_rdma.opcode", "-e", "rpcrdma.xid", "-e", "nfs.opcode"}
+	for _, v := range [][]string{{"-r"}, append([]string{"-r", "--all", "-Y", "frame.number <= 10"}, fields...), {"-r", "-V", "-Y", "frame.number <= 10"},
+		{"conns"}, {"conns", "-V"}, {"conns", "--json"}, {"check"}} {
+		args := func(file string) []string {
+			if v[0] == "-r" {
+				return append(append([]string(nil), v[1:]...), "-r", file)
+			}
+			return append(append([]string(nil), v...), file)
+		}
+		codeI, outI, errI := runCmd(t, args(ipoib)...)
+		codeE, outE, errE := runCmd(t, args(eth)...)
+		outE, errE = strings.ReplaceAll(outE, eth, ipoib), strings.ReplaceAll(errE, eth, ipoib)
+		if slices.Contains(v, "-V") {
+			// Each frame is 30 octets longer (44 octets of IPoIB
+			// headers for 14 of Ethernet), of the other link type.
+			outI, outE = ipoibVerbose.ReplaceAllString(outI, ""), ipoibVerbose.ReplaceAllString(outE, "")
+		}
+		if codeI != codeE || outI != outE || errI != errE {
+			t.Errorf("%v: exit %d, want %d\n%s\n--- want\n%s\nstderr %q, want %q", v, codeI, codeE, outI, outE, errI, errE)
+		}
+		if v[0] == "check" && codeI != 0 {
+			t.Errorf("check exit %d:\n%s", codeI, outI)
+		}
+	}
+	ipoibFields := []string{"ipoib.daddr.qpn", "ipoib.dgid", "ipoib.grh.ipver", "ipoib.grh.tclass", "ipoib.grh.flowlabel",
+		"ipoib.grh.sqpn", "ipoib.grh.sgid", "ipoib.type", "ipoib.reserved", "ip.src", "ipv6.dst", "udp.dstport"}
+	want := testcap.TsharkFields(t, ipoib, "", append([]string{"frame.number"}, ipoibFields...)...)
+	args := []string{"-r", ipoib, "--all", "-T", "fields", "-e", "frame.number"}
+	for _, f := range ipoibFields {
+		args = append(args, "-e", f)
+	}
+	_, out, _ := runCmd(t, args...)
+	var got [][]string
+	for _, l := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+		got = append(got, strings.Split(l, "\t"))
+	}
+	if !slices.EqualFunc(got, want, slices.Equal) {
+		t.Errorf("ipoib fields:\n%q\n--- tshark\n%q", got, want)
+	}
+}
+
+// ipoibVerbose matches the -V lines that differ between the IPoIB and
+// Ethernet forms of one exchange: the link layer's tree, the frame
+// lengths, the link type and the protocols' first name.
+var ipoibVerbose = regexp.MustCompile(`(?m)^(Frame \d+: .*|    (Frame|Capture) Length: .*|    Link Type: .*|    Protocols in frame: [a-z]+:|(Ethernet II|IP over InfiniBand)\n(    .*\n)+)`)

@@ -56,6 +56,8 @@ func init() {
 type iwCapture struct {
 	pkts []timedFrame
 	t    time.Time
+	// ipoib: frames are LINKTYPE_IPOIB (link), not Ethernet.
+	ipoib bool
 }
 
 func iwWrite(build func(c *iwCapture) error) func(path string) error {
@@ -116,9 +118,13 @@ func (k *iwConn) segment(fromClient bool, seq uint32, flags string, payload []by
 	if err := tcp.SetNetworkLayerForChecksum(ip); err != nil {
 		panic(err)
 	}
+	var link gopacket.SerializableLayer = eth
+	if k.c.ipoib {
+		link = ipoibUnicast(!fromClient, layers.EthernetTypeIPv4)
+	}
 	buf := gopacket.NewSerializeBuffer()
 	if err := gopacket.SerializeLayers(buf, gopacket.SerializeOptions{FixLengths: true, ComputeChecksums: true},
-		eth, ip, tcp, gopacket.Payload(payload)); err != nil {
+		link, ip, tcp, gopacket.Payload(payload)); err != nil {
 		panic(err)
 	}
 	return append([]byte(nil), buf.Bytes()...)

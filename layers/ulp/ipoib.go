@@ -30,7 +30,10 @@ type IPoIB struct {
 }
 
 var (
-	ProtoIPoIB     = field.NewProto("ipoib", "IP over InfiniBand (connected mode)")
+	// ProtoIPoIB is tshark's ipoib: the connected-mode layer here and the
+	// datagram-mode link layer of LINKTYPE_IPOIB (dissect) declare their
+	// fields under it.
+	ProtoIPoIB     = field.NewProto("ipoib", "IP over InfiniBand")
 	fIPoIBType     = ProtoIPoIB.Hex("ipoib.type", 16, "Type").WithNames(ipoibTypeNames)
 	fIPoIBReserved = ProtoIPoIB.Hex("ipoib.reserved", 16, "Reserved")
 	fIPoIBSrc      = ProtoIPoIB.Addr("ipoib.ip.src", "IP Source")
@@ -57,9 +60,14 @@ func (p *IPoIB) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	return nil
 }
 
+// VisitHeader reports the fields of an encapsulation header of type typ.
+func VisitHeader(v field.Visitor, typ, reserved uint16) {
+	v.Uint(fIPoIBType, uint64(typ))
+	v.Uint(fIPoIBReserved, uint64(reserved))
+}
+
 func (p *IPoIB) VisitFields(v field.Visitor) {
-	v.Uint(fIPoIBType, uint64(p.Type))
-	v.Uint(fIPoIBReserved, uint64(p.Reserved))
+	VisitHeader(v, p.Type, p.Reserved)
 	if p.Src.IsValid() {
 		v.Addr(fIPoIBSrc, p.Src)
 		v.Addr(fIPoIBDst, p.Dst)
