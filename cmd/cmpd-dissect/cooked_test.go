@@ -27,6 +27,15 @@ var (
 	spaces    = regexp.MustCompile(` +`)
 )
 
+// viewOf is the command line of view v on file: a packet view's "-r"
+// (first in v) goes before the file, a subcommand's file after its flags.
+func viewOf(v []string, file string) []string {
+	if v[0] == "-r" {
+		return append(append([]string(nil), v[1:]...), "-r", file)
+	}
+	return append(append([]string(nil), v...), file)
+}
+
 // TestCookedCaptures: "tcpdump -i any" captures (LINKTYPE_LINUX_SLL and
 // LINUX_SLL2) of real captures replayed on lo (testdata/pcaps/converted/
 // PROVENANCE.md) decode in every view as the Ethernet pcap they were made
@@ -44,14 +53,8 @@ func TestCookedCaptures(t *testing.T) {
 			conv := filepath.Join(converted, from+".tcpdump-any-"+lt+".pcap")
 			orig := filepath.Join(real, from+".pcap")
 			for _, v := range views {
-				args := func(file string) []string {
-					if v[0] == "-r" {
-						return append(append([]string(nil), v[1:]...), "-r", file)
-					}
-					return append(append([]string(nil), v...), file)
-				}
-				codeC, outC, errC := runCmd(t, args(conv)...)
-				codeO, outO, errO := runCmd(t, args(orig)...)
+				codeC, outC, errC := runCmd(t, viewOf(v, conv)...)
+				codeO, outO, errO := runCmd(t, viewOf(v, orig)...)
 				outO, errO = strings.ReplaceAll(outO, orig, conv), strings.ReplaceAll(errO, orig, conv)
 				outC, outO = times.ReplaceAllString(outC, "T"), times.ReplaceAllString(outO, "T")
 				if v[0] == "stats" {
@@ -225,14 +228,8 @@ func TestIPoIBCapture(t *testing.T) {
 		"-e", "iwarp_rdma.opcode", "-e", "rpcrdma.xid", "-e", "nfs.opcode"}
 	for _, v := range [][]string{{"-r"}, append([]string{"-r", "--all", "-Y", "frame.number <= 10"}, fields...), {"-r", "-V", "-Y", "frame.number <= 10"},
 		{"conns"}, {"conns", "-V"}, {"conns", "--json"}, {"check"}} {
-		args := func(file string) []string {
-			if v[0] == "-r" {
-				return append(append([]string(nil), v[1:]...), "-r", file)
-			}
-			return append(append([]string(nil), v...), file)
-		}
-		codeI, outI, errI := runCmd(t, args(ipoib)...)
-		codeE, outE, errE := runCmd(t, args(eth)...)
+		codeI, outI, errI := runCmd(t, viewOf(v, ipoib)...)
+		codeE, outE, errE := runCmd(t, viewOf(v, eth)...)
 		outE, errE = strings.ReplaceAll(outE, eth, ipoib), strings.ReplaceAll(errE, eth, ipoib)
 		if slices.Contains(v, "-V") {
 			// Each frame is 30 octets longer (44 octets of IPoIB
