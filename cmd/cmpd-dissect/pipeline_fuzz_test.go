@@ -19,8 +19,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cmpd-dissect/cmpd-dissect/internal/torture"
 	"github.com/spf13/cobra"
+
+	"github.com/cmpd-dissect/cmpd-dissect/internal/torture"
+	"github.com/cmpd-dissect/cmpd-dissect/source"
 )
 
 // fuzzViews are the views each fuzz input runs through: between them they
@@ -101,9 +103,9 @@ func seedCaptures(f *testing.F) []*torture.Capture {
 		}
 		f.Add(raw)
 		caps = append(caps, c)
-		ng, _ := c.Encode(torture.FormatPcapng)
+		ng, _ := c.Encode(source.FormatPcapNG)
 		f.Add(ng)
-		pc, _ := c.Encode(torture.FormatPcap)
+		pc, _ := c.Encode(source.FormatPcap)
 		f.Add(torture.Gzip(pc))
 	}
 	for _, p := range regressionInputs() {
@@ -161,7 +163,7 @@ func FuzzPipelinePacket(f *testing.F) {
 			c = siw.Clone()
 			c.Packets = c.Packets[:7]
 		case 2, 3:
-			c = &torture.Capture{Name: "fuzz", Format: torture.FormatPcap}
+			c = &torture.Capture{Name: "fuzz", Format: source.FormatPcap}
 		}
 		link := torture.LinkEthernet
 		switch ctx % 4 {
@@ -177,7 +179,7 @@ func FuzzPipelinePacket(f *testing.F) {
 		c.Packets = append(c.Packets, torture.Packet{Time: base.Add(time.Millisecond), LinkType: link, Data: pkt, OrigLen: len(pkt)})
 		// The packet twice more: a retransmission and a duplicate after it.
 		c.Packets = append(c.Packets, c.Packets[len(c.Packets)-1])
-		b, _ := c.Encode(torture.FormatPcap)
+		b, _ := c.Encode(source.FormatPcap)
 		fuzzRunAll(t, b)
 	})
 }

@@ -721,7 +721,7 @@ func TestTorture(t *testing.T) {
 		// good frames are compared with the capture written as pcap.
 		var uncommented []*cleanRun
 		if c.HasComments() {
-			b, _ := c.Encode(torture.FormatPcap)
+			b, _ := c.Encode(source.FormatPcap)
 			p := filepath.Join(tmp, "uncommented.pcap")
 			if err := os.WriteFile(p, b, 0o644); err != nil {
 				t.Fatal(err)
@@ -959,7 +959,7 @@ func craftedEscapes(t testing.TB) map[string][]byte {
 			}
 		}
 		c.Packets = append(c.Packets, rej...)
-		b, _ := c.Encode(torture.FormatPcap)
+		b, _ := c.Encode(source.FormatPcap)
 		out["escapes-"+name] = b
 	}
 	return out
@@ -1012,8 +1012,8 @@ func TestDamagedHeaderExit2(t *testing.T) {
 		t.Skipf("no views built yet (missing: %s)", strings.Join(missing, ", "))
 	}
 	c := loadRealCapture(t, "rxe-nfs42-rdma.pcap")
-	good, _ := c.Encode(torture.FormatPcap)
-	ng, _ := c.Encode(torture.FormatPcapng)
+	good, _ := c.Encode(source.FormatPcap)
+	ng, _ := c.Encode(source.FormatPcapNG)
 	bad := map[string][]byte{
 		"empty.pcap":           {},
 		"short-header.pcap":    good[:10],
@@ -1093,7 +1093,7 @@ func TestDamagedPacketRunGoesOn(t *testing.T) {
 	// REQ stays whole: it names the NFS/RDMA service that makes frame 8
 	// RPC-over-RDMA).
 	c.Packets[2].Data = c.Packets[2].Data[:70]
-	data, _ := c.Encode(torture.FormatPcap)
+	data, _ := c.Encode(source.FormatPcap)
 	path := writeTemp(t, "damaged-packets.pcap", data)
 	code, out, stderr := runCmd(t, "-r", path, "-T", "json")
 	if code != exitOK {
@@ -1169,7 +1169,7 @@ func TestDamagedRecordNamed(t *testing.T) {
 		t.Skip("-T fields not built yet")
 	}
 	c := loadRealCapture(t, "siw-nfs42-rdma.pcap")
-	data, idx := c.Encode(torture.FormatPcap)
+	data, idx := c.Encode(source.FormatPcap)
 	for _, tc := range []struct {
 		name string
 		data []byte
@@ -1306,7 +1306,7 @@ func TestLimitPrivateDataDefault(t *testing.T) {
 			binary.BigEndian.PutUint32(q.Data[42:], binary.BigEndian.Uint32(q.Data[42:])+uint32(len(extra)))
 		}
 	}
-	data, _ := c.Encode(torture.FormatPcap)
+	data, _ := c.Encode(source.FormatPcap)
 	path := writeTemp(t, "mpa-pd-600.pcap", data)
 	code, out, stderr := runCmd(t, "-r", path, "-T", "json")
 	if code != exitOK {

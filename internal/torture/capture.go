@@ -6,8 +6,9 @@
 // and of the protocols (Ethernet, VLAN, IPv4/6, UDP, TCP, InfiniBand
 // LRH/GRH/BTH and its extension headers, MAD/CM, MPA, FPDU/DDP/RDMAP,
 // RPC-over-RDMA) to find record and layer boundaries and length fields. It
-// deliberately shares no code with the dissector it attacks: a bug in the
-// dissector's idea of an offset must not hide the same bug here.
+// deliberately shares no decoding code with the dissector it attacks (only
+// source's names of the capture formats): a bug in the dissector's idea of
+// an offset must not hide the same bug here.
 package torture
 
 import (
@@ -18,27 +19,9 @@ import (
 	"fmt"
 	"io"
 	"time"
+
+	"github.com/cmpd-dissect/cmpd-dissect/source"
 )
-
-// Format is a capture file format.
-type Format uint8
-
-const (
-	// FormatPcap is classic libpcap (microsecond or nanosecond timestamps).
-	FormatPcap Format = iota + 1
-	// FormatPcapng is pcapng (section, interface and enhanced packet blocks).
-	FormatPcapng
-)
-
-func (f Format) String() string {
-	switch f {
-	case FormatPcap:
-		return "pcap"
-	case FormatPcapng:
-		return "pcapng"
-	}
-	return fmt.Sprintf("Format(%d)", uint8(f))
-}
 
 // Link types the layout walker understands.
 const (
@@ -63,7 +46,7 @@ type Packet struct {
 type Capture struct {
 	// Name identifies the capture in mutant names (usually the file's base name).
 	Name    string
-	Format  Format
+	Format  source.Format
 	Gzipped bool
 	// Snaplen as stated by the file (pcap header or first IDB).
 	Snaplen int
@@ -98,10 +81,10 @@ func Parse(name string, b []byte) (*Capture, error) {
 	}
 	switch {
 	case binary.LittleEndian.Uint32(b) == 0x0a0d0d0a:
-		c.Format = FormatPcapng
+		c.Format = source.FormatPcapNG
 		return c, parsePcapng(c, b)
 	case isPcapMagic(b):
-		c.Format = FormatPcap
+		c.Format = source.FormatPcap
 		return c, parsePcap(c, b)
 	}
 	return nil, ErrNotCapture
@@ -308,8 +291,8 @@ type RecordIndex struct {
 // bytes and the index of what was written. Timestamps are microseconds for
 // pcap and pcapng (nanoseconds when c.Nanosecond: a pcapng interface with
 // if_tsresol 9).
-func (c *Capture) Encode(f Format) ([]byte, Index) {
-	if f == FormatPcapng {
+func (c *Capture) Encode(f source.Format) ([]byte, Index) {
+	if f == source.FormatPcapNG {
 		return c.encodePcapng()
 	}
 	return c.encodePcap()

@@ -9,6 +9,8 @@ import (
 	"math/rand/v2"
 	"sort"
 	"time"
+
+	"github.com/cmpd-dissect/cmpd-dissect/source"
 )
 
 // Kind names a family of damage.
@@ -144,9 +146,9 @@ func (p *planner) add(kind Kind, frame int, detail string, build func() []byte) 
 func (p *planner) container(n int) func(*Capture) []byte {
 	switch n % 8 {
 	case 3:
-		return func(c *Capture) []byte { b, _ := c.Encode(FormatPcapng); return b }
+		return func(c *Capture) []byte { b, _ := c.Encode(source.FormatPcapNG); return b }
 	case 6:
-		return func(c *Capture) []byte { b, _ := c.Encode(FormatPcap); return Gzip(b) }
+		return func(c *Capture) []byte { b, _ := c.Encode(source.FormatPcap); return Gzip(b) }
 	}
 	return func(c *Capture) []byte { b, _ := c.Encode(p.c.Format); return b }
 }
@@ -162,7 +164,7 @@ func (p *planner) packetMutant(kind Kind, i int, detail string, change func(d *C
 }
 
 func (p *planner) fileHeader() {
-	raw, _ := p.c.Encode(FormatPcap)
+	raw, _ := p.c.Encode(source.FormatPcap)
 	set := func(detail string, off int, val []byte, frame int, header bool) {
 		m := p.add(KindFileHeader, frame, "pcap/"+detail, func() []byte {
 			b := bytes.Clone(raw)
@@ -190,7 +192,7 @@ func (p *planner) fileHeader() {
 		m := p.add(KindFileHeader, 0, fmt.Sprintf("pcap/only-%d-octets", n), func() []byte { return bytes.Clone(raw[:n]) })
 		m.HeaderDamaged = n < 24
 	}
-	ng, nidx := p.c.Encode(FormatPcapng)
+	ng, nidx := p.c.Encode(source.FormatPcapNG)
 	setNG := func(detail string, off int, val []byte, frame int, header bool) {
 		if off+len(val) > len(ng) {
 			return
@@ -276,7 +278,7 @@ func (p *planner) truncLayer(i int) {
 }
 
 func (p *planner) recordLen() {
-	raw, idx := p.c.Encode(FormatPcap)
+	raw, idx := p.c.Encode(source.FormatPcap)
 	for i, r := range idx.Records {
 		capLen := uint32(len(p.c.Packets[i].Data))
 		lie := func(detail string, off int, v uint32) {
@@ -301,7 +303,7 @@ func (p *planner) recordLen() {
 }
 
 func (p *planner) blocks() {
-	raw, idx := p.c.Encode(FormatPcapng)
+	raw, idx := p.c.Encode(source.FormatPcapNG)
 	le := binary.LittleEndian
 	for i, r := range idx.Records {
 		blockLen := le.Uint32(raw[r.BlockLen:])
@@ -608,7 +610,7 @@ func (p *planner) repeat() {
 			rep[k].Time = pk.Time.Add(time.Duration(k) * time.Microsecond)
 		}
 		d.Packets = append(d.Packets[:i+1], append(rep, d.Packets[i+1:]...)...)
-		b, _ := d.Encode(FormatPcap)
+		b, _ := d.Encode(source.FormatPcap)
 		return b
 	})
 	m.Large = true

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
+	"github.com/cmpd-dissect/cmpd-dissect/source"
 )
 
 func loadReal(t testing.TB, name string) (*Capture, []byte) {
@@ -27,19 +28,19 @@ func loadReal(t testing.TB, name string) (*Capture, []byte) {
 func TestParseEncodeRoundTrip(t *testing.T) {
 	for _, name := range []string{"rxe-nfs42-rdma.pcap", "siw-nfs42-rdma.pcap"} {
 		c, raw := loadReal(t, name)
-		if c.Format != FormatPcap || len(c.Packets) == 0 {
+		if c.Format != source.FormatPcap || len(c.Packets) == 0 {
 			t.Fatalf("%s: format %v, %d packets", name, c.Format, len(c.Packets))
 		}
 		// Records re-encode to the very bytes of the file (headers differ
 		// only in fields we do not keep: version, zone, sigfigs).
-		enc, idx := c.Encode(FormatPcap)
+		enc, idx := c.Encode(source.FormatPcap)
 		if !bytes.Equal(enc[24:], raw[24:]) {
 			t.Errorf("%s: re-encoded records differ from the file", name)
 		}
 		if idx.Records[0].Start != 24 || idx.Records[len(idx.Records)-1].End != len(enc) {
 			t.Errorf("%s: index %+v … does not span the file", name, idx.Records[0])
 		}
-		for _, f := range []Format{FormatPcap, FormatPcapng} {
+		for _, f := range []source.Format{source.FormatPcap, source.FormatPcapNG} {
 			b, _ := c.Encode(f)
 			for _, gz := range []bool{false, true} {
 				in := b
@@ -83,7 +84,7 @@ func TestPcapngCommentsRoundTrip(t *testing.T) {
 	if commented == 0 {
 		t.Fatalf("%s: no packet comment read", path)
 	}
-	b, _ := c.Encode(FormatPcapng)
+	b, _ := c.Encode(source.FormatPcapNG)
 	d, err := Parse(path, b)
 	if err != nil {
 		t.Fatal(err)
@@ -91,7 +92,7 @@ func TestPcapngCommentsRoundTrip(t *testing.T) {
 	if !c.HasComments() || !KeepsComments(b) || !KeepsComments(Gzip(b)) {
 		t.Errorf("HasComments %v, pcapng keeps comments %v, gzip'd %v", c.HasComments(), KeepsComments(b), KeepsComments(Gzip(b)))
 	}
-	if p, _ := c.Encode(FormatPcap); KeepsComments(p) || KeepsComments(Gzip(p)) {
+	if p, _ := c.Encode(source.FormatPcap); KeepsComments(p) || KeepsComments(Gzip(p)) {
 		t.Error("pcap said to keep comments")
 	}
 	for i := range c.Packets {
@@ -409,7 +410,7 @@ func FuzzParse(f *testing.F) {
 	for _, name := range []string{"rxe-nfs42-rdma.pcap", "siw-nfs42-rdma.pcap"} {
 		c, raw := loadReal(f, name)
 		f.Add(raw[:min(len(raw), 600)])
-		ng, _ := c.Encode(FormatPcapng)
+		ng, _ := c.Encode(source.FormatPcapNG)
 		f.Add(ng[:min(len(ng), 600)])
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -418,7 +419,7 @@ func FuzzParse(f *testing.F) {
 			return
 		}
 		// What parses re-encodes and parses to the same packets.
-		for _, fm := range []Format{FormatPcap, FormatPcapng} {
+		for _, fm := range []source.Format{source.FormatPcap, source.FormatPcapNG} {
 			enc, _ := c.Encode(fm)
 			d, err := Parse("re", enc)
 			if err != nil || len(d.Packets) != len(c.Packets) {
