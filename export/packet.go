@@ -28,16 +28,6 @@ func (e endpoint) String() string {
 	return conn.Peer{Addr: e.addr, LID: e.lid, Port: e.port}.String()
 }
 
-func endpointLess(a, b endpoint) bool {
-	if c := a.addr.Compare(b.addr); c != 0 {
-		return c < 0
-	}
-	if a.lid != b.lid {
-		return a.lid < b.lid
-	}
-	return a.port < b.port
-}
-
 // rpcMsg is one RPC-over-RDMA message of a record: its transport header
 // and the RPC message in it (nil for RDMA_NOMSG and RDMA_ERROR without
 // one), with the packet's ends and QP at the time it was decoded.
