@@ -261,6 +261,19 @@ type Visitor interface {
 	End()
 }
 
+// NopVisitor is a Visitor that ignores every call. A visitor that looks at
+// some kinds of field only embeds it and implements those.
+type NopVisitor struct{}
+
+func (NopVisitor) Uint(*Field, uint64)     {}
+func (NopVisitor) Int(*Field, int64)       {}
+func (NopVisitor) Bool(*Field, bool)       {}
+func (NopVisitor) String(*Field, string)   {}
+func (NopVisitor) Bytes(*Field, []byte)    {}
+func (NopVisitor) Addr(*Field, netip.Addr) {}
+func (NopVisitor) Begin(*Field)            {}
+func (NopVisitor) End()                    {}
+
 // Layer is a decoded protocol layer that can report its fields. Every layer
 // type of this project implements it; dissect wraps gopacket's own layers
 // (Ethernet, IPv4, …) in adapters that do too.

@@ -2,7 +2,6 @@ package view
 
 import (
 	"fmt"
-	"net/netip"
 	"testing"
 
 	"github.com/cmpd-dissect/cmpd-dissect/dissect"
@@ -16,6 +15,7 @@ import (
 // level (outside Begin/End), by field, in order, and which fields it
 // reports inside a group.
 type topUints struct {
+	field.NopVisitor
 	depth  int
 	got    map[*field.Field][]uint64
 	nested map[*field.Field]bool
@@ -28,13 +28,8 @@ func (u *topUints) Uint(f *field.Field, v uint64) {
 		u.nested[f] = true
 	}
 }
-func (u *topUints) Int(*field.Field, int64)       {}
-func (u *topUints) Bool(*field.Field, bool)       {}
-func (u *topUints) String(*field.Field, string)   {}
-func (u *topUints) Bytes(*field.Field, []byte)    {}
-func (u *topUints) Addr(*field.Field, netip.Addr) {}
-func (u *topUints) Begin(*field.Field)            { u.depth++ }
-func (u *topUints) End()                          { u.depth-- }
+func (u *topUints) Begin(*field.Field) { u.depth++ }
+func (u *topUints) End()               { u.depth-- }
 
 // getterStats counts, per field, how often a getter answered with and
 // without the field, so a test can tell that the comparison covered both.

@@ -3,7 +3,6 @@ package view
 import (
 	"fmt"
 	"io"
-	"net/netip"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -220,7 +219,7 @@ func (s *Stats) countGot(g field.UintGetter, pc *protoCount) bool {
 // values: integers only (NewStats takes no other kind), straight into the
 // counts, nothing kept per packet.
 type valueCounter struct {
-	uintsOnly
+	field.NopVisitor
 	s *Stats
 }
 
@@ -240,7 +239,7 @@ func (c *valueCounter) Uint(f *field.Field, v uint64) {
 // oneCounter is valueCounter for a layer with one breakdown field f (its
 // slot): the other fields cost a pointer comparison.
 type oneCounter struct {
-	uintsOnly
+	field.NopVisitor
 	s    *Stats
 	f    *field.Field
 	slot int
@@ -256,18 +255,6 @@ func (c *oneCounter) Uint(f *field.Field, v uint64) {
 	}
 	c.s.ByValue[f][v]++
 }
-
-// uintsOnly is the rest of a field.Visitor for the counters, which look
-// at integer fields only: every other kind and the groups are ignored.
-type uintsOnly struct{}
-
-func (uintsOnly) Int(*field.Field, int64)       {}
-func (uintsOnly) Bool(*field.Field, bool)       {}
-func (uintsOnly) String(*field.Field, string)   {}
-func (uintsOnly) Bytes(*field.Field, []byte)    {}
-func (uintsOnly) Addr(*field.Field, netip.Addr) {}
-func (uintsOnly) Begin(*field.Field)            {}
-func (uintsOnly) End()                          {}
 
 func severityRank(s string) int {
 	switch s {
