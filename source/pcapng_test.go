@@ -9,50 +9,39 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap/converted"
 )
 
-const converted = "../testdata/pcaps/converted/"
+const convertedDir = "../testdata/pcaps/converted/"
 
 // TestConverted reads the captures Wireshark's tools wrote from the real
 // pcaps (testdata/pcaps/converted/PROVENANCE.md): the same frames, bytes
 // and link types as the pcap they were made from, no damage.
 func TestConverted(t *testing.T) {
-	for _, tc := range []struct {
-		file string
-		from []string
-		// sameTime: the tool kept the timestamps (dumpcap captured a
-		// replay, at new times).
-		sameTime bool
-	}{
-		{"rxe-nfs42-rdma.editcap.pcapng", []string{realRXE}, true},
-		{"rxe-nfs42-rdma.editcap.pcapng.gz", []string{realRXE}, true},
-		{"siw-nfs42-rdma.tshark.pcapng", []string{realSIW}, true},
-		{"live-rxe4-reconnect.comments.pcapng", []string{"../testdata/pcaps/real/live-rxe4-reconnect.pcap"}, true},
-		{"live-siw4-reconnect.nsec.pcap", []string{"../testdata/pcaps/real/live-siw4-reconnect.pcap"}, true},
-		{"live-siw4-offset.pcap.gz", []string{"../testdata/pcaps/real/live-siw4-offset.pcap"}, true},
-		{"rxe-plus-erf.mergecap.pcapng", []string{"../testdata/pcaps/real/live-rxe4-reject.pcap", "../testdata/pcaps/synthetic/synth-ibcm-erf-cm-all.pcap"}, true},
-		{"live-rxe4-rfc8797.dumpcap-lo.pcapng", []string{"../testdata/pcaps/real/live-rxe4-rfc8797.pcap"}, false},
-		{"live-siw4-rfc8797.dumpcap-lo.pcapng", []string{"../testdata/pcaps/real/live-siw4-rfc8797.pcap"}, false},
-		{"empty.dumpcap-lo.pcapng", nil, false},
-	} {
-		got := mustRead(t, converted+tc.file)
+	for _, tc := range converted.Captures {
+		got := mustRead(t, convertedDir+tc.File)
 		var want []Frame
-		if len(tc.from) > 0 {
-			want = mustRead(t, tc.from...)
+		if len(tc.From) > 0 {
+			var from []string
+			for _, f := range tc.From {
+				from = append(from, "../testdata/pcaps/"+f)
+			}
+			want = mustRead(t, from...)
 		}
 		if len(got) != len(want) {
-			t.Fatalf("%s: %d frames, want %d", tc.file, len(got), len(want))
+			t.Fatalf("%s: %d frames, want %d", tc.File, len(got), len(want))
 		}
 		for i := range got {
 			g, w := got[i], want[i]
 			if !bytes.Equal(g.Data, w.Data) || g.LinkType != w.LinkType || g.Length != w.Length || g.CaptureLength != w.CaptureLength ||
-				tc.sameTime && !g.Time.Equal(w.Time) {
-				t.Fatalf("%s: frame %d differs: %+v, want %+v", tc.file, i+1, g, w)
+				tc.SameTime && !g.Time.Equal(w.Time) {
+				t.Fatalf("%s: frame %d differs: %+v, want %+v", tc.File, i+1, g, w)
 			}
 		}
 	}
 	// editcap -a put two comments on frames 3 and 5.
-	c := mustRead(t, converted+"live-rxe4-reconnect.comments.pcapng")
+	c := mustRead(t, convertedDir+"live-rxe4-reconnect.comments.pcapng")
 	for i, f := range c {
 		var want []string
 		switch i + 1 {
@@ -71,7 +60,7 @@ func TestConverted(t *testing.T) {
 // the end of a capture: counts kept, and not taken for a cut packet.
 func TestInterfaceStats(t *testing.T) {
 	for _, name := range []string{"empty.dumpcap-lo.pcapng", "live-rxe4-rfc8797.dumpcap-lo.pcapng"} {
-		fs, err := OpenFiles([]string{converted + name}, nil)
+		fs, err := OpenFiles([]string{convertedDir + name}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -81,7 +70,7 @@ func TestInterfaceStats(t *testing.T) {
 		if len(errs) > 0 {
 			t.Fatalf("%s: %v", name, errs)
 		}
-		if len(st) != 1 || st[0].Name != "lo" || st[0].Interface != 0 || st[0].LinkType != LinkTypeEthernet || st[0].File != converted+name {
+		if len(st) != 1 || st[0].Name != "lo" || st[0].Interface != 0 || st[0].LinkType != LinkTypeEthernet || st[0].File != convertedDir+name {
 			t.Fatalf("%s: stats %+v", name, st)
 		}
 		if n, ok := st[0].Lost(); !ok || n != 0 || st[0].Received != int64(len(frames)) {
@@ -301,7 +290,7 @@ func TestPcapNGInconsistent(t *testing.T) {
 // a RecordError nothing more from the file.
 func FuzzPcapNG(f *testing.F) {
 	for _, name := range []string{"live-rxe4-rfc8797.dumpcap-lo.pcapng", "live-rxe4-reconnect.comments.pcapng", "rxe-plus-erf.mergecap.pcapng"} {
-		b, err := os.ReadFile(converted + name)
+		b, err := os.ReadFile(convertedDir + name)
 		if err != nil {
 			f.Fatal(err)
 		}
@@ -428,7 +417,7 @@ func TestLargeRecords(t *testing.T) {
 
 // TestPcapNGLinkType: a pcapng file's link type is its first interface's.
 func TestPcapNGLinkType(t *testing.T) {
-	f, err := Open(converted+"rxe-plus-erf.mergecap.pcapng", nil)
+	f, err := Open(convertedDir+"rxe-plus-erf.mergecap.pcapng", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,11 +12,14 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap/converted"
 )
 
 var (
-	converted = filepath.Join("..", "..", "testdata", "pcaps", "converted")
-	real      = filepath.Join("..", "..", "testdata", "pcaps", "real")
+	pcaps        = filepath.Join("..", "..", "testdata", "pcaps")
+	convertedDir = filepath.Join(pcaps, "converted")
+	real         = filepath.Join(pcaps, "real")
 )
 
 // frameLevel matches what a conversion may change: the packet comments
@@ -31,28 +34,17 @@ func TestConvertedCaptures(t *testing.T) {
 	timed := [][]string{{"-r"}, {"-r", "-V"}, {"-r", "-T", "json"}, {"conns", "--json"}, {"conns", "-V"}}
 	untimed := [][]string{{"-r", "-T", "fields", "-e", "frame.number", "-e", "cm.attribute_id", "-e", "mpa.frame_type", "-e", "pvtdata.send_size", "-e", "rpcrdma.xid"},
 		{"conns"}, {"stats"}, {"check"}}
-	for _, tc := range []struct {
-		file     string
-		from     []string
-		sameTime bool
-	}{
-		{"rxe-nfs42-rdma.editcap.pcapng", []string{"rxe-nfs42-rdma.pcap"}, true},
-		{"rxe-nfs42-rdma.editcap.pcapng.gz", []string{"rxe-nfs42-rdma.pcap"}, true},
-		{"siw-nfs42-rdma.tshark.pcapng", []string{"siw-nfs42-rdma.pcap"}, true},
-		{"live-rxe4-reconnect.comments.pcapng", []string{"live-rxe4-reconnect.pcap"}, true},
-		{"live-siw4-reconnect.nsec.pcap", []string{"live-siw4-reconnect.pcap"}, true},
-		{"live-siw4-offset.pcap.gz", []string{"live-siw4-offset.pcap"}, true},
-		{"rxe-plus-erf.mergecap.pcapng", []string{"live-rxe4-reject.pcap", "../synthetic/synth-ibcm-erf-cm-all.pcap"}, true},
-		{"live-rxe4-rfc8797.dumpcap-lo.pcapng", []string{"live-rxe4-rfc8797.pcap"}, false},
-		{"live-siw4-rfc8797.dumpcap-lo.pcapng", []string{"live-siw4-rfc8797.pcap"}, false},
-	} {
-		conv := filepath.Join(converted, tc.file)
+	for _, tc := range converted.Captures {
+		if len(tc.From) == 0 {
+			continue // with no files the command reads its standard input
+		}
+		conv := filepath.Join(convertedDir, tc.File)
 		var orig []string
-		for _, f := range tc.from {
-			orig = append(orig, filepath.Join(real, f))
+		for _, f := range tc.From {
+			orig = append(orig, filepath.Join(pcaps, f))
 		}
 		views := untimed
-		if tc.sameTime {
+		if tc.SameTime {
 			views = append(append([][]string(nil), untimed...), timed...)
 		}
 		for _, v := range views {
@@ -83,20 +75,20 @@ func TestConvertedCaptures(t *testing.T) {
 				outC, _, _ = strings.Cut(outC, "\nCapture statistics by interface")
 			}
 			if codeC != codeO || outC != outO || errC != errO {
-				t.Errorf("%s %v: exit %d, want %d (as %v)\n%s\n--- want\n%s\nstderr %q, want %q", tc.file, v, codeC, codeO, tc.from, outC, outO, errC, errO)
+				t.Errorf("%s %v: exit %d, want %d (as %v)\n%s\n--- want\n%s\nstderr %q, want %q", tc.File, v, codeC, codeO, tc.From, outC, outO, errC, errO)
 			}
 			if v[0] == "check" && codeC != 0 {
-				t.Errorf("%s: check exit %d:\n%s", tc.file, codeC, outC)
+				t.Errorf("%s: check exit %d:\n%s", tc.File, codeC, outC)
 			}
 		}
 	}
 	// dumpcap's empty capture: no packet, no finding.
-	empty := filepath.Join(converted, "empty.dumpcap-lo.pcapng")
+	empty := filepath.Join(convertedDir, "empty.dumpcap-lo.pcapng")
 	if code, out, stderr := runCmd(t, "check", empty); code != 0 || stderr != "" {
 		t.Fatalf("empty: check exit %d %q %q", code, out, stderr)
 	}
 	// Comments in the tree and JSON.
-	comments := filepath.Join(converted, "live-rxe4-reconnect.comments.pcapng")
+	comments := filepath.Join(convertedDir, "live-rxe4-reconnect.comments.pcapng")
 	if _, out, _ := runCmd(t, "-r", comments, "-V", "-Y", "frame.comment"); strings.Count(out, "[frame.comment]") != 2 || !strings.Contains(out, "Comment: a comment on frame 3  [frame.comment]") {
 		t.Fatalf("comments in -V:\n%s", out)
 	}
@@ -108,7 +100,7 @@ func TestConvertedCaptures(t *testing.T) {
 // TestCaptureDrops: a pcapng whose Interface Statistics Block counts drops
 // (dumpcap's, the count set to 7): stats lists them, every view warns.
 func TestCaptureDrops(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join(converted, "live-rxe4-rfc8797.dumpcap-lo.pcapng"))
+	raw, err := os.ReadFile(filepath.Join(convertedDir, "live-rxe4-rfc8797.dumpcap-lo.pcapng"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -50,7 +50,7 @@ func TestCookedCaptures(t *testing.T) {
 	}
 	for _, from := range []string{"live-rxe4-nfs42", "live-siw4-nfs42"} {
 		for _, lt := range []string{"linux-sll", "linux-sll2"} {
-			conv := filepath.Join(converted, from+".tcpdump-any-"+lt+".pcap")
+			conv := filepath.Join(convertedDir, from+".tcpdump-any-"+lt+".pcap")
 			orig := filepath.Join(real, from+".pcap")
 			for _, v := range views {
 				codeC, outC, errC := runCmd(t, viewOf(v, conv)...)
@@ -79,7 +79,7 @@ func TestCookedCaptures(t *testing.T) {
 // the other records are named, and frame.len and frame.cap_len are the
 // packet's as tshark gives them.
 func TestERFRecords(t *testing.T) {
-	erf := filepath.Join(converted, "live-rxe4-rfc8797-plus-ib.erf.pcap")
+	erf := filepath.Join(convertedDir, "live-rxe4-rfc8797-plus-ib.erf.pcap")
 	eth := filepath.Join(real, "live-rxe4-rfc8797.pcap")
 	ib := filepath.Join("..", "..", "testdata", "pcaps", "synthetic", "synth-ibcm-erf-cm-all.pcap")
 	code, out, stderr := runCmd(t, "--all", "-r", erf)

@@ -1,0 +1,33 @@
+// Package converted lists the captures Wireshark's tools wrote from the real
+// pcaps (testdata/pcaps/converted/PROVENANCE.md) with the captures each was
+// made from: source's tests read them frame by frame, the command's tests
+// in every view. It imports nothing, so that source's own tests can use it
+// (testcap imports source).
+package converted
+
+// Capture is one converted capture.
+type Capture struct {
+	// File is the capture's name in testdata/pcaps/converted.
+	File string
+	// From are the captures it was made from, in order, relative to
+	// testdata/pcaps ("real/x.pcap"); none for a capture of nothing.
+	From []string
+	// SameTime: the tool kept the timestamps (dumpcap captured a replay,
+	// at new times).
+	SameTime bool
+}
+
+// Captures are the converted captures whose frames are those of the
+// captures they were made from.
+var Captures = []Capture{
+	{"rxe-nfs42-rdma.editcap.pcapng", []string{"real/rxe-nfs42-rdma.pcap"}, true},
+	{"rxe-nfs42-rdma.editcap.pcapng.gz", []string{"real/rxe-nfs42-rdma.pcap"}, true},
+	{"siw-nfs42-rdma.tshark.pcapng", []string{"real/siw-nfs42-rdma.pcap"}, true},
+	{"live-rxe4-reconnect.comments.pcapng", []string{"real/live-rxe4-reconnect.pcap"}, true},
+	{"live-siw4-reconnect.nsec.pcap", []string{"real/live-siw4-reconnect.pcap"}, true},
+	{"live-siw4-offset.pcap.gz", []string{"real/live-siw4-offset.pcap"}, true},
+	{"rxe-plus-erf.mergecap.pcapng", []string{"real/live-rxe4-reject.pcap", "synthetic/synth-ibcm-erf-cm-all.pcap"}, true},
+	{"live-rxe4-rfc8797.dumpcap-lo.pcapng", []string{"real/live-rxe4-rfc8797.pcap"}, false},
+	{"live-siw4-rfc8797.dumpcap-lo.pcapng", []string{"real/live-siw4-rfc8797.pcap"}, false},
+	{"empty.dumpcap-lo.pcapng", nil, false},
+}
