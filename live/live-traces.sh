@@ -82,15 +82,28 @@ KERNEL=$KDIR/boot/vmlinuz-$KVER
 
 # --- siw (not in Debian's kernel) ------------------------------------------
 SIW=$MODDIR/extra/siw.ko
+# siw_source NAME: unpacks siw's sources from linux-source-6.1 into
+# $CACHE/NAME-src (afresh) and prints the module's directory there.
+siw_source() {
+	local src=$CACHE/$1-src
+	rm -rf "$src" && mkdir -p "$src" &&
+		tar -xJf /usr/src/linux-source-6.1.tar.xz -C "$src" --strip-components=1 linux-source-6.1/drivers/infiniband/sw/siw &&
+		echo "$src/drivers/infiniband/sw/siw"
+}
+
+# siw_make NAME DIR KO: builds the siw module in DIR for $KVER (the log in
+# $CACHE/NAME-build.log, shown when it fails) and copies it to KO.
+siw_make() {
+	make -s -C "/usr/src/linux-headers-$KVER" M="$2" CONFIG_RDMA_SIW=m modules >"$CACHE/$1-build.log" 2>&1 ||
+		{ cat "$CACHE/$1-build.log"; die "$1 build"; }
+	mkdir -p "$(dirname "$3")"
+	cp "$2/siw.ko" "$3"
+}
+
 if [ ! -e "$SIW" ]; then
 	say "building siw for $KVER from linux-source-6.1"
-	src=$CACHE/siw-src
-	rm -rf "$src" && mkdir -p "$src"
-	tar -xJf /usr/src/linux-source-6.1.tar.xz -C "$src" --strip-components=1 linux-source-6.1/drivers/infiniband/sw/siw
-	make -s -C "/usr/src/linux-headers-$KVER" M="$src/drivers/infiniband/sw/siw" CONFIG_RDMA_SIW=m modules >"$CACHE/siw-build.log" 2>&1 ||
-		{ cat "$CACHE/siw-build.log"; die "siw build"; }
-	mkdir -p "$MODDIR/extra"
-	cp "$src/drivers/infiniband/sw/siw/siw.ko" "$SIW"
+	dir=$(siw_source siw) || die "siw sources"
+	siw_make siw "$dir" "$SIW"
 	rm -f "$MODDIR/modules.dep"
 fi
 [ -e "$MODDIR/modules.dep" ] || depmod -b "$KDIR" "$KVER"
@@ -103,18 +116,12 @@ fi
 SIW_VARIANT=$CACHE/siw-variant-$KVER/siw.ko
 if [ ! -e "$SIW_VARIANT" ]; then
 	say "building the siw variant (MPA CRC, peer-to-peer, GSO)"
-	vsrc=$CACHE/siw-variant-src
-	rm -rf "$vsrc" && mkdir -p "$vsrc"
-	tar -xJf /usr/src/linux-source-6.1.tar.xz -C "$vsrc" --strip-components=1 linux-source-6.1/drivers/infiniband/sw/siw
-	vdir=$vsrc/drivers/infiniband/sw/siw
+	dir=$(siw_source siw-variant) || die "siw variant sources"
 	sed -i -e 's/^const bool try_gso;/const bool try_gso = true;/' \
 		-e 's/^const bool mpa_crc_required;/const bool mpa_crc_required = true;/' \
-		-e 's/^const bool peer_to_peer;/const bool peer_to_peer = true;/' "$vdir/siw_main.c"
-	[ "$(grep -c '= true;$' "$vdir/siw_main.c")" -ge 5 ] || die "siw variant: siw_main.c no longer has the constants to turn on"
-	make -s -C "/usr/src/linux-headers-$KVER" M="$vdir" CONFIG_RDMA_SIW=m modules >"$CACHE/siw-variant-build.log" 2>&1 ||
-		{ cat "$CACHE/siw-variant-build.log"; die "siw variant build"; }
-	mkdir -p "$(dirname "$SIW_VARIANT")"
-	cp "$vdir/siw.ko" "$SIW_VARIANT"
+		-e 's/^const bool peer_to_peer;/const bool peer_to_peer = true;/' "$dir/siw_main.c"
+	[ "$(grep -c '= true;$' "$dir/siw_main.c")" -ge 5 ] || die "siw variant: siw_main.c no longer has the constants to turn on"
+	siw_make siw-variant "$dir" "$SIW_VARIANT"
 fi
 
 # A third siw that sends MPA revision 1 requests (siw_main.c's mpa_version,
@@ -123,16 +130,10 @@ fi
 SIW_MPA1=$CACHE/siw-mpa1-$KVER/siw.ko
 if [ ! -e "$SIW_MPA1" ]; then
 	say "building the siw variant that sends MPA revision 1"
-	msrc=$CACHE/siw-mpa1-src
-	rm -rf "$msrc" && mkdir -p "$msrc"
-	tar -xJf /usr/src/linux-source-6.1.tar.xz -C "$msrc" --strip-components=1 linux-source-6.1/drivers/infiniband/sw/siw
-	mdir=$msrc/drivers/infiniband/sw/siw
-	sed -i -e 's/^u_char mpa_version = MPA_REVISION_2;/u_char mpa_version = MPA_REVISION_1;/' "$mdir/siw_main.c"
-	grep -q '^u_char mpa_version = MPA_REVISION_1;' "$mdir/siw_main.c" || die "siw mpa1 variant: siw_main.c no longer defines mpa_version"
-	make -s -C "/usr/src/linux-headers-$KVER" M="$mdir" CONFIG_RDMA_SIW=m modules >"$CACHE/siw-mpa1-build.log" 2>&1 ||
-		{ cat "$CACHE/siw-mpa1-build.log"; die "siw mpa1 variant build"; }
-	mkdir -p "$(dirname "$SIW_MPA1")"
-	cp "$mdir/siw.ko" "$SIW_MPA1"
+	dir=$(siw_source siw-mpa1) || die "siw mpa1 variant sources"
+	sed -i -e 's/^u_char mpa_version = MPA_REVISION_2;/u_char mpa_version = MPA_REVISION_1;/' "$dir/siw_main.c"
+	grep -q '^u_char mpa_version = MPA_REVISION_1;' "$dir/siw_main.c" || die "siw mpa1 variant: siw_main.c no longer defines mpa_version"
+	siw_make siw-mpa1 "$dir" "$SIW_MPA1"
 fi
 
 # --- initramfs --------------------------------------------------------------
