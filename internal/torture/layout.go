@@ -413,48 +413,48 @@ func (w *walker) rpcrdma(off, end int) {
 		}
 		return be.Uint32(w.b[at:]), true
 	}
-	// Read list: {1, position, handle, length, offset64} … 0.
-	for n := 0; ; n++ {
-		d, ok := word(p)
-		if !ok || n > 1024 {
-			return
-		}
-		p += 4
-		if d == 0 {
-			break
-		}
-		p += 20
-	}
-	// Write list: {1, count, count × segment} … 0.
-	for n := 0; ; n++ {
-		d, ok := word(p)
-		if !ok || n > 1024 {
-			return
-		}
-		p += 4
-		if d == 0 {
-			break
-		}
+	// chunk steps over a chunk, {count, count × segment}, marking its
+	// count; false where it runs past end.
+	chunk := func(count string) bool {
 		cnt, ok := word(p)
 		if !ok {
-			return
+			return false
 		}
-		w.length("rpcrdma.write_chunk.count", p, 4)
+		w.length(count, p, 4)
 		p += 4 + int(min(cnt, 1<<16))*16
+		return true
 	}
-	// Reply chunk: 0 or {1, count, segments}.
+	// list steps over a list, {1, item} … 0; false where it runs past end
+	// or is implausibly long.
+	list := func(item func() bool) bool {
+		for n := 0; ; n++ {
+			d, ok := word(p)
+			if !ok || n > 1024 {
+				return false
+			}
+			p += 4
+			if d == 0 {
+				return true
+			}
+			if !item() {
+				return false
+			}
+		}
+	}
+	// Read list: {1, position, handle, length, offset64} … 0; write list:
+	// {1, chunk} … 0; reply chunk: 0 or {1, chunk}.
+	readSegment := func() bool { p += 20; return true }
+	writeChunk := func() bool { return chunk("rpcrdma.write_chunk.count") }
+	if !list(readSegment) || !list(writeChunk) {
+		return
+	}
 	d, ok := word(p)
 	if !ok {
 		return
 	}
 	p += 4
-	if d != 0 {
-		cnt, ok := word(p)
-		if !ok {
-			return
-		}
-		w.length("rpcrdma.reply_chunk.count", p, 4)
-		p += 4 + int(min(cnt, 1<<16))*16
+	if d != 0 && !chunk("rpcrdma.reply_chunk.count") {
+		return
 	}
 	if proc == 0 && p < end {
 		w.rpc(p, end)
