@@ -1,6 +1,7 @@
 package explain
 
 import (
+	"fmt"
 	"net/netip"
 	"strings"
 	"testing"
@@ -196,29 +197,41 @@ func TestDefaultsReasons(t *testing.T) {
 // svcrdma's check, the number of attempts and how long they took.
 func TestMPARevision1RefusedByLinuxNFS(t *testing.T) {
 	c := explainFile(t, testcap.Real("live-siw4-mpa1-nfs42.pcap"))
-	if len(c.Groups) != 1 || len(c.Groups[0].Conns) != 38 {
-		t.Fatalf("%d groups:\n%s", len(c.Groups), dump(c))
-	}
-	if g := c.Groups[0].Title; !strings.Contains(g, "38 connections (1 to 38) from 198.51.100.1 to 198.51.100.2:20049 over iWARP") ||
-		!strings.Contains(g, "all rejected the same way") {
-		t.Errorf("title: %s", g)
-	}
-	rej := find(t, c, CodeReject)[0]
+	rej, storm := wantRevision1Refused(t, c, 38, "38 connections (1 to 38) from 198.51.100.1 to 198.51.100.2:20049 over iWARP",
+		"38 attempts in 19 s", "the MPA Request (frame 4) is revision 1, without IRD/ORD")
 	wantText(t, rej, "MPA Reply with the Reject flag (frame 6) to the MPA Request of frame 4",
 		"The MPA Request is revision 1 (frame 4): revision 1 carries no IRD/ORD",
-		"the Linux NFS server (svcrdma) sees an initiator depth of 0 and refuses the connection",
-		"svc_rdma_accept() returns -EINVAL when the initiator depth is 0")
+		"refuses the connection")
 	wantFrames(t, rej, 4, 6)
-	if len(rej.Connections) != 38 || !strings.Contains(rej.Remedy, "MPA revision 2") {
+	wantText(t, storm, "38 attempts from 198.51.100.1 to 198.51.100.2:20049 in 19 s")
+}
+
+// wantRevision1Refused checks what an MPA revision 1 client refused by the
+// Linux NFS server explains to: its n connections in one group (title,
+// all rejected the same way), the revision 1 cause with svcrdma's check on
+// all of them, a verdict of n failures (and verdict). It returns the
+// reject and the reconnect storm.
+func wantRevision1Refused(t *testing.T, c *Capture, n int, title string, verdict ...string) (rej, storm Item) {
+	t.Helper()
+	if len(c.Groups) != 1 || len(c.Groups[0].Conns) != n {
+		t.Fatalf("%d groups:\n%s", len(c.Groups), dump(c))
+	}
+	if g := c.Groups[0].Title; !strings.Contains(g, title) || !strings.Contains(g, "all rejected the same way") {
+		t.Errorf("title: %s", g)
+	}
+	rej = find(t, c, CodeReject)[0]
+	wantText(t, rej, "The MPA Request is revision 1 (frame 4)", "carries no IRD/ORD",
+		"the Linux NFS server (svcrdma) sees an initiator depth of 0 and refuses",
+		"svc_rdma_accept() returns -EINVAL when the initiator depth is 0")
+	if len(rej.Connections) != n || !strings.Contains(rej.Remedy, "MPA revision 2") {
 		t.Errorf("connections %d, remedy %q", len(rej.Connections), rej.Remedy)
 	}
-	storm := find(t, c, CodeReconnectStorm)[0]
-	wantText(t, storm, "38 attempts from 198.51.100.1 to 198.51.100.2:20049 in 19 s")
-	if !strings.Contains(c.Verdict.Text, "38 connections, all failed") ||
-		!strings.Contains(c.Verdict.Text, "the MPA Request (frame 4) is revision 1, without IRD/ORD") ||
-		!strings.Contains(c.Verdict.Text, "38 attempts in 19 s") {
-		t.Errorf("verdict: %s", c.Verdict.Text)
+	for _, v := range append([]string{fmt.Sprintf("%d connections, all failed", n)}, verdict...) {
+		if !strings.Contains(c.Verdict.Text, v) {
+			t.Errorf("verdict lacks %q: %s", v, c.Verdict.Text)
+		}
 	}
+	return rej, find(t, c, CodeReconnectStorm)[0]
 }
 
 // The lab's MPA revision 1 client refused by the Linux NFS server, as
@@ -248,27 +261,10 @@ func TestMPARevision1Storm(t *testing.T) {
 	}
 	tr.Finish()
 	c := Explain("mpa-rev1", tr.Connections(), tr.Findings())
-	if len(c.Groups) != 1 || len(c.Groups[0].Conns) != 166 {
-		t.Fatalf("%d groups:\n%s", len(c.Groups), dump(c))
-	}
-	if g := c.Groups[0].Title; !strings.Contains(g, "166 connections (1 to 166) from 198.51.100.1 to 198.51.100.2:20049") ||
-		!strings.Contains(g, "all rejected the same way") {
-		t.Errorf("title: %s", g)
-	}
-	rej := find(t, c, CodeReject)[0]
-	wantText(t, rej, "The MPA Request is revision 1 (frame 4)", "carries no IRD/ORD",
-		"the Linux NFS server (svcrdma) sees an initiator depth of 0 and refuses",
-		"svc_rdma_accept() returns -EINVAL when the initiator depth is 0")
-	if len(rej.Connections) != 166 || !strings.Contains(rej.Remedy, "revision 2") {
-		t.Errorf("connections %d, remedy %q", len(rej.Connections), rej.Remedy)
-	}
-	storm := find(t, c, CodeReconnectStorm)[0]
+	_, storm := wantRevision1Refused(t, c, 166, "166 connections (1 to 166) from 198.51.100.1 to 198.51.100.2:20049",
+		"revision 1", "166 attempts in 330 s")
 	wantText(t, storm, "166 attempts from 198.51.100.1 to 198.51.100.2:20049 in 330 s (one every 2.0 s)")
 	wantFrames(t, storm, 4, 664)
-	if !strings.Contains(c.Verdict.Text, "166 connections, all failed") || !strings.Contains(c.Verdict.Text, "revision 1") ||
-		!strings.Contains(c.Verdict.Text, "166 attempts in 330 s") {
-		t.Errorf("verdict: %s", c.Verdict.Text)
-	}
 }
 
 // Every committed capture explains without panic, each connection in one
