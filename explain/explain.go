@@ -10,6 +10,7 @@
 package explain
 
 import (
+	"cmp"
 	"fmt"
 	"sort"
 	"strings"
@@ -323,6 +324,17 @@ func headline(it Item) string {
 	return t
 }
 
+// stateWords are how explain words a connection's state: in the title of
+// a group of connections that all ended so ("all …"; else "all the same
+// way") and in a connection's setup statement (else the state's name).
+var stateWords = map[conn.State]struct{ group, setup string }{
+	conn.StateRejected:     {"rejected the same way", "refused"},
+	conn.StateTimedOut:     {"timed out the same way", ""},
+	conn.StateDisconnected: {"set up and closed the same way", "set up, then closed"},
+	conn.StateEstablished:  {"set up the same way", "set up and still open where the capture ends"},
+	conn.StateRequested:    {"", "still waiting for an answer where the capture ends"},
+}
+
 // explainGroup explains one group through its first connection.
 func explainGroup(name string, cs []*conn.Connection) Group {
 	c := cs[0]
@@ -331,17 +343,7 @@ func explainGroup(name string, cs []*conn.Connection) Group {
 	if len(cs) == 1 {
 		g.Title = fmt.Sprintf("Connection %d: %s → %s%s", c.ID, c.Client, c.Server, e.over())
 	} else {
-		how := "the same way"
-		switch c.State {
-		case conn.StateRejected:
-			how = "rejected the same way"
-		case conn.StateTimedOut:
-			how = "timed out the same way"
-		case conn.StateDisconnected:
-			how = "set up and closed the same way"
-		case conn.StateEstablished:
-			how = "set up the same way"
-		}
+		how := cmp.Or(stateWords[c.State].group, "the same way")
 		g.Title = fmt.Sprintf("%d connections (%d to %d) from %s to %s%s, all %s", len(cs), c.ID, cs[len(cs)-1].ID,
 			hostOf(c.Client), c.Server, e.over(), how)
 	}
@@ -419,17 +421,7 @@ func (e *explainer) setup() {
 	if c.StepsDropped > 0 {
 		parts = append(parts, fmt.Sprintf("%d more messages", c.StepsDropped))
 	}
-	state := c.State.String()
-	switch c.State {
-	case conn.StateDisconnected:
-		state = "set up, then closed"
-	case conn.StateEstablished:
-		state = "set up and still open where the capture ends"
-	case conn.StateRejected:
-		state = "refused"
-	case conn.StateRequested:
-		state = "still waiting for an answer where the capture ends"
-	}
+	state := cmp.Or(stateWords[c.State].setup, c.State.String())
 	text := fmt.Sprintf("%s: %s.", capitalize(state), strings.Join(parts, ", "))
 	if c.ToServer.Sends+c.ToClient.Sends > 0 {
 		text += fmt.Sprintf(" Traffic: %d Sends client → server (largest %d octets), %d server → client (largest %d octets).",
