@@ -52,19 +52,29 @@ func TestRXEAgainstTshark(t *testing.T) {
 	}
 	sends := testcap.TsharkFields(t, path, "infiniband.bth.opcode <= 5 or infiniband.bth.opcode == 0x16 or infiniband.bth.opcode == 0x17",
 		"ip.dst", "infiniband.bth.opcode")
-	toServer, toClient, inv := 0, 0, 0
+	wantSends(t, c, sends, func(dst string) bool { return dst == c.Server.Addr.String() },
+		func(op int) bool { return op == 0x16 || op == 0x17 })
+}
+
+// wantSends compares the Sends tshark lists (rows of destination and
+// opcode) with the connection's counts in each direction and of Sends with
+// Invalidate: toServer tells a row's direction by its destination, inv an
+// opcode that invalidates.
+func wantSends(t *testing.T, c *Connection, sends [][]string, toServer func(dst string) bool, inv func(op int) bool) {
+	t.Helper()
+	server, client, invalidate := 0, 0, 0
 	for _, r := range sends {
-		if r[0] == c.Server.Addr.String() {
-			toServer++
+		if toServer(r[0]) {
+			server++
 		} else {
-			toClient++
+			client++
 		}
-		if op := atoiT(t, r[1]); op == 0x16 || op == 0x17 {
-			inv++
+		if inv(atoiT(t, r[1])) {
+			invalidate++
 		}
 	}
-	if toServer != c.ToServer.Sends || toClient != c.ToClient.Sends || inv != c.ToClient.Invalidate+c.ToServer.Invalidate {
-		t.Errorf("tshark Sends %d/%d (%d invalidate), conns %d/%d (%d)", toServer, toClient, inv,
+	if server != c.ToServer.Sends || client != c.ToClient.Sends || invalidate != c.ToClient.Invalidate+c.ToServer.Invalidate {
+		t.Errorf("tshark Sends %d/%d (%d invalidate), conns %d/%d (%d)", server, client, invalidate,
 			c.ToServer.Sends, c.ToClient.Sends, c.ToClient.Invalidate+c.ToServer.Invalidate)
 	}
 }
@@ -81,19 +91,6 @@ func TestSIWAgainstTshark(t *testing.T) {
 		atoiT(t, mpaRows[0][1]) != int(c.Client.Port) || atoiT(t, mpaRows[1][1]) != int(c.Server.Port) {
 		t.Errorf("tshark MPA frames %v, conns %d/%d %s → %s", mpaRows, c.RequestFrame, c.ReplyFrame, c.Client, c.Server)
 	}
-	toServer, toClient, inv := 0, 0, 0
-	for _, r := range sends {
-		if atoiT(t, r[0]) == int(c.Server.Port) {
-			toServer++
-		} else {
-			toClient++
-		}
-		if op := atoiT(t, r[1]); op == 4 || op == 6 {
-			inv++
-		}
-	}
-	if toServer != c.ToServer.Sends || toClient != c.ToClient.Sends || inv != c.ToClient.Invalidate+c.ToServer.Invalidate {
-		t.Errorf("tshark Sends %d/%d (%d invalidate), conns %d/%d (%d)", toServer, toClient, inv,
-			c.ToServer.Sends, c.ToClient.Sends, c.ToClient.Invalidate+c.ToServer.Invalidate)
-	}
+	wantSends(t, c, sends, func(dstPort string) bool { return atoiT(t, dstPort) == int(c.Server.Port) },
+		func(op int) bool { return op == 4 || op == 6 })
 }
