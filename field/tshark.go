@@ -262,17 +262,18 @@ var tsharkAliases = [...]struct {
 }
 
 // tsharkFormat is how tshark prints a value in -T fields: as we do
-// (ours), in decimal (dec), or in hex padded to its type's width (hexN).
+// (ours), in decimal (dec), or in hex padded to its type's width (hexN,
+// whose value is N).
 type tsharkFormat uint8
 
 const (
-	ours tsharkFormat = iota
-	dec
-	hex8
-	hex16
-	hex24
-	hex32
-	hex64
+	ours  tsharkFormat = 0
+	dec   tsharkFormat = 1
+	hex8  tsharkFormat = 8
+	hex16 tsharkFormat = 16
+	hex24 tsharkFormat = 24
+	hex32 tsharkFormat = 32
+	hex64 tsharkFormat = 64
 )
 
 // TsharkFormat returns how -T fields prints the value of name when name is
@@ -285,20 +286,12 @@ func TsharkFormat(name string) (kind Kind, bits int, ok bool) {
 			continue
 		}
 		switch al.format {
+		case ours:
+			return 0, 0, false
 		case dec:
 			return KindUint, 0, true
-		case hex8:
-			return KindHex, 8, true
-		case hex16:
-			return KindHex, 16, true
-		case hex24:
-			return KindHex, 24, true
-		case hex32:
-			return KindHex, 32, true
-		case hex64:
-			return KindHex, 64, true
 		}
-		return 0, 0, false
+		return KindHex, int(al.format), true
 	}
 	return 0, 0, false
 }
