@@ -10,8 +10,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/packetcap/go-pcap/filter"
 	"golang.org/x/net/bpf"
+
+	"github.com/cmpd-dissect/cmpd-dissect/capfilter"
 )
 
 // AnyInterface is the interface name that captures on every interface,
@@ -28,7 +29,8 @@ type LiveOptions struct {
 	// AnyInterface.
 	Interface string
 	// Filter is a capture filter in tcpdump syntax ("udp port 4791 or
-	// tcp"), compiled to BPF in pure Go and attached to the socket; empty
+	// tcp"), compiled by capfilter and attached to the socket (run here
+	// instead when the socket cannot: VLAN tests, "-i any"); empty
 	// captures everything.
 	Filter string
 	// Count stops after that many frames (0: no limit).
@@ -41,22 +43,8 @@ type LiveOptions struct {
 	Promiscuous bool
 }
 
-// CompileFilter compiles a tcpdump-syntax capture filter to BPF
-// instructions, without libpcap.
-func CompileFilter(expr string) ([]bpf.RawInstruction, error) {
-	ins, err := compileFilter(expr)
-	if err != nil || ins == nil {
-		return nil, err
-	}
-	raw, err := bpf.Assemble(ins)
-	if err != nil {
-		return nil, fmt.Errorf("capture filter %q: %w", expr, err)
-	}
-	return raw, nil
-}
-
 // acceptAll is the program of an empty filter.
-var acceptAll = []bpf.Instruction{bpf.RetConstant{Val: 262144}}
+var acceptAll = []bpf.Instruction{bpf.RetConstant{Val: capfilter.Accept}}
 
 // dropOutgoing prepends to prog a test that rejects packets the host sends
 // (PACKET_OUTGOING): on the loopback interface every packet is seen twice,
@@ -72,50 +60,6 @@ func dropOutgoing(prog []bpf.Instruction) []bpf.Instruction {
 		bpf.RetConstant{Val: 0},
 	}
 	return append(out, prog...)
-}
-
-func compileFilter(expr string) ([]bpf.Instruction, error) {
-	if strings.TrimSpace(expr) == "" {
-		return nil, nil
-	}
-	checked, err := checkFilter(expr)
-	if err != nil {
-		return nil, err
-	}
-	e := filter.NewExpression(checked)
-	if e == nil {
-		return nil, nil
-	}
-	var f filter.Filter
-	if err := catchPanic(func() { f = e.Compile() }); err != nil {
-		return nil, fmt.Errorf("capture filter %q: %v", expr, err)
-	}
-	if f == nil {
-		return nil, fmt.Errorf("capture filter %q: not understood", expr)
-	}
-	var ins []bpf.Instruction
-	if perr := catchPanic(func() { ins, err = f.Compile() }); perr != nil {
-		return nil, fmt.Errorf("capture filter %q: %v", expr, perr)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("capture filter %q: %w", expr, err)
-	}
-	if len(ins) == 0 {
-		return nil, fmt.Errorf("capture filter %q: compiles to nothing", expr)
-	}
-	return ins, nil
-}
-
-// catchPanic turns a panic of a third-party parser into an error: a bad
-// filter typed by a user must be a message, never a crash.
-func catchPanic(f func()) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("%v", r)
-		}
-	}()
-	f()
-	return nil
 }
 
 // checkInterface gives the clear message for a missing interface and

@@ -5,12 +5,12 @@ package source
 import (
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"net"
 	"time"
 
-	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
+
+	"github.com/cmpd-dissect/cmpd-dissect/capfilter"
 )
 
 // anySocket captures on every interface ("-i any") as libpcap does: an
@@ -22,10 +22,9 @@ import (
 type anySocket struct {
 	fd  int
 	buf []byte
-	// vm runs the capture filter, compiled for Ethernet frames, on the
-	// packet behind a pseudo-Ethernet header (eth: its buffer); nil: none.
-	vm  *bpf.VM
-	eth []byte
+	// match runs the capture filter, compiled for LINUX_SLL frames, on
+	// each frame (nil: none).
+	match *capfilter.Matcher
 	// lo is the loopback interface's index: libpcap drops the outgoing
 	// copy of each packet there (each is seen leaving and arriving).
 	lo int
@@ -36,14 +35,14 @@ const sllHeaderLen = 16
 
 // openAny opens the socket for "-i any".
 func openAny(opts LiveOptions) (*anySocket, error) {
-	ins, err := compileFilter(opts.Filter)
+	flt, err := capfilter.Compile(opts.Filter, LinkTypeLinuxSLL)
 	if err != nil {
 		return nil, err
 	}
 	a := &anySocket{lo: -1}
-	if ins != nil {
-		if a.vm, err = bpf.NewVM(ins); err != nil {
-			return nil, fmt.Errorf("capture filter %q: %w", opts.Filter, err)
+	if flt != nil {
+		if a.match, err = flt.NewMatcher(); err != nil {
+			return nil, err
 		}
 	}
 	if ifs, err := net.Interfaces(); err == nil {
@@ -58,7 +57,6 @@ func openAny(opts LiveOptions) (*anySocket, error) {
 		snap = 65535
 	}
 	a.buf = make([]byte, sllHeaderLen+snap)
-	a.eth = make([]byte, 14+snap)
 	var proto [2]byte
 	binary.BigEndian.PutUint16(proto[:], unix.ETH_P_ALL)
 	a.fd, err = unix.Socket(unix.AF_PACKET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, int(binary.NativeEndian.Uint16(proto[:])))
@@ -104,7 +102,7 @@ func (a *anySocket) read(f *Frame) error {
 		binary.BigEndian.PutUint16(h[4:], uint16(ll.Halen))
 		copy(h[6:14], ll.Addr[:])
 		binary.BigEndian.PutUint16(h[14:], proto)
-		if a.vm != nil && !a.pass(h, a.buf[sllHeaderLen:sllHeaderLen+caplen]) {
+		if a.match != nil && !a.match.Match(a.buf[:sllHeaderLen+caplen]) {
 			continue
 		}
 		f.Time = now
@@ -114,21 +112,6 @@ func (a *anySocket) read(f *Frame) error {
 		f.Data = a.buf[:sllHeaderLen+caplen]
 		return nil
 	}
-}
-
-// pass runs the filter on the packet behind a pseudo-Ethernet header: no
-// destination, the link-layer source address when it is a MAC address,
-// the protocol as the EtherType.
-func (a *anySocket) pass(sll, pkt []byte) bool {
-	e := a.eth[:14+len(pkt)]
-	clear(e[:12])
-	if binary.BigEndian.Uint16(sll[4:]) == 6 {
-		copy(e[6:12], sll[6:12])
-	}
-	copy(e[12:14], sll[14:16])
-	copy(e[14:], pkt)
-	keep, err := a.vm.Run(e)
-	return err == nil && keep > 0
 }
 
 func (a *anySocket) close() { unix.Close(a.fd) }

@@ -13,6 +13,8 @@ import (
 	"golang.org/x/net/bpf"
 
 	"github.com/gopacket/gopacket/afpacket"
+
+	"github.com/cmpd-dissect/cmpd-dissect/capfilter"
 )
 
 // Live captures from a network interface with an AF_PACKET socket (no cgo,
@@ -24,6 +26,9 @@ type Live struct {
 	number   int
 	deadline time.Time
 	stop     chan struct{}
+	// match is the capture filter run in user space (nil: none, or the
+	// kernel runs it).
+	match *capfilter.Matcher
 	// Idle, if set, is called from Next whenever a poll for packets
 	// times out: the caller writes out what it has buffered.
 	Idle func()
@@ -51,9 +56,23 @@ func OpenLive(opts LiveOptions) (*Live, error) {
 	if err != nil {
 		return nil, err
 	}
-	ins, err := compileFilter(opts.Filter)
+	flt, err := capfilter.Compile(opts.Filter, LinkTypeEthernet)
 	if err != nil {
 		return nil, err
+	}
+	var ins []bpf.Instruction
+	var match *capfilter.Matcher
+	if flt != nil {
+		if flt.VLAN {
+			// The kernel strips VLAN tags into metadata before the
+			// socket's filter runs: a filter that tests them runs here,
+			// on the frames with their tags put back.
+			if match, err = flt.NewMatcher(); err != nil {
+				return nil, err
+			}
+		} else {
+			ins = flt.Instructions
+		}
 	}
 	if loopback {
 		ins = dropOutgoing(ins)
@@ -101,7 +120,7 @@ func OpenLive(opts LiveOptions) (*Live, error) {
 	// The kernel's counters start now, as libpcap's do: what the socket
 	// saw before the filter was attached is not this capture's.
 	tp.InitSocketStats()
-	l := &Live{opts: opts, tp: tp, stop: make(chan struct{})}
+	l := &Live{opts: opts, tp: tp, match: match, stop: make(chan struct{})}
 	if opts.Duration > 0 {
 		l.deadline = time.Now().Add(opts.Duration)
 	}
@@ -179,6 +198,9 @@ func (l *Live) Next(f *Frame) error {
 				continue
 			}
 			return permissionHint(l.opts.Interface, err)
+		}
+		if l.match != nil && !l.match.Match(data) {
+			continue
 		}
 		l.number++
 		f.Source = l.opts.Interface

@@ -237,18 +237,6 @@ func TestTruncatedRecord(t *testing.T) {
 	}
 }
 
-func TestCompileFilter(t *testing.T) {
-	for _, expr := range []string{"udp port 4791", "udp port 4791 or tcp", "tcp", "host 127.0.0.1", "udp and dst port 4791"} {
-		prog, err := CompileFilter(expr)
-		if err != nil || len(prog) == 0 {
-			t.Errorf("%q: %v (%d instructions)", expr, err, len(prog))
-		}
-	}
-	if prog, err := CompileFilter(""); err != nil || prog != nil {
-		t.Errorf("empty filter: %v %v", prog, err)
-	}
-}
-
 func FuzzFile(f *testing.F) {
 	raw, _ := os.ReadFile(realRXE)
 	f.Add(raw[:600])

@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cmpd-dissect/cmpd-dissect/capfilter"
 	"github.com/cmpd-dissect/cmpd-dissect/dissect"
 	"github.com/cmpd-dissect/cmpd-dissect/source"
 	"github.com/cmpd-dissect/cmpd-dissect/transport"
@@ -44,7 +45,7 @@ func (in *inputFlags) register(cmd *cobra.Command) {
 	f.StringArrayVarP(&in.reads, "read", "r", nil, "read packets from `FILE` (pcap or pcapng, gzip ok; \"-\" is stdin); repeat for several files, read in order")
 	f.StringVarP(&in.iface, "interface", "i", "", "capture live from `IFACE`, or from every interface with any (Linux, root or CAP_NET_RAW)")
 	f.StringVarP(&in.runAs, "relinquish-privileges", "Z", "", "after opening the capture, run as `USER` (its uid, gid and groups), like tcpdump -Z; needs root")
-	f.StringVarP(&in.capFilter, "capture-filter", "f", "", "capture filter in tcpdump syntax (`EXPR`: host, net, port, ether, ip, ip6, tcp, udp, src, dst, and, or), compiled to BPF without libpcap; checked with -r too")
+	f.StringVarP(&in.capFilter, "capture-filter", "f", "", "capture filter in tcpdump syntax (`EXPR`, pcap-filter(7): host, net, port, portrange, ether, vlan, ip, ip6, tcp, udp, proto[offset], not, and, or…), compiled to BPF without libpcap; checked with -r too")
 	f.IntVarP(&in.count, "count", "c", 0, "stop after `N` packets")
 	f.StringArrayVarP(&in.autostop, "autostop", "a", nil, "stop live capture: duration:`SECONDS` or packets:N")
 	f.StringVarP(&in.write, "write", "w", "", "also write the packets read (those passing -Y, if given) to `FILE` as pcapng")
@@ -153,7 +154,11 @@ func (in *inputFlags) open(cmd *cobra.Command, args []string) (*input, error) {
 	if in.capFilter != "" {
 		// Checked before anything is opened: a bad filter is a usage
 		// error with its column, with -r too.
-		if _, err := source.CompileFilter(in.capFilter); err != nil {
+		lt := capfilter.LinkTypeEthernet
+		if in.iface == source.AnyInterface {
+			lt = capfilter.LinkTypeLinuxSLL
+		}
+		if _, err := capfilter.Compile(in.capFilter, lt); err != nil {
 			return nil, usageErr("-f: %v", err)
 		}
 	}

@@ -208,7 +208,9 @@ func TestBadOptionsExitWithPosition(t *testing.T) {
 		{[]string{"-T", "fields", "-e", "frame.number", "-E", "occurrence=z"}, `"z" is not f, l, a or a non-zero number at column 12`, "             ^"},
 		{[]string{"-T", "fields", "-e", "frame.number", "-E", "colour=y"}, `"colour" is not a field output option`, "  ^"},
 		{[]string{"-T", "fields", "-e", "frame.number", "-E", "header"}, `want KEY=VALUE`, "        ^"},
-		{[]string{"-f", "udp prot 4791"}, `"prot" is not a qualifier of "udp" (want src, dst, host, net or port) at column 5`, "      ^"},
+		{[]string{"-f", "udp prot 4791"}, `"prot" is not a qualifier of "udp" (want src, dst, port or portrange) at column 5`, "      ^"},
+		{[]string{"-f", "not portrange 1-1024 and vlan"}, "only read filters, not capture filters, can be specified when reading a capture file", ""},
+		{[]string{"-f", "tcp[tcpflags] & tcp-syn != 0 or"}, "expected a primitive (host, net, port, portrange, ip, ip6, tcp, udp, ether, vlan, a comparison…) at column 32", "                                 ^"},
 		{[]string{"-f", "udp port 4791"}, "only read filters, not capture filters, can be specified when reading a capture file", ""},
 	} {
 		code, out, stderr := runCmd(t, append([]string{"-r", testcap.RXE}, tc.args...)...)
