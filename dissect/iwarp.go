@@ -18,16 +18,13 @@ type IWARPStats struct {
 	// Streams is the number of TCP connections tracked now; PeakStreams
 	// the most at any time.
 	Streams, PeakStreams int
-	// BufferedPages is the number of reassembly pages in use now;
-	// PeakPages the most seen (sampled every 32 segments).
-	BufferedPages, PeakPages int
 	// PendingBytes is what unfinished PDUs hold now; PeakPending the most.
 	PendingBytes, PeakPending int
 	// Frames, FPDUs and Sends count MPA frames, FPDUs and complete Sends
 	// handed to the ULP decoder.
 	Frames, FPDUs, Sends int
 	// Evicted counts streams forgotten because of MaxStreams; LimitHits
-	// the times a page cap made the reassembler skip a hole.
+	// the unfinished PDUs dropped for MaxPDUBytes or MaxTCPBufferedBytes.
 	Evicted, LimitHits int
 }
 
@@ -64,7 +61,6 @@ type IWARP struct {
 	streams   int // streams begun, to number them (iwarpStream.seq)
 	lastFlush time.Time
 	pendTotal int // octets held in the halves' pend buffers
-	segments  int // segments seen, to sample the page count
 }
 
 // newIWARP makes the iWARP reassembler, bounded by the iWARP limits of
@@ -73,8 +69,13 @@ func newIWARP(opts Options, sends sendDecoder) *IWARP {
 	w := &IWARP{cfg: opts.withDefaults(), sends: sends, live: map[*iwarpStream]struct{}{}}
 	w.pool = reassembly.NewStreamPool(iwarpFactory{w})
 	w.asm = reassembly.NewAssembler(w.pool)
-	w.asm.MaxBufferedPagesPerConnection = w.cfg.MaxPagesPerConn
-	w.asm.MaxBufferedPagesTotal = w.cfg.MaxPagesTotal
+	// Data after a hole is not held for the missing octets: the first
+	// page queued out of order is handed over at once with the hole
+	// skipped, as tshark (tcp.reassemble_out_of_order off) decodes a
+	// segment after "previous segment not captured". Its FPDUs are thus
+	// reported on the frame that carried them, and a late segment that
+	// fills the hole is a retransmission of octets already passed.
+	w.asm.MaxBufferedPagesPerConnection = 1
 	return w
 }
 
@@ -82,16 +83,8 @@ func newIWARP(opts Options, sends sendDecoder) *IWARP {
 func (w *IWARP) Stats() IWARPStats {
 	s := w.stats
 	s.Streams = len(w.live)
-	s.BufferedPages = w.pages()
 	s.PendingBytes = w.pendTotal
 	return s
-}
-
-// pages reads the assembler's page count (exposed only through Dump).
-func (w *IWARP) pages() int {
-	var n int
-	fmt.Sscanf(w.asm.Dump(), "pageCache: used: %d:", &n)
-	return n
 }
 
 // segmentContext carries a segment's capture info through the assembler;
@@ -111,11 +104,10 @@ func (w *IWARP) Segment(rec *Record, netFlow gopacket.Flow, tcp *layers.TCP) {
 	if w.lastFlush.IsZero() {
 		w.lastFlush = now
 	}
-	if now.Sub(w.lastFlush) >= min(w.cfg.IdleTimeout, w.cfg.HoleTimeout)/4 {
-		// Push data that waited too long behind a hole, and forget idle
-		// streams.
+	if now.Sub(w.lastFlush) >= w.cfg.IdleTimeout/4 {
+		// Forget idle streams.
 		w.flush(func() {
-			w.asm.FlushWithOptions(reassembly.FlushOptions{T: now.Add(-w.cfg.HoleTimeout), TC: now.Add(-w.cfg.IdleTimeout)})
+			w.asm.FlushWithOptions(reassembly.FlushOptions{T: now.Add(-w.cfg.IdleTimeout), TC: now.Add(-w.cfg.IdleTimeout)})
 		})
 		w.lastFlush = now
 	}
@@ -125,12 +117,6 @@ func (w *IWARP) Segment(rec *Record, netFlow gopacket.Flow, tcp *layers.TCP) {
 	ctx := &segmentContext{ci: gopacket.CaptureInfo{Timestamp: now, CaptureLength: rec.CaptureLength,
 		Length: rec.Length, InterfaceIndex: rec.Frame}}
 	w.asm.AssembleWithContext(netFlow, tcp, ctx)
-	// The page count is only exposed as text: sample it.
-	if w.segments++; w.segments%32 == 0 {
-		if p := w.pages(); p > w.stats.PeakPages {
-			w.stats.PeakPages = p
-		}
-	}
 	w.stats.PeakPending = max(w.stats.PeakPending, w.pendTotal)
 	w.rec = nil
 }

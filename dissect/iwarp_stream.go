@@ -75,6 +75,11 @@ type iwarpHalf struct {
 	scanned       int // octets searched for framing while not yet synchronised
 	synced        bool
 	sends         map[uint32]*partialSend
+	// inGap is set while the octets before a hole are finished; afterGap
+	// from a hole until the first FPDU after it is decoded; cutSend from
+	// a hole until a message starts (MO 0): segments before that end
+	// messages begun in the hole.
+	inGap, afterGap, cutSend bool
 }
 
 // partialSend collects the DDP segments of one untagged Send (one MSN).
@@ -127,12 +132,14 @@ func (s *iwarpStream) ReassembledSG(sg reassembly.ScatterGather, ac reassembly.A
 	h := &s.half[dirIndex(dir)]
 	avail, _ := sg.Lengths()
 	if skip > 0 {
-		// Octets never seen: finish what came before the hole, then
+		// Octets never seen: finish what came before the hole (an
+		// unfinished PDU there is lost, not reported on its own), then
 		// look for framing after it.
 		lost := 0
 		if len(h.pend) > 0 && h.state != stateIgnore {
-			h.pend0 = len(h.pend)
+			h.pend0, h.inGap = len(h.pend), true
 			used := h.process(h.pend, nil, true)
+			h.inGap = false
 			lost = len(h.pend) - used
 		}
 		h.pos += len(h.pend) + skip
@@ -233,24 +240,32 @@ func aliases(a, b []byte) bool {
 	return len(a) > 0 && len(b) > 0 && &a[0] == &b[0]
 }
 
-// gap notes octets missing from a stream: skipped by the assembler
-// because a page cap was hit, or at a flush by time or at the end.
+// gap notes octets missing from a stream: the segment being assembled
+// starts after a hole (the capture lost the octets, or they come later as
+// a retransmission, which is then not decoded, as in tshark). It is
+// reported on the frame after the hole, and the stream looks for framing
+// from there.
 func (s *iwarpStream) gap(h *iwarpHalf, skip, lost int) {
 	w := s.w
 	if h.state == stateIgnore {
 		return
 	}
-	if !w.flushing {
-		w.stats.LimitHits++
-		w.addFinding(CodeIWARPBufferLimit, finding.SeverityWarning, -1,
-			fmt.Sprintf("TCP %d→%d: buffered out-of-order data reached the page limit (%d per connection, %d in all): %d octets never seen were skipped",
-				h.srcPort, h.dstPort, w.cfg.MaxPagesPerConn, w.cfg.MaxPagesTotal, skip))
-	}
 	if h.state == stateFPDU || h.state == stateFrame {
-		w.addFinding(CodeIWARPGap, finding.SeverityWarning, -1,
-			fmt.Sprintf("TCP %d→%d: %d octets of the iWARP stream were not captured (%d octets of an unfinished PDU before them are lost); resynchronising on the next FPDU",
-				h.srcPort, h.dstPort, skip, lost))
+		msg := fmt.Sprintf("TCP %d→%d: %d octets of the iWARP stream are missing before this segment (not captured, or out of order: a segment that fills the hole later is not decoded); %d octets of an unfinished PDU before them are lost; resynchronising on the next FPDU",
+			h.srcPort, h.dstPort, skip, lost)
+		if len(h.sends) > 0 {
+			// Messages begun before the hole cannot be completed.
+			msns := make([]uint32, 0, len(h.sends))
+			for msn := range h.sends {
+				msns = append(msns, msn)
+			}
+			slices.Sort(msns)
+			msg += fmt.Sprintf("; partial Sends dropped: MSN %v", msns)
+			h.sends = nil
+		}
+		w.addFinding(CodeIWARPGap, finding.SeverityWarning, -1, msg)
 	}
+	h.afterGap, h.cutSend = true, true
 	h.toResync()
 }
 
@@ -294,6 +309,9 @@ func (s *iwarpStream) complete() {
 // incomplete reports a stream that ends inside a PDU: have of want octets
 // (want 0 when not known).
 func (h *iwarpHalf) incomplete(have, want int) {
+	if h.inGap {
+		return // the hole's finding says so
+	}
 	msg := fmt.Sprintf("TCP %d→%d ended inside an MPA %s: %d octets of it were captured", h.srcPort, h.dstPort, h.pduName(), have)
 	if want > 0 {
 		msg += fmt.Sprintf(" of %d", want)
@@ -558,6 +576,11 @@ func (h *iwarpHalf) send(r *mpa.RDMAP, firstFrame int) {
 		h.sends = map[uint32]*partialSend{}
 	}
 	ps := h.sends[r.MSN]
+	if r.MO == 0 {
+		h.cutSend = false
+	} else if ps == nil && h.cutSend {
+		return // the end of a message begun in a hole (gap)
+	}
 	if ps != nil && r.MO == 0 {
 		// A new message reusing the MSN (after a hole): start again.
 		ps = nil
@@ -667,7 +690,9 @@ func (h *iwarpHalf) resync(b []byte, p int, final bool) (int, bool) {
 			// not an FPDU start.
 			continue
 		}
-		confirmed := f.CRCStatus == mpa.CRCStatusGood
+		// A marker inside the candidate that points back at it (checked
+		// above) confirms it as well as a CRC does.
+		confirmed := f.CRCStatus == mpa.CRCStatusGood || len(f.Markers) > 0
 		if !confirmed {
 			need := 1
 			if !h.fpduBaseKnown {
@@ -688,9 +713,13 @@ func (h *iwarpHalf) resync(b []byte, p int, final bool) (int, bool) {
 			// stream captured mid-way is read without them.
 			h.fpduBase = at
 		}
-		w.addFinding(CodeIWARPResync, finding.SeverityInfo, h.placeOf(at, 2),
-			fmt.Sprintf("TCP %d→%d: FPDU framing found at stream offset %d after skipping %d octets", h.srcPort, h.dstPort, at, h.scanned+q))
-		h.state, h.synced, h.scanned = stateFPDU, true, 0
+		if skipped := h.scanned + q; skipped > 0 || !h.afterGap {
+			// (An FPDU right after a hole needs no word beyond the
+			// hole's.)
+			w.addFinding(CodeIWARPResync, finding.SeverityInfo, h.placeOf(at, 2),
+				fmt.Sprintf("TCP %d→%d: FPDU framing found at stream offset %d after skipping %d octets", h.srcPort, h.dstPort, at, skipped))
+		}
+		h.state, h.synced, h.scanned, h.afterGap = stateFPDU, true, 0, false
 		return q, true
 	}
 	// Nothing here: keep the tail a header could start in.
@@ -705,11 +734,14 @@ func (h *iwarpHalf) resync(b []byte, p int, final bool) (int, bool) {
 
 // chain reports whether need plausible FPDU headers follow one another at
 // the start of b (stream position at), or wait when b ends before they can
-// be checked and more data may come. At the end of the input a chain that
-// ends exactly at the end of b is enough.
+// be checked and more data may come. A chain that ends exactly at the end
+// of b is enough at the end of the input, and in a stream that was in sync
+// before (a hole, or framing lost): senders align FPDUs with TCP segments
+// (RFC 5044 §8), so the FPDU that ends the data at hand is decoded on the
+// frame that carried it, not held for the next header.
 func (h *iwarpHalf) chain(b []byte, at, need int, final bool) (ok, wait bool) {
 	for i := 0; i < need; i++ {
-		if len(b) == 0 && final {
+		if len(b) == 0 && (final || h.synced) {
 			return true, false
 		}
 		opts := h.options(at)

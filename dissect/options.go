@@ -35,23 +35,15 @@ type Options struct {
 	// connection and in all (finding rpcrdma.chunk-limit).
 	MaxChunkBytesPerConn, MaxChunkBytes int
 
-	// iWARP TCP reassembly.
+	// iWARP TCP reassembly. Data after a hole in a stream is decoded at
+	// once, as tshark does, never held for the missing octets.
 	//
-	// MaxPagesPerConn caps the out-of-order pages (about 1900 octets
-	// each) buffered for one TCP connection.
-	MaxPagesPerConn int
-	// MaxPagesTotal caps the pages buffered for all connections.
-	MaxPagesTotal int
 	// MaxStreams caps the TCP connections tracked at once; beyond it the
 	// least recently seen quarter is flushed and forgotten.
 	MaxStreams int
 	// IdleTimeout closes a connection that saw no packet for this long in
 	// capture time (never wall-clock time).
 	IdleTimeout time.Duration
-	// HoleTimeout is how long (in capture time) data waits behind a hole
-	// in a stream for the missing octets (a retransmission) before it is
-	// decoded without them.
-	HoleTimeout time.Duration
 	// MaxPendingSends caps the partial multi-segment Sends kept per
 	// direction.
 	MaxPendingSends int
@@ -72,9 +64,8 @@ type Options struct {
 // DefaultOptions returns the default limits: 1 MiB Sends; RC: 16 MiB
 // buffered for partial Sends, 4096 QPs, 1024 segments per chunk list,
 // 65536 outstanding calls, 4 MiB of reply chunks per connection and
-// 64 MiB in all; iWARP: 256 pages (~475 KiB) per connection,
-// 16384 pages (~30 MiB) in all, 8192 streams, 2 minutes idle, 1 second
-// behind a hole, 64 partial Sends per direction, 70000 octets for one
+// 64 MiB in all; iWARP: 8192 streams, 2 minutes idle, 64 partial Sends
+// per direction, 70000 octets for one
 // unfinished PDU (the largest FPDU with markers fits), 64 MiB of
 // unfinished PDUs in all, 256 KiB resync window.
 func DefaultOptions() Options {
@@ -82,7 +73,7 @@ func DefaultOptions() Options {
 		MaxSendBytes:       1 << 20,
 		MaxSendBufferBytes: 16 << 20, MaxQPs: 4096, MaxChunkSegments: rpcrdma.DefaultMaxSegments, MaxCalls: 1 << 16,
 		MaxChunkBytesPerConn: 4 << 20, MaxChunkBytes: 64 << 20,
-		MaxPagesPerConn: 256, MaxPagesTotal: 16384, MaxStreams: 8192, IdleTimeout: 2 * time.Minute, HoleTimeout: time.Second,
+		MaxStreams: 8192, IdleTimeout: 2 * time.Minute,
 		MaxPendingSends: 64, MaxPDUBytes: 70000, MaxTCPBufferedBytes: 64 << 20, ResyncWindow: 256 << 10,
 		MaxPrivateData: mpa.MaxPrivateData,
 	}

@@ -20,8 +20,8 @@ func TestOptionsDefaults(t *testing.T) {
 			t.Errorf("default %s is %d", v.Type().Field(i).Name, f.Int())
 		}
 	}
-	o := Options{RoCEPorts: []uint16{1}, MaxQPs: 3, HoleTimeout: time.Millisecond, MaxPrivateData: -5}.withDefaults()
-	if o.MaxQPs != 3 || o.HoleTimeout != time.Millisecond || o.MaxPrivateData != def.MaxPrivateData ||
+	o := Options{RoCEPorts: []uint16{1}, MaxQPs: 3, IdleTimeout: time.Millisecond, MaxPrivateData: -5}.withDefaults()
+	if o.MaxQPs != 3 || o.IdleTimeout != time.Millisecond || o.MaxPrivateData != def.MaxPrivateData ||
 		o.MaxSendBytes != def.MaxSendBytes || len(o.RoCEPorts) != 1 {
 		t.Errorf("with defaults: %+v", o)
 	}

@@ -9,11 +9,6 @@ import (
 	"github.com/cmpd-dissect/cmpd-dissect/dissect"
 )
 
-// reassemblyPageBytes is the size of one page of gopacket's TCP reassembly
-// buffer (reassembly.pageBytes): dissect caps out-of-order TCP data in
-// pages, the command line in octets.
-const reassemblyPageBytes = 1900
-
 // limitFlags are the resource limits that keep a hostile or damaged capture
 // from exhausting memory (issue 9). Each has a default (dissect's), an
 // option here, and a finding when it is hit. A limit not given on the
@@ -63,7 +58,7 @@ func (l *limitFlags) register(cmd *cobra.Command) {
 	l.privateData.v = d.MaxPrivateData
 	f := cmd.Flags()
 	f.Var(&l.tcpStreamBytes, "max-tcp-stream-bytes",
-		"iWARP: octets of TCP data buffered for one stream direction, for an unfinished PDU and out of order; beyond it the data is dropped (finding iwarp.buffer-limit)")
+		"iWARP: octets of TCP data buffered for one stream direction, for an unfinished PDU; beyond it the data is dropped (finding iwarp.buffer-limit)")
 	f.Var(&l.tcpTotalBytes, "max-tcp-total-bytes",
 		"iWARP: octets of TCP data buffered for all streams together (finding iwarp.buffer-limit)")
 	f.Var(&l.tcpStreams, "max-tcp-streams",
@@ -87,11 +82,9 @@ func (l *limitFlags) register(cmd *cobra.Command) {
 func (l *limitFlags) apply(o dissect.Options) dissect.Options {
 	if l.tcpStreamBytes.set {
 		o.MaxPDUBytes = l.tcpStreamBytes.v
-		o.MaxPagesPerConn = pages(l.tcpStreamBytes.v)
 	}
 	if l.tcpTotalBytes.set {
 		o.MaxTCPBufferedBytes = l.tcpTotalBytes.v
-		o.MaxPagesTotal = pages(l.tcpTotalBytes.v)
 	}
 	if l.tcpStreams.set {
 		o.MaxStreams = l.tcpStreams.v
@@ -116,6 +109,3 @@ func (l *limitFlags) apply(o dissect.Options) dissect.Options {
 	}
 	return o
 }
-
-// pages converts octets to reassembly pages, at least one.
-func pages(octets int) int { return max(1, (octets+reassemblyPageBytes-1)/reassemblyPageBytes) }

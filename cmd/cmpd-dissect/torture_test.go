@@ -1242,8 +1242,9 @@ func TestLimits(t *testing.T) {
 	for _, tc := range []struct {
 		limit, file, option, value, code string
 	}{
-		{"TCP octets buffered per stream", synth("synth-iwarp-half-open.pcap"), "--max-tcp-stream-bytes", "100", "iwarp.buffer-limit"},
-		{"TCP octets buffered in total", synth("synth-iwarp-half-open.pcap"), "--max-tcp-total-bytes", "200", "iwarp.buffer-limit"},
+		// Its Sends of up to 3000 octets are FPDUs that span segments.
+		{"TCP octets buffered per stream", synth("synth-iwarp-markers-crc.pcap"), "--max-tcp-stream-bytes", "100", "iwarp.buffer-limit"},
+		{"TCP octets buffered in total", synth("synth-iwarp-markers-crc.pcap"), "--max-tcp-total-bytes", "200", "iwarp.buffer-limit"},
 		{"TCP streams followed", real("siw-nfs42-rdma.pcap"), "--max-tcp-streams", "1", "iwarp.stream-limit"},
 		{"iWARP multi-segment Send size", synth("synth-iwarp-split-reorder-dup.pcap"), "--max-send-bytes", "64", "iwarp.send-limit"},
 		{"RC multi-packet Send size", synth("synth-rpcrdma-split-send.pcap"), "--max-send-bytes", "64", "ib.send-limit"},
