@@ -21,7 +21,8 @@ const (
 // AheadICRC returns a hook for source.NewPrefetch that computes, on the
 // reading goroutine, the ICRC of each frame that looks like RoCEv2 (Ethernet,
 // Linux cooked capture or raw IP, VLAN tags, IPv4 or IPv6, UDP to or from one
-// of the RoCE ports: the headers walked as the Dissector walks them), RoCEv1 (Ethernet type
+// of the RoCE ports: Ethernet's headers read from their bytes, the other
+// link types' walked as the Dissector walks them), RoCEv1 (Ethernet type
 // 0x8915) or native InfiniBand (link type 247). The
 // ICRC is about a fifth of the per-packet cost of "stats" (a CRC-32 over the
 // whole packet); computed ahead, it runs on a second core.
@@ -40,51 +41,102 @@ func AheadICRC(opts Options) func(*source.Frame) {
 	// The headers are walked into rec, up to TCP (no ICRC after it).
 	w := &headerWalk{h: &h, df: gopacket.NilDecodeFeedback, until: layers.LayerTypeTCP}
 	var rec Record
-	return func(f *source.Frame) {
-		f.Ahead = source.Ahead{}
+	// roceV2 sets the ICRC of the RoCEv2 packet whose IP header is at ip
+	// and whose IP datagram ends at end.
+	roceV2 := func(f *source.Frame, ip, end int, v6 bool) {
+		kind := aheadRoCEv2IPv4
+		if v6 {
+			kind = aheadRoCEv2IPv6
+		}
+		stored, crc, ok := c.CheckRoCEv2(f.Data[ip:], v6)
+		f.Ahead = source.Ahead{Kind: kind, OK: ok, At: int32(ip), CRC: crc}
+		if ok {
+			f.Ahead.Stored, f.Ahead.End = stored, int32(end)
+		}
+	}
+	// walk finds the headers as the Dissector does, for the link types
+	// ethernet leaves to it.
+	walk := func(f *source.Frame, first gopacket.LayerType) {
 		defer func() {
-			// A decoder's panic is the Dissector's to report (it
-			// decodes the frame again); here it is only no guess.
 			if recover() != nil {
 				f.Ahead = source.Ahead{}
 			}
 		}()
 		data := f.Data
-		if f.LinkType == source.LinkTypeInfiniBand {
-			_, crc, ok := ibcm.CheckIBICRC(data)
-			f.Ahead = source.Ahead{Kind: aheadIB, OK: ok, CRC: crc}
-			return
+		rec.Reset()
+		rec.Data = data
+		w.walk(&rec, first, data)
+		ip, v6 := w.ip, w.v6
+		switch {
+		case w.err != nil || w.done:
+		case w.t == ibcm.LayerTypeBTH && ip >= 0:
+			end := ip + int(h.ip4.Length)
+			if v6 {
+				end = ip + 40 + int(h.ip6.Length)
+			}
+			roceV2(f, ip, end, v6)
+		case w.t == ibcm.LayerTypeGRH:
+			grh := offsetIn(data, w.data)
+			_, crc, ok := ibcm.CheckRoCEv1ICRC(data[grh:])
+			f.Ahead = source.Ahead{Kind: aheadRoCEv1, OK: ok, At: int32(grh), CRC: crc}
 		}
-		if first, ok := linkStart(f.LinkType, data); ok {
-			// The headers as the Dissector walks them: the last IP
-			// header and the layer after them (the BTH of RoCEv2, the
-			// GRH of RoCEv1).
-			rec.Reset()
-			rec.Data = data
-			w.walk(&rec, first, data)
-			ip, v6 := w.ip, w.v6
-			switch {
-			case w.err != nil || w.done:
-			case w.t == ibcm.LayerTypeBTH && ip >= 0:
-				kind := aheadRoCEv2IPv4
-				if v6 {
-					kind = aheadRoCEv2IPv6
+	}
+	// ethernet reads the headers of an Ethernet frame from their bytes
+	// (VLAN tags, IPv4 without options' checks or IPv6, UDP): most
+	// captures are Ethernet, and decoding each header into its layer cost
+	// more than the guess needs. A frame it cannot place gets no ICRC
+	// ahead (the Dissector computes it).
+	ethernet := func(f *source.Frame) {
+		data := f.Data
+		off := 12
+		for tags := 0; ; tags++ {
+			if len(data) < off+2 {
+				return
+			}
+			switch uint16(data[off])<<8 | uint16(data[off+1]) {
+			case 0x8100, 0x88a8, 0x9100:
+				if tags == maxVLANTags {
+					return
 				}
-				stored, crc, ok := c.CheckRoCEv2(data[ip:], v6)
-				f.Ahead = source.Ahead{Kind: kind, OK: ok, At: int32(ip), CRC: crc}
-				if ok {
-					// The end is where the IP header's length field says
-					// the packet ends (the checker's end).
-					end := ip + int(h.ip4.Length)
-					if v6 {
-						end = ip + 40 + int(h.ip6.Length)
-					}
-					f.Ahead.Stored, f.Ahead.End = stored, int32(end)
+				off += 4
+				continue
+			case 0x0800:
+				ip := off + 2
+				if len(data) < ip+20 || data[ip]>>4 != 4 || data[ip+9] != 17 || data[ip+6]&0x3f != 0 || data[ip+7] != 0 {
+					return // not UDP, or a fragment
 				}
-			case w.t == ibcm.LayerTypeGRH:
-				grh := offsetIn(data, w.data)
+				udp := ip + int(data[ip]&0x0f)*4
+				if len(data) < udp+8 || !roce.has(uint16(data[udp+2])<<8|uint16(data[udp+3])) && !roce.has(uint16(data[udp])<<8|uint16(data[udp+1])) {
+					return
+				}
+				roceV2(f, ip, ip+(int(data[ip+2])<<8|int(data[ip+3])), false)
+			case 0x86dd:
+				ip := off + 2
+				udp := ip + 40
+				if len(data) < udp+8 || data[ip]>>4 != 6 || data[ip+6] != 17 ||
+					!roce.has(uint16(data[udp+2])<<8|uint16(data[udp+3])) && !roce.has(uint16(data[udp])<<8|uint16(data[udp+1])) {
+					return
+				}
+				roceV2(f, ip, udp+(int(data[ip+4])<<8|int(data[ip+5])), true)
+			case 0x8915:
+				grh := off + 2
 				_, crc, ok := ibcm.CheckRoCEv1ICRC(data[grh:])
 				f.Ahead = source.Ahead{Kind: aheadRoCEv1, OK: ok, At: int32(grh), CRC: crc}
+			}
+			return
+		}
+	}
+	return func(f *source.Frame) {
+		f.Ahead = source.Ahead{}
+		switch f.LinkType {
+		case source.LinkTypeInfiniBand:
+			_, crc, ok := ibcm.CheckIBICRC(f.Data)
+			f.Ahead = source.Ahead{Kind: aheadIB, OK: ok, CRC: crc}
+		case source.LinkTypeEthernet:
+			ethernet(f)
+		default:
+			if first, ok := linkStart(f.LinkType, f.Data); ok {
+				walk(f, first)
 			}
 		}
 	}

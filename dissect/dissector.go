@@ -454,7 +454,14 @@ func (d *Dissector) decodeChain(first gopacket.LayerType, data []byte, base int)
 		return
 	}
 	if cm, ok := last.(*ibcm.CM); ok {
-		d.sends.services.learnCM(r, cm)
+		if c, ended := d.sends.services.learnCM(r, cm); ended {
+			// Its QPs' Send reassembly goes too (keyed by the flow
+			// from the peer to the QP).
+			if f, err := gopacket.FlowFromEndpoints(c.serverQP.node, c.clientQP.node); err == nil {
+				d.rc.end(QPKey{f, c.clientQP.qpn})
+				d.rc.end(QPKey{f.Reverse(), c.serverQP.qpn})
+			}
+		}
 	}
 	switch l := last.(type) {
 	case *TCP:

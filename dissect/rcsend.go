@@ -432,6 +432,21 @@ func (s *RCSends) incomplete(rec *Record, q *rcQP, what string) {
 	s.abort(q)
 }
 
+// end forgets the QP of key, whose connection ended (its DREP), unless a
+// Send is in progress on it (the capture's end reports that one).
+func (s *RCSends) end(key QPKey) {
+	q := s.qps[key]
+	if q == nil || q.active {
+		return
+	}
+	s.release(q)
+	delete(s.qps, key)
+	s.unlink(q)
+	if r := &s.recent[key.DestQP%uint32(len(s.recent))]; *r == q {
+		*r = nil
+	}
+}
+
 // Flush ends the input: every partial Send is reported incomplete (in the
 // order they began) and forgotten.
 func (s *RCSends) Flush(rec *Record) {

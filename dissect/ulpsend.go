@@ -5,6 +5,7 @@ import (
 
 	"github.com/cmpd-dissect/cmpd-dissect/field"
 	"github.com/cmpd-dissect/cmpd-dissect/finding"
+	"github.com/cmpd-dissect/cmpd-dissect/internal/posindex"
 	"github.com/cmpd-dissect/cmpd-dissect/layers/ibcm"
 	"github.com/cmpd-dissect/cmpd-dissect/layers/rpcrdma"
 	"github.com/cmpd-dissect/cmpd-dissect/layers/ulp"
@@ -29,6 +30,11 @@ type qpEnd struct {
 	qpn  uint32
 }
 
+func (k qpEnd) Hash() uint32 {
+	h := uint32(k.node.FastHash()) ^ k.qpn*0x9e3779b1
+	return h ^ h>>16
+}
+
 // service is what a connection's setup said about its ULP.
 type service struct {
 	kind ulp.Kind
@@ -50,43 +56,103 @@ type cmConn struct {
 // (memory follows the connections open, not those a capture held).
 // Bounded by maxServices, oldest first.
 type serviceTable struct {
-	qps genMap[qpEnd, service]
-	ids genMap[qpEnd, cmConn] // by each side's node and comm ID
+	qps keyTable[service]
+	ids keyTable[cmConn] // by each side's node and comm ID
 }
 
-// genMap is a map of at most maxServices entries in two generations: new
-// entries go to cur, and when it holds half the bound it becomes old (the
-// previous old is forgotten), so the oldest entries go first.
-type genMap[K comparable, V any] struct {
-	cur, old map[K]V
+// keyTable holds at most maxServices values by qpEnd; when it is full,
+// the key put first is forgotten. It allocates only to grow past what it
+// held before, so a capture of connection after connection allocates
+// nothing per connection (a Go map remade its groups as keys came and
+// went).
+type keyTable[V any] struct {
+	idx  posindex.Index[qpEnd]
+	ents []keyEntry[V]
+	free []int32
+	// order holds the entries' positions in the order their keys were
+	// put, oldest at head; one whose entry was deleted (or reused: its
+	// seq differs) is skipped.
+	order []keyAge
+	head  int
+	seq   uint64
 }
 
-func (m *genMap[K, V]) get(k K) (V, bool) {
-	if v, ok := m.cur[k]; ok {
-		return v, true
+type keyEntry[V any] struct {
+	k   qpEnd
+	v   V
+	seq uint64 // 0: a free entry
+}
+
+type keyAge struct {
+	pos int32
+	seq uint64
+}
+
+func (t *keyTable[V]) get(k qpEnd) (V, bool) {
+	if i, ok := t.idx.Get(k); ok {
+		return t.ents[i].v, true
 	}
-	v, ok := m.old[k]
-	return v, ok
+	var zero V
+	return zero, false
 }
 
-func (m *genMap[K, V]) put(k K, v V) {
-	if _, ok := m.cur[k]; !ok {
-		delete(m.old, k)
-		if m.cur == nil || len(m.cur) >= maxServices/2 {
-			m.old, m.cur = m.cur, map[K]V{}
+func (t *keyTable[V]) put(k qpEnd, v V) {
+	if i, ok := t.idx.Get(k); ok {
+		t.ents[i].v = v
+		return
+	}
+	if t.idx.Len() >= maxServices {
+		t.evictOldest()
+	}
+	var pos int32
+	if n := len(t.free); n > 0 {
+		pos, t.free = t.free[n-1], t.free[:n-1]
+	} else {
+		pos = int32(len(t.ents))
+		t.ents = append(t.ents, keyEntry[V]{})
+	}
+	t.seq++
+	t.ents[pos] = keyEntry[V]{k: k, v: v, seq: t.seq}
+	t.idx.Set(k, int(pos))
+	t.order = append(t.order, keyAge{pos, t.seq})
+	if len(t.order)-t.head > 2*t.idx.Len()+64 {
+		// Drop the positions of deleted entries (in place: the order
+		// stays within twice the entries held).
+		n := 0
+		for _, a := range t.order[t.head:] {
+			if t.ents[a.pos].seq == a.seq {
+				t.order[n] = a
+				n++
+			}
+		}
+		t.order, t.head = t.order[:n], 0
+	}
+}
+
+func (t *keyTable[V]) del(k qpEnd) {
+	i, ok := t.idx.Get(k)
+	if !ok {
+		return
+	}
+	t.idx.Delete(k)
+	t.ents[i] = keyEntry[V]{}
+	t.free = append(t.free, int32(i))
+}
+
+func (t *keyTable[V]) evictOldest() {
+	for t.head < len(t.order) {
+		a := t.order[t.head]
+		t.head++
+		if e := &t.ents[a.pos]; e.seq == a.seq {
+			t.del(e.k)
+			return
 		}
 	}
-	m.cur[k] = v
-}
-
-func (m *genMap[K, V]) del(k K) {
-	delete(m.cur, k)
-	delete(m.old, k)
 }
 
 // learnCM notes what a CM REQ, REP or DREP in rec says about its
-// connection's service.
-func (t *serviceTable) learnCM(rec *Record, cm *ibcm.CM) {
+// connection's service; a DREP returns the connection it ended.
+func (t *serviceTable) learnCM(rec *Record, cm *ibcm.CM) (ended cmConn, ok bool) {
 	switch cm.AttributeID {
 	case ibcm.AttrREQ:
 		flow := netFlowOf(rec)
@@ -102,8 +168,8 @@ func (t *serviceTable) learnCM(rec *Record, cm *ibcm.CM) {
 		t.qps.put(c.clientQP, s)
 	case ibcm.AttrREP:
 		flow := netFlowOf(rec)
-		c, ok := t.ids.get(qpEnd{flow.Dst(), cm.REP.RemoteCommID})
-		if !ok {
+		c, found := t.ids.get(qpEnd{flow.Dst(), cm.REP.RemoteCommID})
+		if !found {
 			return
 		}
 		c.serverID, c.serverQP, c.replied = qpEnd{flow.Src(), cm.REP.LocalCommID}, qpEnd{flow.Src(), cm.REP.LocalQPN}, true
@@ -112,20 +178,22 @@ func (t *serviceTable) learnCM(rec *Record, cm *ibcm.CM) {
 		t.ids.put(c.serverID, c)
 	case ibcm.AttrDREP:
 		flow := netFlowOf(rec)
-		c, ok := t.ids.get(qpEnd{flow.Src(), cm.DREP.LocalCommID})
-		if !ok || !c.replied {
+		c, found := t.ids.get(qpEnd{flow.Src(), cm.DREP.LocalCommID})
+		if !found || !c.replied {
 			return
 		}
 		t.qps.del(c.clientQP)
 		t.qps.del(c.serverQP)
 		t.ids.del(c.clientID)
 		t.ids.del(c.serverID)
+		return c, true
 	}
+	return
 }
 
 // lookup returns the service of the QP a Send went to.
 func (t *serviceTable) lookup(key QPKey) (service, bool) {
-	if t.qps.cur == nil {
+	if t.qps.idx.Len() == 0 {
 		return service{}, false
 	}
 	return t.qps.get(qpEnd{key.Net.Dst(), key.DestQP})
