@@ -43,75 +43,38 @@ func (c collector) Addr(f *field.Field, v netip.Addr) {
 func (c collector) Begin(*field.Field) {}
 func (c collector) End()               {}
 
-// tsharkFields maps tshark's infiniband.* field names to ours. Left out on
-// purpose: infiniband.cm.req.prim_flowlabel, prim_pktrate, prim_reserved0
-// and the alt_ equivalents, which tshark 4.0 reads from the wrong bits of
-// the word at REQ offset 88 (it shows packet rate 0x19 = the low 6 bits of
-// octet 88; ibta_vol1_c12.h puts the flow label in bits 31:12 of the word
-// and the rate in bits 5:0 of octet 91) — see TestTsharkPathWordDiffers.
-var tsharkFields = map[string]string{
-	"infiniband.bth.opcode": "bth.opcode", "infiniband.bth.se": "bth.se", "infiniband.bth.m": "bth.m",
-	"infiniband.bth.padcnt": "bth.padcnt", "infiniband.bth.tver": "bth.tver", "infiniband.bth.p_key": "bth.p_key",
-	"infiniband.bth.destqp": "bth.destqp", "infiniband.bth.a": "bth.a", "infiniband.bth.reserved7": "bth.reserved7",
-	"infiniband.bth.psn": "bth.psn", "infiniband.invariant.crc": "bth.icrc",
-	"infiniband.deth.q_key": "deth.q_key", "infiniband.deth.srcqp": "deth.srcqp",
-	"infiniband.reth.va": "reth.va", "infiniband.reth.r_key": "reth.r_key", "infiniband.reth.dmalen": "reth.dmalen",
-	"infiniband.aeth.syndrome": "aeth.syndrome", "infiniband.aeth.msn": "aeth.msn",
-	"infiniband.ieth": "ieth", "infiniband.immdt": "immdt",
-	"infiniband.mad.baseversion": "mad.baseversion", "infiniband.mad.mgmtclass": "mad.mgmtclass",
-	"infiniband.mad.classversion": "mad.classversion", "infiniband.mad.method": "mad.method",
-	"infiniband.mad.status": "mad.status", "infiniband.mad.classspecific": "mad.classspecific",
-	"infiniband.mad.transactionid": "mad.transactionid", "infiniband.mad.attributeid": "mad.attributeid",
-	"infiniband.mad.attributemodifier": "mad.attributemodifier",
-	"infiniband.cm.req":                "cm.req.localcommid", "infiniband.cm.req.serviceid": "cm.req.serviceid",
-	"infiniband.cm.req.localcaguid": "cm.req.localcaguid", "infiniband.cm.req.localqkey": "cm.req.localqkey",
-	"infiniband.cm.req.localqpn": "cm.req.localqpn", "infiniband.cm.req.responderres": "cm.req.responderres",
-	"infiniband.cm.req.localeecn": "cm.req.localeecn", "infiniband.cm.req.initdepth": "cm.req.initdepth",
-	"infiniband.cm.req.remoteeecn": "cm.req.remoteeecn", "infiniband.cm.req.remoteresptout": "cm.req.remoteresptout",
-	"infiniband.cm.req.transpsvctype": "cm.req.transpsvctype", "infiniband.cm.req.e2eflowctrl": "cm.req.e2eflowctrl",
-	"infiniband.cm.req.startpsn": "cm.req.startpsn", "infiniband.cm.req.localresptout": "cm.req.localresptout",
-	"infiniband.cm.req.retrcount": "cm.req.retrcount", "infiniband.cm.req.pkey": "cm.req.pkey",
-	"infiniband.cm.req.pppmtu": "cm.req.pppmtu", "infiniband.cm.req.rdcexist": "cm.req.rdcexist",
-	"infiniband.cm.req.rnrretrcount": "cm.req.rnrretrcount", "infiniband.cm.req.maxcmretr": "cm.req.maxcmretr",
-	"infiniband.cm.req.srq": "cm.req.srq", "infiniband.cm.req.ext_transport": "cm.req.ext_transport",
-	"infiniband.cm.req.prim_locallid": "cm.req.prim_locallid", "infiniband.cm.req.prim_remotelid": "cm.req.prim_remotelid",
-	"infiniband.cm.req.prim_localgid_ipv4": "cm.req.prim_localgid", "infiniband.cm.req.prim_remotegid_ipv4": "cm.req.prim_remotegid",
-	"infiniband.cm.req.prim_localgid": "cm.req.prim_localgid", "infiniband.cm.req.prim_remotegid": "cm.req.prim_remotegid",
-	"infiniband.cm.req.prim_tfcclass": "cm.req.prim_tfcclass", "infiniband.cm.req.prim_hoplim": "cm.req.prim_hoplim",
-	"infiniband.cm.req.prim_sl": "cm.req.prim_sl", "infiniband.cm.req.prim_subnetlocal": "cm.req.prim_subnetlocal",
-	"infiniband.cm.req.prim_localacktout": "cm.req.prim_localacktout",
-	"infiniband.cm.req.alt_locallid":      "cm.req.alt_locallid", "infiniband.cm.req.alt_remotelid": "cm.req.alt_remotelid",
-	"infiniband.cm.req.alt_tfcclass": "cm.req.alt_tfcclass", "infiniband.cm.req.alt_hoplim": "cm.req.alt_hoplim",
-	"infiniband.cm.req.alt_sl": "cm.req.alt_sl", "infiniband.cm.req.alt_subnetlocal": "cm.req.alt_subnetlocal",
-	"infiniband.cm.req.alt_localacktout": "cm.req.alt_localacktout",
-	"infiniband.cm.req.ip_cm.minv":       "cm.req.ip_cm.minv", "infiniband.cm.req.ip_cm.sport": "cm.req.ip_cm.sport",
-	"infiniband.cm.req.ip_cm.sip4": "cm.req.ip_cm.sip4", "infiniband.cm.req.ip_cm.dip4": "cm.req.ip_cm.dip4",
-	"infiniband.cm.req.ip_cm.sip6": "cm.req.ip_cm.sip6", "infiniband.cm.req.ip_cm.dip6": "cm.req.ip_cm.dip6",
-	"infiniband.cm.req.ip_cm.private": "cm.req.ip_cm.private",
-	"infiniband.cm.rep":               "cm.rep.localcommid", "infiniband.cm.rep.remotecommid": "cm.rep.remotecommid",
-	"infiniband.cm.rep.localqkey": "cm.rep.localqkey", "infiniband.cm.rep.localqpn": "cm.rep.localqpn",
-	"infiniband.cm.rep.localeecn": "cm.rep.localeecn", "infiniband.cm.rep.startpsn": "cm.rep.startpsn",
-	"infiniband.cm.rep.respres": "cm.rep.respres", "infiniband.cm.rep.initdepth": "cm.rep.initdepth",
-	"infiniband.cm.rep.tgtackdelay": "cm.rep.tgtackdelay", "infiniband.cm.rep.failoveracc": "cm.rep.failoveracc",
-	"infiniband.cm.rep.e2eflowctrl": "cm.rep.e2eflowctrl", "infiniband.cm.rep.rnrretrcount": "cm.rep.rnrretrcount",
-	"infiniband.cm.rep.srq": "cm.rep.srq", "infiniband.cm.rep.localcaguid": "cm.rep.localcaguid",
-	"infiniband.cm.rep.private":     "cm.rep.private",
-	"infiniband.cm.rtu.localcommid": "cm.rtu.localcommid", "infiniband.cm.rtu.remotecommid": "cm.rtu.remotecommid",
-	"infiniband.cm.rtu.private":     "cm.rtu.private",
-	"infiniband.cm.rej.localcommid": "cm.rej.localcommid", "infiniband.cm.rej.remotecommid": "cm.rej.remotecommid",
-	"infiniband.cm.rej.msgrej": "cm.rej.msgrej", "infiniband.cm.rej.rejinfolen": "cm.rej.rejinfolen",
-	"infiniband.cm.rej.reason": "cm.rej.reason", "infiniband.cm.rej.ari": "cm.rej.ari", "infiniband.cm.rej.private": "cm.rej.private",
-	"infiniband.cm.dreq.localcommid": "cm.dreq.localcommid", "infiniband.cm.dreq.remotecommid": "cm.dreq.remotecommid",
-	"infiniband.cm.req.remoteqpneecn": "cm.dreq.remoteqpneecn", "infiniband.cm.dreq.private": "cm.dreq.private",
-	"infiniband.cm.drsp.localcommid": "cm.drep.localcommid", "infiniband.cm.drsp.remotecommid": "cm.drep.remotecommid",
-	"infiniband.cm.drsp.private": "cm.drep.private",
-	"infiniband.lrh.vl":          "lrh.vl", "infiniband.lrh.lver": "lrh.lver", "infiniband.lrh.sl": "lrh.sl",
-	"infiniband.lrh.lnh": "lrh.lnh", "infiniband.lrh.dlid": "lrh.dlid", "infiniband.lrh.pktlen": "lrh.pktlen",
-	"infiniband.lrh.slid": "lrh.slid", "infiniband.variant.crc": "lrh.vcrc",
-	"infiniband.grh.ipver": "grh.ipver", "infiniband.grh.tclass": "grh.tclass", "infiniband.grh.flowlabel": "grh.flowlabel",
-	"infiniband.grh.paylen": "grh.paylen", "infiniband.grh.nxthdr": "grh.nxthdr", "infiniband.grh.hoplmt": "grh.hoplmt",
-	"infiniband.grh.sgid": "grh.sgid", "infiniband.grh.dgid": "grh.dgid",
-}
+// tsharkFields maps tshark's infiniband.* field names to ours: the aliases
+// the field package declares (field/tshark.go), and the names tshark gives
+// a value that field does not take as an alias. Left out on purpose (field
+// leaves them out too): infiniband.cm.req.prim_flowlabel, prim_pktrate,
+// prim_reserved0 and the alt_ equivalents, which tshark 4.0 reads from the
+// wrong bits of the word at REQ offset 88 (it shows packet rate 0x19 = the
+// low 6 bits of octet 88; ibta_vol1_c12.h puts the flow label in bits 31:12
+// of the word and the rate in bits 5:0 of octet 91) — see
+// TestTsharkPathWordDiffers.
+var tsharkFields = func() map[string]string {
+	m := map[string]string{
+		// tshark's protocol items that show the first field's value
+		"infiniband.cm.req": "cm.req.localcommid", "infiniband.cm.rep": "cm.rep.localcommid",
+		// tshark's byte strings (tsharkBytesAsNumber)
+		"infiniband.ieth": "ieth", "infiniband.immdt": "immdt",
+		// tshark 4.0's names for these are another message's or carry
+		// an address form ours does not have
+		"infiniband.cm.req.remoteqpneecn": "cm.dreq.remoteqpneecn", "infiniband.cm.drsp.private": "cm.drep.private",
+		"infiniband.cm.drsp.localcommid": "cm.drep.localcommid", "infiniband.cm.drsp.remotecommid": "cm.drep.remotecommid",
+		"infiniband.cm.req.prim_localgid_ipv4": "cm.req.prim_localgid", "infiniband.cm.req.prim_remotegid_ipv4": "cm.req.prim_remotegid",
+	}
+	for _, p := range field.Protos() {
+		for _, f := range p.Fields {
+			for _, a := range f.Aliases {
+				if strings.HasPrefix(a, "infiniband.") {
+					m[a] = f.Name
+				}
+			}
+		}
+	}
+	return m
+}()
 
 // tsharkBytesAsNumber are tshark FT_BYTES fields that we show as numbers.
 var tsharkBytesAsNumber = map[string]bool{"infiniband.ieth": true, "infiniband.immdt": true}
