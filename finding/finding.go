@@ -127,3 +127,13 @@ func (c Catalog) Section(code string) string {
 	e, _ := c.Lookup(code)
 	return e.Section
 }
+
+// Has reports whether fs holds a finding with code.
+func Has(fs []Finding, code string) bool {
+	for _, f := range fs {
+		if f.Code == code {
+			return true
+		}
+	}
+	return false
+}

@@ -46,6 +46,14 @@ var (
 	defaults_ = Defaults
 )
 
+// everyMode is the want of a buffer every reader reads alike.
+func everyMode(found bool, offset int, valid, overrun bool, eff Effective, codes ...string) (w [3]readCase) {
+	for i, m := range Modes {
+		w[i] = readCase{m, found, offset, valid, overrun, eff, codes}
+	}
+	return w
+}
+
 func TestRead(t *testing.T) {
 	tests := []struct {
 		name string
@@ -56,29 +64,17 @@ func TestRead(t *testing.T) {
 		{
 			name: "kernel client, RFC 8797 §4 layout, R=1 4KiB/4KiB",
 			buf:  kernelClient,
-			want: [3]readCase{
-				{ModeRFC8797, true, 0, true, false, eff4096R, nil},
-				{ModeDraft, true, 0, true, false, eff4096R, nil},
-				{ModeLinux, true, 0, true, false, eff4096R, nil},
-			},
+			want: everyMode(true, 0, true, false, eff4096R),
 		},
 		{
 			name: "kernel server, R=0",
 			buf:  kernelServer,
-			want: [3]readCase{
-				{ModeRFC8797, true, 0, true, false, eff4096, nil},
-				{ModeDraft, true, 0, true, false, eff4096, nil},
-				{ModeLinux, true, 0, true, false, eff4096, nil},
-			},
+			want: everyMode(true, 0, true, false, eff4096),
 		},
 		{
 			name: "kernel client zero-padded to the 56 octets of a REQ after rdma_cm: padding is not a finding",
 			buf:  cat(kernelClient, zeros(48)),
-			want: [3]readCase{
-				{ModeRFC8797, true, 0, true, false, eff4096R, nil},
-				{ModeDraft, true, 0, true, false, eff4096R, nil},
-				{ModeLinux, true, 0, true, false, eff4096R, nil},
-			},
+			want: everyMode(true, 0, true, false, eff4096R),
 		},
 		{
 			name: "§5.2 search: identifier at offset 5, no alignment",
@@ -92,20 +88,12 @@ func TestRead(t *testing.T) {
 		{
 			name: "§5.2 unrecognised version 2: ignored by every reader",
 			buf:  msg(2, 1, 3, 3),
-			want: [3]readCase{
-				{ModeRFC8797, true, 0, false, false, defaults_, []string{CodeUnknownVersion}},
-				{ModeDraft, true, 0, false, false, defaults_, []string{CodeUnknownVersion}},
-				{ModeLinux, true, 0, false, false, defaults_, []string{CodeUnknownVersion}},
-			},
+			want: everyMode(true, 0, false, false, defaults_, CodeUnknownVersion),
 		},
 		{
 			name: "§6 version 2 may define the reserved bits and octets after byte 8: not judged",
 			buf:  cat(msg(2, 0xff, 3, 3), []byte{1, 2, 3}),
-			want: [3]readCase{
-				{ModeRFC8797, true, 0, false, false, defaults_, []string{CodeUnknownVersion}},
-				{ModeDraft, true, 0, false, false, defaults_, []string{CodeUnknownVersion}},
-				{ModeLinux, true, 0, false, false, defaults_, []string{CodeUnknownVersion}},
-			},
+			want: everyMode(true, 0, false, false, defaults_, CodeUnknownVersion),
 		},
 		{
 			name: "§5.2 overrun: 6 octets; Linux does not check the length and reads past the end",
@@ -128,65 +116,37 @@ func TestRead(t *testing.T) {
 		{
 			name: "§4 reserved bits set: a sender violation receivers ignore",
 			buf:  msg(1, 0xff, 3, 3),
-			want: [3]readCase{
-				{ModeRFC8797, true, 0, true, false, eff4096R, []string{CodeReservedBits}},
-				{ModeDraft, true, 0, true, false, eff4096R, []string{CodeReservedBits}},
-				{ModeLinux, true, 0, true, false, eff4096R, []string{CodeReservedBits}},
-			},
+			want: everyMode(true, 0, true, false, eff4096R, CodeReservedBits),
 		},
 		{
 			name: "two identifiers: the first is acted on, the second is trailing data",
 			buf:  cat(kernelServer, msg(1, 1, 255, 255)),
-			want: [3]readCase{
-				{ModeRFC8797, true, 0, true, false, eff4096, []string{CodeMultiple, CodeTrailingData}},
-				{ModeDraft, true, 0, true, false, eff4096, []string{CodeMultiple, CodeTrailingData}},
-				{ModeLinux, true, 0, true, false, eff4096, []string{CodeMultiple, CodeTrailingData}},
-			},
+			want: everyMode(true, 0, true, false, eff4096, CodeMultiple, CodeTrailingData),
 		},
 		{
 			name: "byte-swapped identifier from a little-endian writer",
 			buf:  []byte{0x18, 0x0e, 0xab, 0xf6, 1, 1, 3, 3},
-			want: [3]readCase{
-				{ModeRFC8797, false, -1, false, false, defaults_, []string{CodeNotFound, CodeByteSwapped}},
-				{ModeDraft, false, -1, false, false, defaults_, []string{CodeNotFound, CodeByteSwapped}},
-				{ModeLinux, false, -1, false, false, defaults_, []string{CodeNotFound, CodeByteSwapped}},
-			},
+			want: everyMode(false, -1, false, false, defaults_, CodeNotFound, CodeByteSwapped),
 		},
 		{
 			name: "§5.1 no private data: defaults",
 			buf:  nil,
-			want: [3]readCase{
-				{ModeRFC8797, false, -1, false, false, defaults_, []string{CodeNotFound}},
-				{ModeDraft, false, -1, false, false, defaults_, []string{CodeNotFound}},
-				{ModeLinux, false, -1, false, false, defaults_, []string{CodeNotFound}},
-			},
+			want: everyMode(false, -1, false, false, defaults_, CodeNotFound),
 		},
 		{
 			name: "identifier cut short (3 octets): not found",
 			buf:  []byte{0xf6, 0xab, 0x0e},
-			want: [3]readCase{
-				{ModeRFC8797, false, -1, false, false, defaults_, []string{CodeNotFound}},
-				{ModeDraft, false, -1, false, false, defaults_, []string{CodeNotFound}},
-				{ModeLinux, false, -1, false, false, defaults_, []string{CodeNotFound}},
-			},
+			want: everyMode(false, -1, false, false, defaults_, CodeNotFound),
 		},
 		{
 			name: "non-zero octets after the message",
 			buf:  cat(kernelClient, []byte{0, 0, 7}),
-			want: [3]readCase{
-				{ModeRFC8797, true, 0, true, false, eff4096R, []string{CodeTrailingData}},
-				{ModeDraft, true, 0, true, false, eff4096R, []string{CodeTrailingData}},
-				{ModeLinux, true, 0, true, false, eff4096R, []string{CodeTrailingData}},
-			},
+			want: everyMode(true, 0, true, false, eff4096R, CodeTrailingData),
 		},
 		{
 			name: "largest sizes, 255 → 262144",
 			buf:  msg(1, 0, 255, 255),
-			want: [3]readCase{
-				{ModeRFC8797, true, 0, true, false, Effective{SendSize: MaxSize, ReceiveSize: MaxSize}, nil},
-				{ModeDraft, true, 0, true, false, Effective{SendSize: MaxSize, ReceiveSize: MaxSize}, nil},
-				{ModeLinux, true, 0, true, false, Effective{SendSize: MaxSize, ReceiveSize: MaxSize}, nil},
-			},
+			want: everyMode(true, 0, true, false, Effective{SendSize: MaxSize, ReceiveSize: MaxSize}),
 		},
 		{
 			name: "whole REQ private data with the 36-octet rdma_cm header in front",

@@ -88,18 +88,9 @@ func TestShortPrivateData(t *testing.T) {
 		t.Fatalf("private data %d octets, reading %+v", len(c.PrivateData), c.PD.Reading)
 	}
 	fs := c.AppendFindings(nil)
-	if !hasFinding(fs, CodeTruncated) {
+	if !finding.Has(fs, CodeTruncated) {
 		t.Fatalf("findings %v", fs)
 	}
-}
-
-func hasFinding(fs []finding.Finding, code string) bool {
-	for _, f := range fs {
-		if f.Code == code {
-			return true
-		}
-	}
-	return false
 }
 
 // TestFindings checks the conditions each finding code reports, starting
@@ -136,7 +127,7 @@ func TestFindings(t *testing.T) {
 			fs := l.(interface {
 				AppendFindings([]finding.Finding) []finding.Finding
 			}).AppendFindings(nil)
-			if !hasFinding(fs, c.code) {
+			if !finding.Has(fs, c.code) {
 				t.Fatalf("findings %v, want %s", fs, c.code)
 			}
 		})
@@ -305,7 +296,7 @@ func TestSnapLengthCut(t *testing.T) {
 	if !ok {
 		t.Fatalf("layers %v", p.Layers())
 	}
-	if bth.ICRCStatus != CRCUnchecked || !hasFinding(bth.AppendFindings(nil), CodeICRCMissing) {
+	if bth.ICRCStatus != CRCUnchecked || !finding.Has(bth.AppendFindings(nil), CodeICRCMissing) {
 		t.Fatalf("ICRC %s, findings %v", bth.ICRCStatus, bth.AppendFindings(nil))
 	}
 	if want := len(cut) - 42 - bthLen; len(bth.Payload) != want {

@@ -38,8 +38,7 @@ func fmtCMSummary(c *CM) string {
 	switch c.AttributeID {
 	case AttrClassPortInfo:
 		if n, ok := madMethodNames[uint64(c.Method)]; ok {
-			b = append(b, ' ')
-			b = append(b, n...)
+			b = fmt.Appendf(b, " %s", n)
 		}
 	case AttrREQ:
 		b = fmt.Appendf(b, " svc=%s qpn=0x%06x", c.REQ.ServiceID, c.REQ.LocalQPN)

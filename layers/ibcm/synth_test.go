@@ -227,13 +227,13 @@ func TestBadCRCs(t *testing.T) {
 		if lrh, ok := pkt.Layer(ibcm.LayerTypeLRH).(*ibcm.LRH); ok && lrh.VCRCStatus != ibcm.CRCGood {
 			t.Errorf("%s: VCRC %s after ICRC corruption (VCRC was recomputed)", enc, lrh.VCRCStatus)
 		}
-		if !hasCode(findings(pkt), ibcm.CodeICRCBad) {
+		if !finding.Has(findings(pkt), ibcm.CodeICRCBad) {
 			t.Errorf("%s: no %s finding", enc, ibcm.CodeICRCBad)
 		}
 		if enc == ibcmtest.IBLocal || enc == ibcmtest.IBGlobal || enc == ibcmtest.ERF {
 			pkt := decode(t, enc, ibcmtest.Packet{Name: "REQ bad VCRC", Frame: ibcmtest.CorruptVCRC(pkts[2].Frame)})
 			lrh := pkt.Layer(ibcm.LayerTypeLRH).(*ibcm.LRH)
-			if lrh.VCRCStatus != ibcm.CRCBad || !hasCode(findings(pkt), ibcm.CodeVCRCBad) {
+			if lrh.VCRCStatus != ibcm.CRCBad || !finding.Has(findings(pkt), ibcm.CodeVCRCBad) {
 				t.Errorf("%s: corrupted VCRC judged %s", enc, lrh.VCRCStatus)
 			}
 			if pkt.Layer(ibcm.LayerTypeBTH).(*ibcm.BTH).ICRCStatus != ibcm.CRCGood {
@@ -241,15 +241,6 @@ func TestBadCRCs(t *testing.T) {
 			}
 		}
 	}
-}
-
-func hasCode(fs []finding.Finding, code string) bool {
-	for _, f := range fs {
-		if f.Code == code {
-			return true
-		}
-	}
-	return false
 }
 
 func TestOtherULPLabels(t *testing.T) {

@@ -109,7 +109,7 @@ func (f IRDORDFormat) LittleEndian() bool {
 var (
 	fKeyReq      = ProtoMPA.Bytes("mpa.key.req", "ID Req frame").WithRef(refMPA)
 	fKeyRep      = ProtoMPA.Bytes("mpa.key.rep", "ID Rep frame").WithRef(refMPA)
-	fFrameType   = ProtoMPA.Uint("mpa.frame_type", 8, "Frame type").WithNames(map[uint64]string{1: "Request", 2: "Reply", 3: "Reject"})
+	fFrameType   = ProtoMPA.Uint("mpa.frame_type", 8, "Frame type").WithNames(frameTypeNames)
 	fFlags       = ProtoMPA.Hex("mpa.flags", 8, "Flags")
 	fMarkerFlag  = ProtoMPA.Bool("mpa.marker_flag", "Marker flag (M)").WithRef(refMPA)
 	fCRCFlag     = ProtoMPA.Bool("mpa.crc_flag", "CRC flag (C)").WithRef(refMPA)
@@ -385,6 +385,10 @@ func (f *Frame) VisitFields(v field.Visitor) {
 	v.End()
 }
 
+// frameTypeNames names the values of frameType.
+var frameTypeNames = map[uint64]string{1: "Request", 2: "Reply", 3: "Reject"}
+
+// frameType is 1 for a Request, 2 for a Reply, 3 for a Reject.
 func (f *Frame) frameType() uint8 {
 	if f.Kind == FrameReply && f.Rejected() {
 		return 3
@@ -395,14 +399,7 @@ func (f *Frame) frameType() uint8 {
 // AppendSummary appends "MPA Request M=0 C=0 rev=2 ird=128 ord=0 pd=RFC8797 v1 …".
 func (f *Frame) AppendSummary(b []byte) []byte {
 	b = append(b, "MPA "...)
-	switch f.frameType() {
-	case 1:
-		b = append(b, "Request"...)
-	case 2:
-		b = append(b, "Reply"...)
-	default:
-		b = append(b, "Reject"...)
-	}
+	b = append(b, frameTypeNames[uint64(f.frameType())]...)
 	b = strconv.AppendUint(append(b, " rev="...), uint64(f.Revision), 10)
 	b = strconv.AppendUint(append(b, " M="...), uint64(boolByte(f.Markers(), 1)), 10)
 	b = strconv.AppendUint(append(b, " C="...), uint64(boolByte(f.CRC(), 1)), 10)

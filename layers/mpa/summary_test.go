@@ -34,15 +34,7 @@ func fmtRDMAPSummary(r *RDMAP) string {
 }
 
 func fmtFrameSummary(f *Frame) string {
-	b := []byte("MPA ")
-	switch f.frameType() {
-	case 1:
-		b = append(b, "Request"...)
-	case 2:
-		b = append(b, "Reply"...)
-	default:
-		b = append(b, "Reject"...)
-	}
+	b := []byte("MPA " + frameTypeNames[uint64(f.frameType())])
 	b = fmt.Appendf(b, " rev=%d M=%d C=%d", f.Revision, boolByte(f.Markers(), 1), boolByte(f.CRC(), 1))
 	if f.IRDORD != IRDORDNone {
 		b = fmt.Appendf(b, " ird=%d ord=%d", f.IRDValue(), f.ORDValue())

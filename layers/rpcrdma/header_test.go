@@ -100,8 +100,8 @@ func TestHeaderRealBytes(t *testing.T) {
 	}
 }
 
-// build serializes h (and payload after it).
-func build(t testing.TB, h *Header, payload []byte) []byte {
+// build serializes h (a Header or RPC) and payload after it.
+func build(t testing.TB, h gopacket.SerializableLayer, payload []byte) []byte {
 	t.Helper()
 	buf := gopacket.NewSerializeBuffer()
 	if len(payload) > 0 {

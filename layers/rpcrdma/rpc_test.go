@@ -43,19 +43,6 @@ func TestRPCRealCall(t *testing.T) {
 	}
 }
 
-func buildRPC(t *testing.T, r *RPC, body []byte) []byte {
-	t.Helper()
-	buf := gopacket.NewSerializeBuffer()
-	if len(body) > 0 {
-		b, _ := buf.PrependBytes(len(body))
-		copy(b, body)
-	}
-	if err := r.SerializeTo(buf, gopacket.SerializeOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	return append([]byte(nil), buf.Bytes()...)
-}
-
 func TestRPCReplies(t *testing.T) {
 	cases := []struct {
 		name string
@@ -74,7 +61,7 @@ func TestRPCReplies(t *testing.T) {
 	}
 	for _, tc := range cases {
 		var r RPC
-		if err := r.DecodeFromBytes(buildRPC(t, &tc.r, nil), gopacket.NilDecodeFeedback); err != nil {
+		if err := r.DecodeFromBytes(build(t, &tc.r, nil), gopacket.NilDecodeFeedback); err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
 		c := testcap.TsharkValues{}
@@ -201,7 +188,7 @@ func TestNFSCompoundWalk(t *testing.T) {
 
 func TestMessageXIDMismatch(t *testing.T) {
 	h := Header{XID: 0x11111111, Version: 1, Credits: 1, Proc: ProcMsg}
-	rpc := buildRPC(t, &RPC{XID: 0x22222222, MsgType: MsgCall, RPCVersion: 2, Program: ProgNFS, ProgVersion: 3, Procedure: 0}, nil)
+	rpc := build(t, &RPC{XID: 0x22222222, MsgType: MsgCall, RPCVersion: 2, Program: ProgNFS, ProgVersion: 3, Procedure: 0}, nil)
 	var m Message
 	if err := m.Decode(build(t, &h, rpc), nil); err != nil {
 		t.Fatal(err)
@@ -217,7 +204,7 @@ func TestMessageXIDMismatch(t *testing.T) {
 
 func TestMessageOptionalWithRPC(t *testing.T) {
 	h := Header{XID: 5, Version: 2, Credits: 1, Proc: ProcOptional, OptType: 7, OptInfo: []byte{1, 2, 3}}
-	rpc := buildRPC(t, &RPC{XID: 5, MsgType: MsgCall, RPCVersion: 2, Program: ProgNFS, ProgVersion: 4, Procedure: 0}, nil)
+	rpc := build(t, &RPC{XID: 5, MsgType: MsgCall, RPCVersion: 2, Program: ProgNFS, ProgVersion: 4, Procedure: 0}, nil)
 	var m Message
 	if err := m.Decode(build(t, &h, rpc), nil); err != nil {
 		t.Fatal(err)
@@ -264,7 +251,7 @@ func TestMessageRPCSECGSS(t *testing.T) {
 	}
 	for _, tc := range cases {
 		h := Header{XID: 9, Version: 1, Credits: 1, Proc: ProcMsg}
-		rpc := buildRPC(t, &RPC{XID: 9, MsgType: MsgCall, RPCVersion: 2, Program: ProgNFS, ProgVersion: 4, Procedure: 1,
+		rpc := build(t, &RPC{XID: 9, MsgType: MsgCall, RPCVersion: 2, Program: ProgNFS, ProgVersion: 4, Procedure: 1,
 			Cred: gssCred(tc.proc, tc.svc), Verf: Auth{Flavor: RPCSecGSS, Body: []byte{1, 2, 3, 4}}}, tc.body)
 		var m Message
 		if err := m.Decode(build(t, &h, rpc), nil); err != nil {
