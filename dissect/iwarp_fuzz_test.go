@@ -9,22 +9,29 @@ import (
 
 	"github.com/cmpd-dissect/cmpd-dissect/field"
 	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
+	"github.com/cmpd-dissect/cmpd-dissect/layers/mpa"
 )
 
 // FuzzIWARPStream feeds one TCP connection's client octets to the iWARP
-// reassembly in segments whose sizes, order and duplication come from the
-// input, with and without a SYN, and a server direction. Nothing may
-// panic, pending memory must stay under the caps, and everything must be
-// released by Flush.
+// reassembly in segments whose sizes, order, duplication and loss come
+// from the input, with and without a SYN, and a server direction. Nothing
+// may panic, pending memory must stay under the caps, and everything must
+// be released by Flush. Each segment is decoded when it arrives, as tshark
+// does: one that brings no new octets (a duplicate, or a late one that
+// fills a hole) reports no MPA frame or FPDU, and an iwarp.stream-gap
+// finding comes only on a segment that starts after a hole, at most one.
 //
 // Input: ctl[0] flags (bit 0 SYN, bit 1 reorder, bit 2 duplicate, bit 3
-// server echo), ctl[1] segment size, then the stream octets.
+// server echo, bit 4 lose every fourth segment, bit 5 send the lost ones
+// at the end), ctl[1] segment size, then the stream octets.
 func FuzzIWARPStream(f *testing.F) {
 	for _, name := range []string{"synth-iwarp-markers-crc.pcap", "synth-iwarp-rdmap-opcodes.pcap", "synth-iwarp-split-reorder-dup.pcap"} {
 		f.Add(append([]byte{0x0f, 100}, clientStream(f, testcap.Synthetic(name))...))
 		f.Add(append([]byte{0x00, 37}, clientStream(f, testcap.Synthetic(name))...))
+		f.Add(append([]byte{0x31, 150}, clientStream(f, testcap.Synthetic(name))...))
 	}
 	f.Add(append([]byte{0x01, 90}, clientStream(f, testcap.SIW)...))
+	f.Add(append([]byte{0x11, 199}, clientStream(f, testcap.Real("live-siw4-crc-nfs42.pcap"))...))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		if len(in) < 2 {
 			return
@@ -35,7 +42,24 @@ func FuzzIWARPStream(f *testing.F) {
 		rec := &Record{}
 		flow := gopacket.NewFlow(layers.EndpointIPv4, []byte{10, 0, 0, 1}, []byte{10, 0, 0, 2})
 		frame := 0
+		// next is, for each direction, the sequence number after the
+		// highest octet seen.
+		var next [2]uint32
+		var known [2]bool
 		seg := func(fromClient bool, syn bool, seq uint32, pl []byte) {
+			dir := 0
+			if !fromClient {
+				dir = 1
+			}
+			end := seq + uint32(len(pl))
+			if syn {
+				end++
+			}
+			old := known[dir] && int32(end-next[dir]) <= 0
+			hole := known[dir] && int32(seq-next[dir]) > 0
+			if !known[dir] || int32(end-next[dir]) > 0 {
+				next[dir], known[dir] = end, true
+			}
 			frame++
 			rec.Reset()
 			rec.Frame, rec.Time = frame, time.Unix(1, int64(frame)*1000)
@@ -50,6 +74,23 @@ func FuzzIWARPStream(f *testing.F) {
 			w.Segment(rec, fl, tcp)
 			if st := w.Stats(); st.PendingBytes > cfg.MaxTCPBufferedBytes {
 				t.Fatalf("pending %d > %d", st.PendingBytes, cfg.MaxTCPBufferedBytes)
+			}
+			if old && len(pl) > 0 {
+				for _, l := range rec.Layers {
+					switch l.(type) {
+					case *mpa.Frame, *mpa.FPDU:
+						t.Fatalf("frame %d (seq %d, %d octets, all seen before) reports %s", frame, seq, len(pl), l.Proto().Name)
+					}
+				}
+			}
+			gaps := 0
+			for _, f := range rec.Findings {
+				if f.Code == CodeIWARPGap {
+					gaps++
+				}
+			}
+			if gaps > b2i(hole) {
+				t.Fatalf("frame %d (seq %d, after a hole: %v): %d stream-gap findings", frame, seq, hole, gaps)
 			}
 		}
 		seq := uint32(0xfffffe00) // wraps inside the stream
@@ -71,13 +112,23 @@ func FuzzIWARPStream(f *testing.F) {
 				ps[i], ps[i+1] = ps[i+1], ps[i]
 			}
 		}
+		var lost []piece
 		for i, p := range ps {
+			if flags&0x10 != 0 && i%4 == 1 {
+				lost = append(lost, p)
+				continue
+			}
 			seg(true, false, p.seq, p.b)
 			if flags&4 != 0 && i%2 == 0 {
 				seg(true, false, p.seq, p.b)
 			}
 			if flags&8 != 0 && i%4 == 0 {
 				seg(false, false, 1000+uint32(i), p.b)
+			}
+		}
+		if flags&0x20 != 0 {
+			for _, p := range lost {
+				seg(true, false, p.seq, p.b)
 			}
 		}
 		rec.Reset()
