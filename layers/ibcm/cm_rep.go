@@ -108,6 +108,22 @@ type commIDs struct {
 	RemoteCommID uint32
 }
 
+func (c *commIDs) ids() *commIDs { return c }
+
+// CommIDs returns the local and remote communication IDs of a REP, RTU,
+// DREQ, DREP, MRA, REJ, LAP or APR, to read or set (nil for the other
+// messages).
+func (c *CM) CommIDs() (local, remote *uint32) {
+	if c.AttributeID == AttrREP {
+		return &c.REP.LocalCommID, &c.REP.RemoteCommID
+	}
+	if m, ok := c.body().(interface{ ids() *commIDs }); ok {
+		ids := m.ids()
+		return &ids.LocalCommID, &ids.RemoteCommID
+	}
+	return nil, nil
+}
+
 func (c *commIDs) decodeIDs(b []byte) {
 	c.LocalCommID = binary.BigEndian.Uint32(b[0:])
 	c.RemoteCommID = binary.BigEndian.Uint32(b[4:])

@@ -1,45 +1,24 @@
 package ibcm
 
 import (
-	"net/netip"
 	"testing"
 
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 
 	"github.com/cmpd-dissect/cmpd-dissect/field"
+	"github.com/cmpd-dissect/cmpd-dissect/field/fieldtest"
 	"github.com/cmpd-dissect/cmpd-dissect/finding"
 	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
 )
 
-// sink is a field.Visitor that touches every value and checks Begin/End
-// nesting.
-type sink struct {
-	n, depth int
-	t        *testing.T
-}
-
-func (s *sink) Uint(*field.Field, uint64)     { s.n++ }
-func (s *sink) Int(*field.Field, int64)       { s.n++ }
-func (s *sink) Bool(*field.Field, bool)       { s.n++ }
-func (s *sink) String(*field.Field, string)   { s.n++ }
-func (s *sink) Bytes(*field.Field, []byte)    { s.n++ }
-func (s *sink) Addr(*field.Field, netip.Addr) { s.n++ }
-func (s *sink) Begin(*field.Field)            { s.depth++ }
-func (s *sink) End() {
-	s.depth--
-	if s.depth < 0 {
-		s.t.Fatal("End without Begin")
-	}
-}
-
 // exercise reports every field, finding and summary of a decoded layer.
 func exercise(t *testing.T, l any) {
 	if fl, ok := l.(field.Layer); ok {
-		s := &sink{t: t}
-		fl.VisitFields(s)
-		if s.depth != 0 {
-			t.Fatalf("%T: %d unclosed groups", l, s.depth)
+		var c fieldtest.Counter
+		fl.VisitFields(&c)
+		if c.Unbalanced || c.Open != 0 {
+			t.Fatalf("%T: End without Begin, or %d unclosed groups", l, c.Open)
 		}
 	}
 	if a, ok := l.(interface {

@@ -601,17 +601,28 @@ func TestPadAndWireLen(t *testing.T) {
 	}
 }
 
+// fpduStack is an FPDU and the DDP and RDMAP headers in it.
+type fpduStack struct {
+	f FPDU
+	d DDP
+	r RDMAP
+}
+
+func (s *fpduStack) decode(data []byte) error {
+	if err := s.f.DecodeFromBytes(data, gopacket.NilDecodeFeedback); err != nil {
+		return err
+	}
+	if err := s.d.DecodeFromBytes(s.f.Payload, gopacket.NilDecodeFeedback); err != nil {
+		return err
+	}
+	return s.r.DecodeFromDDP(&s.d, gopacket.NilDecodeFeedback)
+}
+
 func TestFPDUDecodeAllocs(t *testing.T) {
 	data := unhex(t, siwFrame8SendFPDU)
-	var (
-		f FPDU
-		d DDP
-		r RDMAP
-	)
+	var s fpduStack
 	n := testing.AllocsPerRun(100, func() {
-		if f.DecodeFromBytes(data, gopacket.NilDecodeFeedback) != nil ||
-			d.DecodeFromBytes(f.Payload, gopacket.NilDecodeFeedback) != nil ||
-			r.DecodeFromDDP(&d, gopacket.NilDecodeFeedback) != nil {
+		if s.decode(data) != nil {
 			t.Fatal("decode failed")
 		}
 	})
@@ -622,17 +633,11 @@ func TestFPDUDecodeAllocs(t *testing.T) {
 
 func BenchmarkFPDUDecode(b *testing.B) {
 	data := unhex(b, siwFrame8SendFPDU)
-	var (
-		f FPDU
-		d DDP
-		r RDMAP
-	)
+	var s fpduStack
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	for b.Loop() {
-		_ = f.DecodeFromBytes(data, gopacket.NilDecodeFeedback)
-		_ = d.DecodeFromBytes(f.Payload, gopacket.NilDecodeFeedback)
-		_ = r.DecodeFromDDP(&d, gopacket.NilDecodeFeedback)
+		_ = s.decode(data)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/gopacket/gopacket"
 
 	"github.com/cmpd-dissect/cmpd-dissect/field"
+	"github.com/cmpd-dissect/cmpd-dissect/field/fieldtest"
 )
 
 func mustHex(t testing.TB, s string) []byte {
@@ -134,17 +135,6 @@ func TestByPort(t *testing.T) {
 	}
 }
 
-type nopVisitor struct{ n int }
-
-func (v *nopVisitor) Uint(*field.Field, uint64)     { v.n++ }
-func (v *nopVisitor) Int(*field.Field, int64)       { v.n++ }
-func (v *nopVisitor) Bool(*field.Field, bool)       { v.n++ }
-func (v *nopVisitor) String(*field.Field, string)   { v.n++ }
-func (v *nopVisitor) Bytes(*field.Field, []byte)    { v.n++ }
-func (v *nopVisitor) Addr(*field.Field, netip.Addr) { v.n++ }
-func (v *nopVisitor) Begin(*field.Field)            {}
-func (v *nopVisitor) End()                          {}
-
 // Any bytes decode or fail cleanly, and a decoded layer's fields and
 // summary can be produced.
 func FuzzDecode(f *testing.F) {
@@ -157,7 +147,7 @@ func FuzzDecode(f *testing.F) {
 			if l.DecodeFromBytes(data, gopacket.NilDecodeFeedback) != nil {
 				continue
 			}
-			l.VisitFields(&nopVisitor{})
+			l.VisitFields(&fieldtest.Counter{})
 			l.AppendSummary(nil)
 			serialize(t, l)
 		}

@@ -141,26 +141,8 @@ func CMExchange(enc Encoding) ([]Packet, error) {
 }
 
 func setIDs(cm *ibcm.CM, local, remote uint32) {
-	ids := []*uint32{}
-	switch cm.AttributeID {
-	case ibcm.AttrMRA:
-		ids = []*uint32{&cm.MRA.LocalCommID, &cm.MRA.RemoteCommID}
-	case ibcm.AttrREP:
-		ids = []*uint32{&cm.REP.LocalCommID, &cm.REP.RemoteCommID}
-	case ibcm.AttrAPR:
-		ids = []*uint32{&cm.APR.LocalCommID, &cm.APR.RemoteCommID}
-	case ibcm.AttrDREP:
-		ids = []*uint32{&cm.DREP.LocalCommID, &cm.DREP.RemoteCommID}
-	case ibcm.AttrREJ:
-		ids = []*uint32{&cm.REJ.LocalCommID, &cm.REJ.RemoteCommID}
-	case ibcm.AttrRTU:
-		ids = []*uint32{&cm.RTU.LocalCommID, &cm.RTU.RemoteCommID}
-	case ibcm.AttrLAP:
-		ids = []*uint32{&cm.LAP.LocalCommID, &cm.LAP.RemoteCommID}
-	case ibcm.AttrDREQ:
-		ids = []*uint32{&cm.DREQ.LocalCommID, &cm.DREQ.RemoteCommID}
-	}
-	*ids[0], *ids[1] = local, remote
+	l, r := cm.CommIDs()
+	*l, *r = local, remote
 }
 
 // sidrServiceID is an rdma_cm UDP port space service (port 18515).
