@@ -245,6 +245,25 @@ func need(data []byte, off, n int, what string, df gopacket.DecodeFeedback) erro
 	return truncated(data, off, n, what, df)
 }
 
+// word reads the 4-octet field what at *off and moves *off past it.
+func word(data []byte, off *int, what string, df gopacket.DecodeFeedback) (uint32, error) {
+	if err := need(data, *off, 4, what, df); err != nil {
+		return 0, err
+	}
+	*off += 4
+	return binary.BigEndian.Uint32(data[*off-4:]), nil
+}
+
+// mismatchInfo reads the lowest and highest versions of a mismatch_info at
+// *off and moves *off past them.
+func mismatchInfo(data []byte, off *int, df gopacket.DecodeFeedback) (low, high uint32, err error) {
+	if err := need(data, *off, 8, "mismatch_info", df); err != nil {
+		return 0, 0, err
+	}
+	*off += 8
+	return binary.BigEndian.Uint32(data[*off-8:]), binary.BigEndian.Uint32(data[*off-4:]), nil
+}
+
 func truncated(data []byte, off, n int, what string, df gopacket.DecodeFeedback) error {
 	df.SetTruncated()
 	return short(CodeRPCTruncated, "rpc", what, off, n, len(data)-off)
@@ -320,47 +339,26 @@ func (r *RPC) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 		}
 		off, err = readAuth(data, off, &verfFields, &r.Verf, df)
 	case MsgReply:
-		if err = need(data, off, 4, "reply_stat", df); err != nil {
+		if r.ReplyStat, err = word(data, &off, "reply_stat", df); err != nil {
 			break
 		}
-		r.ReplyStat = binary.BigEndian.Uint32(data[off:])
-		off += 4
 		switch r.ReplyStat {
 		case ReplyAccepted:
 			if off, err = readAuth(data, off, &verfFields, &r.Verf, df); err != nil {
 				break
 			}
-			if err = need(data, off, 4, "accept_stat", df); err != nil {
-				break
-			}
-			r.AcceptStat = binary.BigEndian.Uint32(data[off:])
-			off += 4
-			if r.AcceptStat == AcceptProgMismatch {
-				if err = need(data, off, 8, "mismatch_info", df); err != nil {
-					break
-				}
-				r.Low, r.High = binary.BigEndian.Uint32(data[off:]), binary.BigEndian.Uint32(data[off+4:])
-				off += 8
+			if r.AcceptStat, err = word(data, &off, "accept_stat", df); err == nil && r.AcceptStat == AcceptProgMismatch {
+				r.Low, r.High, err = mismatchInfo(data, &off, df)
 			}
 		case ReplyDenied:
-			if err = need(data, off, 4, "reject_stat", df); err != nil {
+			if r.RejectStat, err = word(data, &off, "reject_stat", df); err != nil {
 				break
 			}
-			r.RejectStat = binary.BigEndian.Uint32(data[off:])
-			off += 4
 			switch r.RejectStat {
 			case RejectRPCMismatch:
-				if err = need(data, off, 8, "mismatch_info", df); err != nil {
-					break
-				}
-				r.Low, r.High = binary.BigEndian.Uint32(data[off:]), binary.BigEndian.Uint32(data[off+4:])
-				off += 8
+				r.Low, r.High, err = mismatchInfo(data, &off, df)
 			case RejectAuthError:
-				if err = need(data, off, 4, "auth_stat", df); err != nil {
-					break
-				}
-				r.AuthStat = binary.BigEndian.Uint32(data[off:])
-				off += 4
+				r.AuthStat, err = word(data, &off, "auth_stat", df)
 			default:
 				err = rerr(CodeRPCBadMsgType, "reject_stat", off-4, "%d is not RPC_MISMATCH or AUTH_ERROR", r.RejectStat)
 			}
