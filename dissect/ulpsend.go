@@ -58,6 +58,17 @@ type cmConn struct {
 type serviceTable struct {
 	qps keyTable[service]
 	ids keyTable[cmConn] // by each side's node and comm ID
+	// recent remembers lookups by the QPN's low bits (cleared whenever
+	// qps changes): a Send's QP is mostly one of a few, and comparing a
+	// key is cheaper than hashing it.
+	recent [8]recentService
+}
+
+type recentService struct {
+	k     qpEnd
+	s     service
+	found bool
+	valid bool
 }
 
 // keyTable holds at most maxServices values by qpEnd; when it is full,
@@ -154,6 +165,10 @@ func (t *keyTable[V]) evictOldest() {
 // connection's service; a DREP returns the connection it ended.
 func (t *serviceTable) learnCM(rec *Record, cm *ibcm.CM) (ended cmConn, ok bool) {
 	switch cm.AttributeID {
+	case ibcm.AttrREQ, ibcm.AttrREP, ibcm.AttrDREP:
+		t.recent = [len(t.recent)]recentService{}
+	}
+	switch cm.AttributeID {
 	case ibcm.AttrREQ:
 		flow := netFlowOf(rec)
 		sid := uint64(cm.REQ.ServiceID)
@@ -196,7 +211,13 @@ func (t *serviceTable) lookup(key QPKey) (service, bool) {
 	if t.qps.idx.Len() == 0 {
 		return service{}, false
 	}
-	return t.qps.get(qpEnd{key.Net.Dst(), key.DestQP})
+	k := qpEnd{key.Net.Dst(), key.DestQP}
+	r := &t.recent[k.qpn%uint32(len(t.recent))]
+	if !r.valid || r.k != k {
+		s, found := t.qps.get(k)
+		*r = recentService{k: k, s: s, found: found, valid: true}
+	}
+	return r.s, r.found
 }
 
 // ulpSends is the Dissector's sendDecoder: it hands each complete Send to
