@@ -66,7 +66,15 @@ type IWARP struct {
 // newIWARP makes the iWARP reassembler, bounded by the iWARP limits of
 // opts (zero fields: defaults), handing complete Sends to sends.
 func newIWARP(opts Options, sends sendDecoder) *IWARP {
-	w := &IWARP{cfg: opts.withDefaults(), sends: sends, live: map[*iwarpStream]struct{}{}}
+	return &IWARP{cfg: opts.withDefaults(), sends: sends, live: map[*iwarpStream]struct{}{}}
+}
+
+// assembler makes the TCP reassembly on the first segment (a capture
+// without TCP does not need its pools).
+func (w *IWARP) assembler() *reassembly.Assembler {
+	if w.asm != nil {
+		return w.asm
+	}
 	w.pool = reassembly.NewStreamPool(iwarpFactory{w})
 	w.asm = reassembly.NewAssembler(w.pool)
 	// Data after a hole is not held for the missing octets: the first
@@ -76,7 +84,7 @@ func newIWARP(opts Options, sends sendDecoder) *IWARP {
 	// reported on the frame that carried them, and a late segment that
 	// fills the hole is a retransmission of octets already passed.
 	w.asm.MaxBufferedPagesPerConnection = 1
-	return w
+	return w.asm
 }
 
 // Stats returns the counters.
@@ -97,6 +105,7 @@ func (c *segmentContext) GetCaptureInfo() gopacket.CaptureInfo { return c.ci }
 // Segment feeds one TCP segment of the frame in rec; netFlow is the IP
 // layer's NetworkFlow. iWARP layers completed by it are appended to rec.
 func (w *IWARP) Segment(rec *Record, netFlow gopacket.Flow, tcp *layers.TCP) {
+	asm := w.assembler()
 	w.rec = rec
 	w.cur.frame, w.cur.seq, w.cur.payload = rec.Frame, tcp.Seq, tcp.Payload
 	w.cur.payloadOff = frameOffset(rec.Data, tcp.Payload)
@@ -107,7 +116,7 @@ func (w *IWARP) Segment(rec *Record, netFlow gopacket.Flow, tcp *layers.TCP) {
 	if now.Sub(w.lastFlush) >= w.cfg.IdleTimeout/4 {
 		// Forget idle streams.
 		w.flush(func() {
-			w.asm.FlushWithOptions(reassembly.FlushOptions{T: now.Add(-w.cfg.IdleTimeout), TC: now.Add(-w.cfg.IdleTimeout)})
+			asm.FlushWithOptions(reassembly.FlushOptions{T: now.Add(-w.cfg.IdleTimeout), TC: now.Add(-w.cfg.IdleTimeout)})
 		})
 		w.lastFlush = now
 	}
@@ -116,7 +125,7 @@ func (w *IWARP) Segment(rec *Record, netFlow gopacket.Flow, tcp *layers.TCP) {
 	}
 	ctx := &segmentContext{ci: gopacket.CaptureInfo{Timestamp: now, CaptureLength: rec.CaptureLength,
 		Length: rec.Length, InterfaceIndex: rec.Frame}}
-	w.asm.AssembleWithContext(netFlow, tcp, ctx)
+	asm.AssembleWithContext(netFlow, tcp, ctx)
 	w.stats.PeakPending = max(w.stats.PeakPending, w.pendTotal)
 	w.rec = nil
 }
@@ -127,7 +136,9 @@ func (w *IWARP) Segment(rec *Record, netFlow gopacket.Flow, tcp *layers.TCP) {
 func (w *IWARP) Flush(rec *Record) {
 	w.rec = rec
 	w.cur.frame, w.cur.payload, w.cur.payloadOff = 0, nil, -1
-	w.flush(func() { w.asm.FlushAll() })
+	if w.asm != nil {
+		w.flush(func() { w.asm.FlushAll() })
+	}
 	// Streams the assembler no longer held, in the order they began.
 	left := make([]*iwarpStream, 0, len(w.live))
 	for s := range w.live {
@@ -143,7 +154,9 @@ func (w *IWARP) Flush(rec *Record) {
 }
 
 func (w *IWARP) flushOlder(t time.Time) {
-	w.flush(func() { w.asm.FlushCloseOlderThan(t) })
+	if w.asm != nil {
+		w.flush(func() { w.asm.FlushCloseOlderThan(t) })
+	}
 }
 
 // flush runs fn, which makes the assembler hand over buffered data, with
