@@ -26,9 +26,11 @@ import (
 type callTable struct {
 	max  int
 	conn uint64
-	// chunks, when set, holds the calls' reply chunks: a call forgotten
-	// releases its segments.
-	chunks *replyChunks
+	// chunks, when set, holds the calls' chunks: a call given up releases
+	// its segments; a call answered leaves them in answered for the
+	// reply's decoder to settle.
+	chunks   *chunkTable
+	answered answeredCall
 	// frame and time (Unix nanoseconds) of the record being decoded: a
 	// call remembers them, a reply is told them (rpc.reqframe, response
 	// times).
@@ -52,6 +54,14 @@ type callTable struct {
 // replies sent again.
 const recentCalls = 16
 
+// answeredCall is the outstanding call the message being decoded
+// answered (ok), with its chunk chain (0: none).
+type answeredCall struct {
+	chunk int
+	xid   uint32
+	ok    bool
+}
+
 type callKey struct {
 	conn uint64
 	xid  uint32
@@ -63,8 +73,8 @@ type callInfo struct {
 	gssProc, gssSvc  uint32
 	frame            int
 	time             int64
-	// chunk is the call's reply chunk segments held for its reply
-	// (replyChunks.advertise's chain; 0: none).
+	// chunk is the call's chunk segments held for its reply
+	// (chunkTable.advertise's chain; 0: none).
 	chunk int
 }
 
@@ -184,12 +194,23 @@ func (c *callTable) setChunk(xid uint32, chain int) {
 	}
 }
 
+// chunkOf returns the chunk chain of the outstanding call xid on the
+// current connection (0: none).
+func (c *callTable) chunkOf(xid uint32) int {
+	if pos, ok := c.idx.Get(callKey{conn: c.conn, xid: xid}.indexKey()); ok {
+		return c.entry(pos).info.chunk
+	}
+	return 0
+}
+
 // reply returns the call a reply with key k answers (nil: none known):
 // the outstanding call at pos when found, which becomes one of the recent
 // answered calls, else one of those (the reply sent again) when again.
 func (c *callTable) reply(k callKey, pos int, found, again bool) *callInfo {
 	if found {
 		e := c.entry(pos)
+		c.answered = answeredCall{chunk: e.info.chunk, xid: k.xid, ok: true}
+		e.info.chunk = 0
 		c.recent[c.next] = callEntry{key: k, info: e.info}
 		ci := &c.recent[c.next].info
 		c.next = (c.next + 1) % recentCalls
@@ -207,12 +228,12 @@ func (c *callTable) reply(k callKey, pos int, found, again bool) *callInfo {
 	return nil
 }
 
-// answered takes an RDMA_NOMSG or RDMA_ERROR with this xid on the current
+// answeredBy takes an RDMA_NOMSG or RDMA_ERROR with this xid on the current
 // connection as the reply of an outstanding call: it returns the call
 // (Frame 0: none). One sent again answers nothing (as in tshark, whose
 // reply-chunk reassembly does not see the RDMA Writes of the first one
 // again); a later RDMA_MSG reply is still named as one sent again.
-func (c *callTable) answered(xid uint32) rpcrdma.CallRef {
+func (c *callTable) answeredBy(xid uint32) rpcrdma.CallRef {
 	k := callKey{conn: c.conn, xid: xid}
 	pos, found := c.idx.Get(k.indexKey())
 	if ci := c.reply(k, pos, found, false); ci != nil {

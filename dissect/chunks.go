@@ -5,27 +5,71 @@ import (
 
 	"github.com/cmpd-dissect/cmpd-dissect/finding"
 	"github.com/cmpd-dissect/cmpd-dissect/layers/ibcm"
+	"github.com/cmpd-dissect/cmpd-dissect/layers/mpa"
 	"github.com/cmpd-dissect/cmpd-dissect/layers/rpcrdma"
 )
 
-// This file puts back together the RPC replies that a responder wrote
-// into the requester's reply chunk (RFC 8166 §3.5.3, §4.4.3): a call's
-// reply chunk segments are remembered by connection and handle, the RDMA
-// Writes into them (IB RETH R_Key and VA; iWARP tagged DDP STag and TO)
-// are copied into the segments' buffers, and the RDMA_NOMSG that ends the
-// reply gets the RPC message the buffers hold, decoded with its call.
+// This file follows the chunks of RPC-over-RDMA calls (RFC 8166 §3.4,
+// §4.4). Every segment a call advertises (read list, write list, reply
+// chunk) is remembered by connection and handle until the call is
+// answered. The RDMA Writes (IB RETH R_Key and VA; iWARP tagged DDP STag
+// and TO) and RDMA Reads (IB READ_REQUEST and the responses that follow
+// it by PSN; iWARP Read Request and the tagged Read Response to its sink
+// STag) are matched to the segment that holds them and counted there.
+// What a reply chunk receives is kept, so that an RDMA_NOMSG reply
+// decodes as the RPC reply the Writes put there; what a position-zero
+// read chunk gives likewise, for an RDMA_NOMSG call. When the reply comes,
+// what moved is checked against what the reply says and shown on it.
+//
+// Several segments can share a handle on one connection: a stack that
+// registers all its memory under one R_Key (a global or ALLPHYSICAL
+// registration) tells its segments apart by offset only, and several
+// connections between the same two hosts (NFS nconnect, several QPs) can
+// advertise the same handle. A transfer belongs to the segment whose
+// [offset, offset+length) holds it, on the same QP when the CM exchange
+// paired the QPs (on the same TCP connection for iWARP).
 
-// replySeg is one reply chunk segment awaiting its reply.
-type replySeg struct {
+// chunkKind is the chunk list a segment was advertised in.
+type chunkKind uint8
+
+const (
+	chunkRead chunkKind = 1 + iota
+	chunkWrite
+	chunkReply
+)
+
+// chunkSeg is one advertised segment of an outstanding call.
+type chunkSeg struct {
 	conn   uint64
 	xid    uint32
 	handle uint32
 	offset uint64
 	length uint32
-	buf    []byte // the written octets, at most length (nil until written)
-	filled int    // octets of buf written (high-water mark)
-	// next links the segments of one reply chunk (position plus one).
-	next int
+	// path is where the transfers into and out of the segment travel:
+	// the requester's QPN (IB, from the CM exchange) or the TCP port
+	// pair (iWARP); 0 when unknown. The connection's setup was captured
+	// when setup is set.
+	path  uint32
+	setup bool
+	kind  chunkKind
+	// index is the write chunk's place in the write list; for a read
+	// segment, its place in the read list.
+	index uint16
+	// position is a read segment's XDR position.
+	position uint32
+	// hold: what moves is copied into buf (reply chunk, position-zero
+	// read chunk); dropped: it could not be, within the reassembly
+	// limits.
+	hold, dropped bool
+	buf           []byte
+	// filled is the high-water mark of the octets moved, from the
+	// segment's start (a transfer sent again counts once).
+	filled      int
+	first, last int // frames of the first and last transfer (0: none)
+	// next links the call's segments, same the segments with the same
+	// connection and handle; head is the call's first segment (positions
+	// plus one).
+	next, same, head int
 }
 
 // maxSegsHeld bounds the segments remembered at once, whatever the calls
@@ -51,140 +95,314 @@ type qpWriteKey struct {
 	qp   uint32
 }
 
-// replyChunks holds the reply chunk segments of outstanding calls and
-// what was written into them, bounded in octets per connection and in
-// all (Options.MaxChunkBytesPerConn, MaxChunkBytes).
-type replyChunks struct {
+// readKey finds an RDMA Read in progress: IB by the PSN of its request
+// (the responses come back with it), iWARP by the sink STag the Read
+// Response is tagged with.
+type readKey struct {
+	conn uint64
+	id   uint32
+	ib   bool
+}
+
+// pendingRead is an RDMA Read matched to a read segment: pos is the
+// segment (plus one; checked against conn and xid before use), at the
+// segment offset the next response octets go to; for IB, psn is the PSN
+// the next response packet must have, for iWARP sinkTO the tagged offset
+// of the sink buffer's first octet.
+type pendingRead struct {
+	pos    int
+	xid    uint32
+	at     uint64
+	psn    uint32
+	sinkTO uint64
+}
+
+// chunkTable holds the chunks of outstanding calls and what moved into
+// and out of them, the octets kept bounded per connection and in all
+// (Options.MaxChunkBytesPerConn, MaxChunkBytes).
+type chunkTable struct {
 	maxConn, maxTotal int
-	segs              map[segKey]int // positions in pool
-	pool              []replySeg
+	segs              map[segKey]int // the first of the same list, plus one
+	n                 int            // segments held
+	pool              []chunkSeg
 	free              []int
 	bufs              [][]byte // buffers to reuse
 	writes            map[qpWriteKey]ibWrite
-	held              map[uint64]int // octets held per connection
-	total             int
-	body              []byte // the reassembled reply, reused
+	reads             map[readKey]pendingRead
+	// active: the IB Read whose responses are arriving on a QP (keyed by
+	// the responses' destination QP), after its FIRST.
+	active map[qpWriteKey]pendingRead
+	held   map[uint64]int // octets held per connection
+	total  int
+	body   []byte // the reassembled message, reused
+	// call is told the body of a call that came in a position-zero read
+	// chunk, once all of it was read.
+	call func(rec *Record, conn uint64, xid uint32, head int, body []byte)
 }
 
-func newReplyChunks(opts Options) *replyChunks {
-	return &replyChunks{maxConn: opts.MaxChunkBytesPerConn, maxTotal: opts.MaxChunkBytes,
-		segs: map[segKey]int{}, writes: map[qpWriteKey]ibWrite{}, held: map[uint64]int{}}
+func newChunkTable(opts Options) *chunkTable {
+	return &chunkTable{maxConn: opts.MaxChunkBytesPerConn, maxTotal: opts.MaxChunkBytes,
+		segs: map[segKey]int{}, writes: map[qpWriteKey]ibWrite{}, reads: map[readKey]pendingRead{},
+		active: map[qpWriteKey]pendingRead{}, held: map[uint64]int{}}
 }
 
-// waiting reports whether any reply chunk awaits its Writes.
-func (c *replyChunks) waiting() bool { return len(c.segs) > 0 }
+// waiting reports whether any chunk awaits its transfers.
+func (c *chunkTable) waiting() bool { return c.n > 0 }
 
-// tagged takes an iWARP tagged DDP segment of an RDMA Write.
-func (c *replyChunks) tagged(rec *Record, stag uint32, to uint64, data []byte) {
-	if len(c.segs) == 0 {
-		return
-	}
-	c.write(rec, connHash(rec), stag, to, data)
-}
-
-// advertise remembers the reply chunk of a call (xid) on conn; it
-// returns the chain of its segments (the first one's position plus one;
-// 0: none) for forget.
-func (c *replyChunks) advertise(conn uint64, xid uint32, h *rpcrdma.Header) int {
+// advertise remembers the chunks of call xid on conn (transfers on path;
+// setup: the connection's setup was captured); nomsg says the call itself
+// is in its position-zero read chunk. It returns the chain of the
+// segments (the first one's position plus one; 0: none) for forget.
+func (c *chunkTable) advertise(conn uint64, path uint32, setup bool, xid uint32, h *rpcrdma.Header, nomsg bool) int {
 	head := 0
-	for i := len(h.Reply.Segments) - 1; i >= 0; i-- {
-		s := h.Reply.Segments[i]
-		if len(c.segs) >= maxSegsHeld {
-			break
-		}
-		k := segKey{conn, s.Handle}
-		if pos, ok := c.segs[k]; ok {
-			// The handle again (the call sent again, or a handle reused
-			// after a reply that never came): the newest advertisement.
-			c.release(pos)
+	add := func(s rpcrdma.Segment, kind chunkKind, index int, position uint32) {
+		if c.n >= maxSegsHeld {
+			return
 		}
 		var pos int
 		if n := len(c.free); n > 0 {
 			pos, c.free = c.free[n-1], c.free[:n-1]
 		} else {
 			pos = len(c.pool)
-			c.pool = append(c.pool, replySeg{})
+			c.pool = append(c.pool, chunkSeg{})
 		}
-		c.pool[pos] = replySeg{conn: conn, xid: xid, handle: s.Handle, offset: s.Offset, length: s.Length, next: head}
-		c.segs[k] = pos
+		k := segKey{conn, s.Handle}
+		c.pool[pos] = chunkSeg{conn: conn, xid: xid, handle: s.Handle, offset: s.Offset, length: s.Length,
+			path: path, setup: setup, kind: kind, index: uint16(index), position: position,
+			hold: kind == chunkReply || nomsg && kind == chunkRead && position == 0,
+			next: head, same: c.segs[k]}
+		c.segs[k] = pos + 1
+		c.n++
 		head = pos + 1
+	}
+	// Added last to first, so the chain runs in wire order.
+	for i := len(h.Reply.Segments) - 1; i >= 0; i-- {
+		add(h.Reply.Segments[i], chunkReply, 0, 0)
+	}
+	for i := len(h.Writes) - 1; i >= 0; i-- {
+		for j := len(h.Writes[i].Segments) - 1; j >= 0; j-- {
+			add(h.Writes[i].Segments[j], chunkWrite, i, 0)
+		}
+	}
+	for i := len(h.Reads) - 1; i >= 0; i-- {
+		add(h.Reads[i].Segment, chunkRead, i, h.Reads[i].Position)
+	}
+	for q := head; q != 0; q = c.pool[q-1].next {
+		c.pool[q-1].head = head
 	}
 	return head
 }
 
+// live reports whether the segment at pos (plus one) is still the one of
+// call (conn, xid).
+func (c *chunkTable) live(pos int, conn uint64, xid uint32) bool {
+	if pos <= 0 || pos > len(c.pool) {
+		return false
+	}
+	s := &c.pool[pos-1]
+	return s.kind != 0 && s.conn == conn && s.xid == xid
+}
+
 // forget releases the segments of chain head still held for the call
-// (conn, xid): its reply came in the Send, or the call was given up.
-func (c *replyChunks) forget(head int, conn uint64, xid uint32) {
-	for head != 0 {
+// (conn, xid): its reply came, or the call was given up.
+func (c *chunkTable) forget(head int, conn uint64, xid uint32) {
+	for c.live(head, conn, xid) {
 		pos := head - 1
-		s := &c.pool[pos]
-		if s.conn != conn || s.xid != xid || s.length == 0 {
-			return // released already (and maybe reused)
-		}
-		head = s.next
+		head = c.pool[pos].next
 		c.release(pos)
 	}
 }
 
 // release forgets the segment at pos and keeps its buffer for reuse.
-func (c *replyChunks) release(pos int) {
+func (c *chunkTable) release(pos int) {
 	s := &c.pool[pos]
-	delete(c.segs, segKey{s.conn, s.handle})
-	if s.buf != nil {
-		c.held[s.conn] -= cap(s.buf)
-		if c.held[s.conn] <= 0 {
-			delete(c.held, s.conn)
+	k := segKey{s.conn, s.handle}
+	if p := &c.segs; (*p)[k] == pos+1 {
+		if s.same == 0 {
+			delete(*p, k)
+		} else {
+			(*p)[k] = s.same
 		}
-		c.total -= cap(s.buf)
-		c.bufs = append(c.bufs, s.buf[:0])
+	} else {
+		for q := (*p)[k]; q != 0; q = c.pool[q-1].same {
+			if c.pool[q-1].same == pos+1 {
+				c.pool[q-1].same = s.same
+				break
+			}
+		}
 	}
-	*s = replySeg{}
+	if s.buf != nil {
+		c.unhold(s)
+	}
+	*s = chunkSeg{}
 	c.free = append(c.free, pos)
+	c.n--
 }
 
-// write places data written at (handle, off) on conn, when it falls in an
-// advertised reply chunk segment; findings go to rec.
-func (c *replyChunks) write(rec *Record, conn uint64, handle uint32, off uint64, data []byte) {
-	if len(c.segs) == 0 || len(data) == 0 {
+// unhold gives the segment's buffer back.
+func (c *chunkTable) unhold(s *chunkSeg) {
+	c.held[s.conn] -= cap(s.buf)
+	if c.held[s.conn] <= 0 {
+		delete(c.held, s.conn)
+	}
+	c.total -= cap(s.buf)
+	c.bufs = append(c.bufs, s.buf[:0])
+	s.buf = nil
+}
+
+// find returns the segment (plus one) of the given kinds (read: reads;
+// else write and reply chunks) with handle on conn that holds n octets at
+// off, on path when both are known; 0 when there is none. outside reports
+// that the transfer is a broken rule: it runs across the edge of a
+// segment, or segments with this handle on this connection exist and
+// none holds it while the handle is one call's own registration or the
+// connection's setup was captured (under a handle shared by several
+// calls, a transfer outside every segment seen may be into one advertised
+// before the capture began). near is the segment named in the finding.
+func (c *chunkTable) find(conn uint64, path, handle uint32, off, n uint64, read bool) (pos int, outside bool, near *chunkSeg) {
+	shared, across := false, false
+	for q := c.segs[segKey{conn, handle}]; q != 0; q = c.pool[q-1].same {
+		s := &c.pool[q-1]
+		if (s.kind == chunkRead) != read || path != 0 && s.path != 0 && s.path != path {
+			continue
+		}
+		if off >= s.offset && off-s.offset+n <= uint64(s.length) {
+			return q, false, nil
+		}
+		if off < s.offset+uint64(s.length) && s.offset < off+n {
+			across, near = true, s
+		}
+		if near != nil && near.xid != s.xid {
+			shared = true
+		}
+		if near == nil {
+			near = s
+		}
+	}
+	if near == nil {
+		return 0, false, nil
+	}
+	return 0, across || !shared || near.setup, near
+}
+
+// place copies data moved at segment offset at into the segment at pos
+// (plus one), when it is kept, and counts it; findings go to rec.
+func (c *chunkTable) place(rec *Record, pos int, at uint64, data []byte) {
+	s := &c.pool[pos-1]
+	if s.first == 0 {
+		s.first = rec.Frame
+	}
+	s.last = rec.Frame
+	end := int(at) + len(data)
+	s.filled = max(s.filled, end)
+	if !s.hold || s.dropped {
 		return
 	}
-	pos, ok := c.segs[segKey{conn, handle}]
-	if !ok {
-		return
-	}
-	s := &c.pool[pos]
-	if off < s.offset || off-s.offset+uint64(len(data)) > uint64(s.length) {
-		rec.addFinding(CodeChunkOutside, finding.SeverityError, sectionChunks, "rpcrdma", -1,
-			fmt.Sprintf("RDMA Write of %d octets at 0x%x into handle 0x%08x falls outside the reply chunk segment of xid 0x%08x (0x%x, %d octets)",
-				len(data), off, handle, s.xid, s.offset, s.length))
-		return
-	}
-	at := int(off - s.offset)
 	if s.buf == nil {
 		n := int(s.length)
-		if c.maxConn > 0 && c.held[conn]+n > c.maxConn || c.maxTotal > 0 && c.total+n > c.maxTotal {
+		if c.maxConn > 0 && c.held[s.conn]+n > c.maxConn || c.maxTotal > 0 && c.total+n > c.maxTotal {
+			what := "reply chunk"
+			if s.kind == chunkRead {
+				what = "position-zero read chunk"
+			}
 			rec.addFinding(CodeChunkLimit, finding.SeverityWarning, "", "rpcrdma", -1,
-				fmt.Sprintf("reply chunk segment of xid 0x%08x (%d octets) not held: the reassembly limit (%d octets per connection, %d in all) is reached; its reply is not decoded",
-					s.xid, n, c.maxConn, c.maxTotal))
-			// The reply's other segments too: one finding per reply.
-			xid := s.xid
+				fmt.Sprintf("%s segment of xid 0x%08x (%d octets) not held: the reassembly limit (%d octets per connection, %d in all) is reached; its RPC message is not decoded",
+					what, s.xid, n, c.maxConn, c.maxTotal))
+			// The call's other kept segments too: one finding per call.
 			for i := range c.pool {
-				if p := &c.pool[i]; p.length > 0 && p.conn == conn && p.xid == xid {
-					c.release(i)
+				if p := &c.pool[i]; p.kind == s.kind && p.hold && p.conn == s.conn && p.xid == s.xid {
+					p.dropped = true
+					if p.buf != nil {
+						c.unhold(p)
+					}
 				}
 			}
 			return
 		}
 		s.buf = c.buffer(n)
-		c.held[conn] += cap(s.buf)
+		c.held[s.conn] += cap(s.buf)
 		c.total += cap(s.buf)
 	}
 	copy(s.buf[at:], data)
-	s.filled = max(s.filled, at+len(data))
+}
+
+// write takes n octets written by RDMA Write at (handle, off) on conn and
+// path: counted in the write or reply chunk segment that holds them (data,
+// when not nil, kept there for a reply chunk).
+func (c *chunkTable) write(rec *Record, conn uint64, path, handle uint32, off uint64, data []byte) {
+	if c.n == 0 || len(data) == 0 {
+		return
+	}
+	pos, outside, near := c.find(conn, path, handle, off, uint64(len(data)), false)
+	if pos == 0 {
+		if outside {
+			rec.addFinding(CodeChunkOutside, finding.SeverityError, sectionChunks, "rpcrdma", -1,
+				fmt.Sprintf("RDMA Write of %d octets at 0x%x with handle 0x%08x falls outside every segment advertised with that handle (as the %s segment of xid 0x%08x: 0x%x, %d octets)",
+					len(data), off, handle, near.kind, near.xid, near.offset, near.length))
+		}
+		return
+	}
+	c.place(rec, pos, off-c.pool[pos-1].offset, data)
+}
+
+// readRequest takes an RDMA Read of n octets at (handle, off) on conn and
+// path; it returns the read segment (plus one) that holds it, 0 when none
+// does.
+func (c *chunkTable) readRequest(rec *Record, conn uint64, path, handle uint32, off uint64, n uint32) int {
+	pos, outside, near := c.find(conn, path, handle, off, uint64(n), true)
+	if pos == 0 && outside {
+		rec.addFinding(CodeChunkReadOutside, finding.SeverityError, sectionReadChunk, "rpcrdma", -1,
+			fmt.Sprintf("RDMA Read of %d octets at 0x%x with handle 0x%08x falls outside every read segment advertised with that handle (as the one of xid 0x%08x: 0x%x, %d octets)",
+				n, off, handle, near.xid, near.offset, near.length))
+	}
+	return pos
+}
+
+// readData takes the octets of a Read Response for the read segment at
+// pos (plus one) of call xid, at segment offset at: placed in the
+// segment; when a call's position-zero read chunk is complete, the call
+// is decoded from it. It returns the octets placed.
+func (c *chunkTable) readData(rec *Record, pos int, xid uint32, conn uint64, at uint64, data []byte) uint64 {
+	if !c.live(pos, conn, xid) || len(data) == 0 {
+		return 0
+	}
+	s := &c.pool[pos-1]
+	if at >= uint64(s.length) {
+		return 0
+	}
+	if at+uint64(len(data)) > uint64(s.length) {
+		data = data[:uint64(s.length)-at]
+	}
+	c.place(rec, pos, at, data)
+	if s.hold && s.filled == int(s.length) && c.call != nil {
+		if body, ok := c.message(s.head, conn, xid, chunkRead); ok {
+			c.call(rec, conn, xid, s.head, body)
+		}
+	}
+	return uint64(len(data))
+}
+
+// message returns the RPC message that the kept segments of kind (the
+// reply chunk, or the position-zero read chunk) of call xid on conn
+// (chain head) hold, each segment whole, in the order advertised; ok is
+// false while one of them is not wholly moved.
+func (c *chunkTable) message(head int, conn uint64, xid uint32, kind chunkKind) ([]byte, bool) {
+	c.body = c.body[:0]
+	for q := head; c.live(q, conn, xid); q = c.pool[q-1].next {
+		s := &c.pool[q-1]
+		if s.kind != kind || !s.hold {
+			continue
+		}
+		if s.dropped || s.filled < int(s.length) || s.buf == nil {
+			return nil, false
+		}
+		c.body = append(c.body, s.buf[:s.length]...)
+	}
+	return c.body, len(c.body) > 0
 }
 
 // buffer returns a buffer of n octets, reused when one is large enough.
-func (c *replyChunks) buffer(n int) []byte {
+func (c *chunkTable) buffer(n int) []byte {
 	for i := len(c.bufs) - 1; i >= 0; i-- {
 		if b := c.bufs[i]; cap(b) >= n {
 			c.bufs[i] = c.bufs[len(c.bufs)-1]
@@ -195,53 +413,107 @@ func (c *replyChunks) buffer(n int) []byte {
 	return make([]byte, n)
 }
 
-// reply returns the RPC message an RDMA_NOMSG reply (h) wrote into its
-// reply chunk on conn, the segments in order each up to the length the
-// reply gives (valid until the next call); ok is false when a segment was
-// not advertised or not (wholly) written, as when the capture missed
-// Writes. The segments stay until their call is forgotten (answered by
-// this reply, or given up): forget releases them all, the unused ones
-// too.
-func (c *replyChunks) reply(conn uint64, h *rpcrdma.Header) (body []byte, ok bool) {
+// reply returns the RPC message an RDMA_NOMSG reply (h) wrote into the
+// reply chunk of its call (head, the call's chain) on conn: the segments
+// in order, each up to the length the reply gives (valid until the next
+// call); ok is false when a segment was not advertised or not (wholly)
+// written, as when the capture missed Writes. The segments stay until
+// their call is forgotten.
+func (c *chunkTable) reply(head int, conn uint64, h *rpcrdma.Header) (body []byte, ok bool) {
 	c.body = c.body[:0]
 	ok = len(h.Reply.Segments) > 0
-	for _, seg := range h.Reply.Segments {
-		pos, found := c.segs[segKey{conn, seg.Handle}]
-		if !found {
-			ok = false
+	i := 0
+	for q := head; c.live(q, conn, h.XID) && ok; q = c.pool[q-1].next {
+		s := &c.pool[q-1]
+		if s.kind != chunkReply {
 			continue
 		}
-		s := &c.pool[pos]
-		if s.xid != h.XID || int(seg.Length) > s.filled {
-			ok = false
-		} else if ok {
-			c.body = append(c.body, s.buf[:seg.Length]...)
+		if i >= len(h.Reply.Segments) {
+			break
 		}
+		seg := h.Reply.Segments[i]
+		i++
+		if seg.Handle != s.handle || seg.Length > s.length || int(seg.Length) > s.filled || s.dropped || s.buf == nil && seg.Length > 0 {
+			ok = false
+			break
+		}
+		c.body = append(c.body, s.buf[:seg.Length]...)
 	}
-	return c.body, ok
+	return c.body, ok && i == len(h.Reply.Segments)
 }
 
-// ibPacket takes an RC RDMA Write packet: the RETH (FIRST, ONLY) says
-// where it and the packets after it go.
-func (c *replyChunks) ibPacket(rec *Record, bth *ibcm.BTH, reth *ibcm.RETH, payload []byte) {
-	if len(c.segs) == 0 {
-		return
+// ibPacket takes an RC RDMA Write, RDMA Read Request or Read Response
+// packet: the RETH (Write FIRST and ONLY, Read Request) says where it and
+// the packets after it go.
+func (c *chunkTable) ibPacket(rec *Record, bth *ibcm.BTH, reth *ibcm.RETH, payload []byte) {
+	switch bth.OpCode {
+	case ibcm.OpRCWriteFirst, ibcm.OpRCWriteOnly, ibcm.OpRCWriteOnlyImm, ibcm.OpRCWriteMiddle, ibcm.OpRCWriteLast, ibcm.OpRCWriteLastImm:
+		c.ibWrite(rec, bth, reth, payload)
+	case ibcm.OpRCReadRequest:
+		conn := connHash(rec)
+		if pos := c.readRequest(rec, conn, bth.DestQP, reth.RKey, reth.VA, reth.DMALen); pos != 0 {
+			s := &c.pool[pos-1]
+			c.pend(readKey{conn, bth.PSN, true}, pendingRead{pos: pos, xid: s.xid, at: reth.VA - s.offset, psn: bth.PSN})
+		}
+	case ibcm.OpRCReadRespFirst, ibcm.OpRCReadRespOnly:
+		if len(c.reads) == 0 {
+			return
+		}
+		conn := connHash(rec)
+		k := readKey{conn, bth.PSN, true}
+		r, ok := c.reads[k]
+		if !ok {
+			return
+		}
+		delete(c.reads, k)
+		r.at += c.readData(rec, r.pos, r.xid, conn, r.at, payload)
+		if bth.OpCode == ibcm.OpRCReadRespFirst {
+			r.psn = (bth.PSN + 1) & 0xffffff
+			c.active[qpWriteKey{conn, bth.DestQP}] = r
+		}
+	case ibcm.OpRCReadRespMiddle, ibcm.OpRCReadRespLast:
+		if len(c.active) == 0 {
+			return
+		}
+		conn := connHash(rec)
+		k := qpWriteKey{conn, bth.DestQP}
+		r, ok := c.active[k]
+		if !ok || bth.PSN != r.psn {
+			return // sent again, or a packet the capture missed
+		}
+		r.at += c.readData(rec, r.pos, r.xid, conn, r.at, payload)
+		r.psn = (r.psn + 1) & 0xffffff
+		if bth.OpCode == ibcm.OpRCReadRespLast {
+			delete(c.active, k)
+		} else {
+			c.active[k] = r
+		}
 	}
+}
+
+// pend remembers a Read until its responses come, the pending Reads
+// bounded by the segments.
+func (c *chunkTable) pend(k readKey, r pendingRead) {
+	if len(c.reads) >= maxSegsHeld {
+		clear(c.reads)
+	}
+	c.reads[k] = r
+}
+
+func (c *chunkTable) ibWrite(rec *Record, bth *ibcm.BTH, reth *ibcm.RETH, payload []byte) {
 	conn := connHash(rec)
 	k := qpWriteKey{conn, bth.DestQP}
 	var w ibWrite
 	switch bth.OpCode {
 	case ibcm.OpRCWriteFirst, ibcm.OpRCWriteOnly, ibcm.OpRCWriteOnlyImm:
 		w = ibWrite{rkey: reth.RKey, va: reth.VA, active: true}
-	case ibcm.OpRCWriteMiddle, ibcm.OpRCWriteLast, ibcm.OpRCWriteLastImm:
+	default:
 		w = c.writes[k]
 		if !w.active {
 			return
 		}
-	default:
-		return
 	}
-	c.write(rec, conn, w.rkey, w.va, payload)
+	c.write(rec, conn, bth.DestQP, w.rkey, w.va, payload)
 	w.va += uint64(len(payload))
 	switch bth.OpCode {
 	case ibcm.OpRCWriteFirst, ibcm.OpRCWriteMiddle:
@@ -249,4 +521,112 @@ func (c *replyChunks) ibPacket(rec *Record, bth *ibcm.BTH, reth *ibcm.RETH, payl
 	default:
 		delete(c.writes, k)
 	}
+}
+
+// iwarpWrite takes an iWARP tagged DDP segment of an RDMA Write on the
+// TCP connection path.
+func (c *chunkTable) iwarpWrite(rec *Record, path, stag uint32, to uint64, data []byte) {
+	c.write(rec, connHash(rec), path, stag, to, data)
+}
+
+// iwarpReadRequest takes an iWARP RDMA Read Request on the TCP
+// connection path: the data source (the requester's read segment) is
+// read into the sink STag.
+func (c *chunkTable) iwarpReadRequest(rec *Record, path uint32, rr *mpa.ReadRequest) {
+	conn := connHash(rec)
+	if pos := c.readRequest(rec, conn, path, rr.SrcSTag, rr.SrcTO, rr.Size); pos != 0 {
+		s := &c.pool[pos-1]
+		c.pend(readKey{conn, rr.SinkSTag, false}, pendingRead{pos: pos, xid: s.xid, at: rr.SrcTO - s.offset, sinkTO: rr.SinkTO})
+	}
+}
+
+// iwarpReadResponse takes a tagged DDP segment of an RDMA Read Response:
+// its octets at sink offset to are the source's at the same distance
+// from the start; last ends the Read.
+func (c *chunkTable) iwarpReadResponse(rec *Record, stag uint32, to uint64, last bool, data []byte) {
+	if len(c.reads) == 0 {
+		return
+	}
+	conn := connHash(rec)
+	k := readKey{conn, stag, false}
+	r, ok := c.reads[k]
+	if !ok || to < r.sinkTO {
+		return
+	}
+	c.readData(rec, r.pos, r.xid, conn, r.at+(to-r.sinkTO), data)
+	if last {
+		delete(c.reads, k)
+	}
+}
+
+// chunkUse is what moved for one chunk of a call, for its reply.
+type chunkUse = rpcrdma.ChunkData
+
+// settle checks what moved in the chunks of call (conn, xid) — chain head
+// — against its reply m, lists it on the reply's header, and releases the
+// segments. It reports whether the call offered a reply chunk.
+func (c *chunkTable) settle(rec *Record, head int, conn uint64, xid uint32, m *rpcrdma.Message) (hadReply bool) {
+	h := &m.Header
+	var cur *chunkUse
+	for q := head; c.live(q, conn, xid); q = c.pool[q-1].next {
+		s := &c.pool[q-1]
+		kind := rpcrdma.ChunkDataRead
+		switch s.kind {
+		case chunkWrite:
+			kind = rpcrdma.ChunkDataWrite
+		case chunkReply:
+			kind = rpcrdma.ChunkDataReply
+			hadReply = true
+		}
+		if cur == nil || cur.Kind != kind || kind == rpcrdma.ChunkDataWrite && cur.Index != int(s.index) {
+			h.Chunks = append(h.Chunks, chunkUse{Kind: kind, Index: int(s.index)})
+			cur = &h.Chunks[len(h.Chunks)-1]
+		}
+		cur.Advertised += uint64(s.length)
+		cur.Octets += uint64(s.filled)
+		if s.first != 0 && (cur.FirstFrame == 0 || s.first < cur.FirstFrame) {
+			cur.FirstFrame = s.first
+		}
+		cur.LastFrame = max(cur.LastFrame, s.last)
+	}
+	for i := range h.Chunks {
+		u := &h.Chunks[i]
+		switch u.Kind {
+		case rpcrdma.ChunkDataWrite:
+			// The reply's write list gives the octets the responder
+			// wrote into each chunk (RFC 8166 §3.4.6).
+			if u.Index < len(h.Writes) && h.HasChunkLists() {
+				u.Reported = h.Writes[u.Index].Length()
+				u.HasReported = true
+				if u.Reported > u.Octets {
+					rec.addFinding(CodeChunkUnwritten, finding.SeverityWarning, sectionWriteChunk, "rpcrdma", -1,
+						fmt.Sprintf("the reply to xid 0x%08x reports %d octets written into write chunk %d, the capture saw %d placed by RDMA Write",
+							xid, u.Reported, u.Index, u.Octets))
+				}
+			}
+		case rpcrdma.ChunkDataRead:
+			// A successful reply means the responder used the call's
+			// arguments, the data of its read chunks among them.
+			if u.Octets < u.Advertised && m.HasRPC && m.RPC.MsgType == rpcrdma.MsgReply &&
+				m.RPC.ReplyStat == rpcrdma.ReplyAccepted && m.RPC.AcceptStat == rpcrdma.AcceptSuccess && (!m.HasNFS || !m.NFS.HasStatus || m.NFS.Status == 0) {
+				rec.addFinding(CodeChunkUnread, finding.SeverityWarning, sectionReadChunk, "rpcrdma", -1,
+					fmt.Sprintf("the call xid 0x%08x offered %d octets in its read chunks; the capture saw %d of them read by RDMA Read before its successful reply",
+						xid, u.Advertised, u.Octets))
+			}
+		}
+	}
+	c.forget(head, conn, xid)
+	return hadReply
+}
+
+func (k chunkKind) String() string {
+	switch k {
+	case chunkRead:
+		return "read"
+	case chunkWrite:
+		return "write chunk"
+	case chunkReply:
+		return "reply chunk"
+	}
+	return "unknown"
 }

@@ -53,7 +53,7 @@ func TestRepliesAsTshark(t *testing.T) {
 				}
 			}
 		}
-		if n := len(d.sends.rpc.chunks.segs); n > 0 {
+		if n := d.sends.rpc.chunks.n; n > 0 {
 			// Every call was answered: in the Send, or by the reply chunk.
 			t.Errorf("%s: %d reply chunk segments still held at the end", file, n)
 		}
@@ -113,18 +113,18 @@ func TestReplyChunkLimit(t *testing.T) {
 // A Write into an advertised reply chunk segment that reaches past its
 // end is reported, and what it carried not placed.
 func TestReplyChunkWriteOutside(t *testing.T) {
-	c := newReplyChunks(DefaultOptions())
+	c := newChunkTable(DefaultOptions())
 	h := &rpcrdma.Header{XID: 7, HasReply: true, Reply: rpcrdma.WriteChunk{Segments: []rpcrdma.Segment{{Handle: 0x99, Length: 16, Offset: 0x1000}}}}
-	chain := c.advertise(1, 7, h)
+	chain := c.advertise(1, 0, false, 7, h, false)
 	rec := &Record{Frame: 5}
-	c.write(rec, 1, 0x99, 0x1008, make([]byte, 16))
+	c.write(rec, 1, 0, 0x99, 0x1008, make([]byte, 16))
 	if len(rec.Findings) != 1 || rec.Findings[0].Code != CodeChunkOutside || rec.Findings[0].Frame != 5 {
 		t.Fatalf("findings %+v, want one %s on frame 5", rec.Findings, CodeChunkOutside)
 	}
-	c.write(rec, 1, 0x99, 0x1000, []byte("0123456789abcdef"))
-	c.write(rec, 2, 0x99, 0x1000, []byte("other connection"))
+	c.write(rec, 1, 0, 0x99, 0x1000, []byte("0123456789abcdef"))
+	c.write(rec, 2, 0, 0x99, 0x1000, []byte("other connection"))
 	h.Reply.Segments[0].Length = 12
-	body, ok := c.reply(1, h)
+	body, ok := c.reply(chain, 1, h)
 	if c.forget(chain, 1, 7); !ok || string(body) != "0123456789ab" || len(rec.Findings) != 1 || c.waiting() {
 		t.Errorf("reply %q %v, findings %+v, waiting %v: want the 12 octets written in the segment", body, ok, rec.Findings, c.waiting())
 	}

@@ -24,8 +24,12 @@ const (
 	CodeIWARPSendLimit   = "iwarp.send-limit"
 	CodeIWARPIncomplete  = "iwarp.incomplete"
 
-	CodeChunkOutside = "rpcrdma.chunk-write-outside"
-	CodeChunkLimit   = "rpcrdma.chunk-limit"
+	CodeChunkOutside      = "rpcrdma.chunk-write-outside"
+	CodeChunkReadOutside  = "rpcrdma.chunk-read-outside"
+	CodeChunkUnwritten    = "rpcrdma.chunk-unwritten"
+	CodeChunkUnread       = "rpcrdma.chunk-unread"
+	CodeReplyChunkMissing = "rpcrdma.reply-chunk-missing"
+	CodeChunkLimit        = "rpcrdma.chunk-limit"
 
 	CodeULPShort = "send.ulp-short"
 )
@@ -38,13 +42,34 @@ const (
 	// sectionChunks: a responder writes a reply chunk within the
 	// segments the requester advertised.
 	sectionChunks = "RFC 8166 §4.4.3"
+	// sectionReadChunk: the responder pulls a read chunk's data by RDMA
+	// Read from the segments the requester advertised.
+	sectionReadChunk = "RFC 8166 §3.4.5"
+	// sectionWriteChunk: the responder writes DDP-eligible results into
+	// a write chunk and reports the lengths written in its reply.
+	sectionWriteChunk = "RFC 8166 §3.4.6"
+	// sectionInline: no Send longer than the receiver's inline threshold
+	// (1024 octets unless RFC 8797 private data said otherwise).
+	sectionInline = "RFC 8166 §3.3.2"
 )
 
 // Catalog describes every code this package raises.
 var Catalog = finding.Catalog{
 	{Code: CodeChunkOutside, Severity: finding.SeverityError, Section: sectionChunks,
-		Summary: "An RDMA Write into a reply chunk segment a call advertised (same handle) reaches outside the segment's offset and length.",
-		Remedy:  "The responder wrote where the requester did not offer memory: the requester's memory protection should have refused it (a remote access error). Compare the call's reply chunk (rpcrdma.reply_chunk) with the Write's RETH or tagged DDP header."},
+		Summary: "An RDMA Write with the handle of write or reply chunk segments that outstanding calls advertised on the connection (the same QP when its CM exchange was captured) falls outside every one of them. Not raised when the handle is shared by several calls (one R_Key for all memory) and the connection's setup was not captured: the Write may be into a segment advertised before the capture began.",
+		Remedy:  "The responder wrote where the requester did not offer memory: the requester's memory protection should have refused it (a remote access error). Compare the calls' write list and reply chunk (rpcrdma.write_chunk, rpcrdma.reply_chunk) with the Write's RETH or tagged DDP header."},
+	{Code: CodeChunkReadOutside, Severity: finding.SeverityError, Section: sectionReadChunk,
+		Summary: "An RDMA Read Request (IB RETH; iWARP data source STag and TO) with the handle of read segments that outstanding calls advertised on the connection falls outside every one of them (same exception as rpcrdma.chunk-write-outside).",
+		Remedy:  "The responder read memory the requester did not offer: compare the calls' read list (rpcrdma.read_chunk) with the Read Request."},
+	{Code: CodeChunkUnwritten, Severity: finding.SeverityWarning, Section: sectionWriteChunk,
+		Summary: "A reply's write list reports more octets written into a write chunk than the capture saw placed there by RDMA Write before the reply.",
+		Remedy:  "If the capture lost no packets (no transport.psn-gap or iwarp.stream-gap on the connection), the responder reported data it never wrote: the requester reads stale memory as the results."},
+	{Code: CodeChunkUnread, Severity: finding.SeverityWarning, Section: sectionReadChunk,
+		Summary: "A call's read chunks were not wholly read by RDMA Read before a successful reply (RPC accepted, NFS status OK): the responder answered without the data the call offered.",
+		Remedy:  "If the capture lost no packets (no transport.psn-gap or iwarp.stream-gap on the connection), the responder acted on arguments it never fetched. A chunk left unread with an error reply is normal and not reported."},
+	{Code: CodeReplyChunkMissing, Severity: finding.SeverityError, Section: sectionInline,
+		Summary: "A reply Send is longer than the requester's inline threshold (its RFC 8797 Receive size, or 1024 octets when its setup carried no private data) and its call offered no reply chunk: the requester's Receive buffer cannot hold it. A warning when the connection's setup was not captured and the threshold is only RFC 8166's default.",
+		Remedy:  "The responder should have answered RDMA_ERROR ERR_CHUNK (RFC 8166 §4.5.3), or the requester should have offered a reply chunk for a reply this large. Unused reply chunks and short replies are normal (RFC 8166 §4.4.3)."},
 	{Code: CodeChunkLimit, Severity: finding.SeverityWarning,
 		Summary: "A reply chunk being written was not held: the octets held for reply chunks reached the limit per connection or in all; that RDMA_NOMSG reply is shown without its RPC message.",
 		Remedy:  "Raise --max-chunk-bytes-per-conn or --max-chunk-bytes if the memory is there."},

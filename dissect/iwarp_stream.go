@@ -48,6 +48,9 @@ type iwarpStream struct {
 	// was seen (svcKnown).
 	svc      service
 	svcKnown bool
+	// inline is the initiator's Receive size from its MPA request's RFC
+	// 8797 private data (RFC 8166's default without one), once seen.
+	inline int
 }
 
 // iwarpHalf is one direction of a stream.
@@ -435,6 +438,10 @@ func (h *iwarpHalf) frame(b []byte, p int, final bool) (int, bool) {
 	w.add(f, h.placeOf(h.pos+p, n))
 	if f.Kind == mpa.FrameRequest {
 		s.reqSeen, s.reqFlags, s.initiator = true, f.Flags, h.idx
+		s.inline = defaultInline
+		if rd := &f.PD.Reading; rd.Valid {
+			s.inline = rd.Message.ReceiveBytes()
+		}
 	} else {
 		s.repSeen, s.repFlags = true, f.Flags
 		if !s.reqSeen {
@@ -543,9 +550,14 @@ func (h *iwarpHalf) decodeFPDU(wire []byte, p int, opts mpa.FPDUOptions) {
 		return
 	}
 	w.add(r, segOff)
-	if d.Tagged && r.Opcode == mpa.OpWrite {
-		if p := rpcOf(w.sends); p != nil {
-			p.chunks.tagged(w.rec, d.STag, d.TO, r.Payload)
+	if p := rpcOf(w.sends); p != nil && p.chunks.waiting() {
+		switch {
+		case d.Tagged && r.Opcode == mpa.OpWrite:
+			p.chunks.iwarpWrite(w.rec, h.path(), d.STag, d.TO, r.Payload)
+		case d.Tagged && r.Opcode == mpa.OpReadResponse:
+			p.chunks.iwarpReadResponse(w.rec, d.STag, d.TO, d.Last, r.Payload)
+		case !d.Tagged && r.Opcode == mpa.OpReadRequest:
+			p.chunks.iwarpReadRequest(w.rec, h.path(), &r.ReadRequest)
 		}
 	}
 	h.send(r, h.frameAt(p))
@@ -626,11 +638,22 @@ func (h *iwarpHalf) send(r *mpa.RDMAP, firstFrame int) {
 	}
 }
 
+// path names the stream for the chunks of RPC-over-RDMA calls: its port
+// pair, the same both ways.
+func (h *iwarpHalf) path() uint32 {
+	a, b := uint32(h.srcPort), uint32(h.dstPort)
+	if a > b {
+		a, b = b, a
+	}
+	return a<<16 | b
+}
+
 // deliver hands a complete Send to the ULP decoder, with the service the
 // stream's MPA frames named.
 func (h *iwarpHalf) deliver(info SendInfo, payload []byte) {
 	w := h.s.w
 	info.service, info.serviceKnown = h.s.svc, h.s.svcKnown
+	info.path, info.setup, info.inline = h.path(), h.s.reqSeen, h.s.inline
 	w.stats.Sends++
 	w.sends.decodeSend(w.rec, payload, info)
 }

@@ -1,6 +1,7 @@
 package dissect
 
 import (
+	"fmt"
 	"unsafe"
 
 	"github.com/cmpd-dissect/cmpd-dissect/field"
@@ -41,6 +42,17 @@ type SendInfo struct {
 	// Receive buffer must hold).
 	Length int
 
+	// What the connection's setup said, for the chunks: path is where
+	// RDMA Writes and Reads for a call's chunks travel (IB: the
+	// requester's QPN, when the CM exchange paired it with the QP the
+	// call went to; iWARP: the TCP port pair; 0: unknown); setup reports
+	// that the setup was captured; inline is the requester's Receive
+	// size (RFC 8797, or RFC 8166's default when its setup carried none):
+	// the longest reply Send it takes (0: unknown).
+	path   uint32
+	setup  bool
+	inline int
+
 	// The connection, for picking the ULP decoder (ulpSends): an IB QP
 	// (qp, hasQP), or what an iWARP stream's MPA request said (service,
 	// serviceKnown).
@@ -64,7 +76,7 @@ type sendDecoder interface {
 type rpcSends struct {
 	maxSegments int // Options.MaxChunkSegments
 	calls       callTable
-	chunks      *replyChunks
+	chunks      *chunkTable
 	frame       int
 	msgs        []*rpcrdma.Message
 	used        int
@@ -73,16 +85,14 @@ type rpcSends struct {
 // newRPCSends makes the decoder, bounded by opts (zero fields: defaults).
 func newRPCSends(opts Options) *rpcSends {
 	opts = opts.withDefaults()
-	chunks := newReplyChunks(opts)
-	return &rpcSends{maxSegments: opts.MaxChunkSegments, calls: callTable{max: opts.MaxCalls, chunks: chunks}, chunks: chunks, frame: -1}
+	chunks := newChunkTable(opts)
+	st := &rpcSends{maxSegments: opts.MaxChunkSegments, calls: callTable{max: opts.MaxCalls, chunks: chunks}, chunks: chunks, frame: -1}
+	chunks.call = st.chunkCall
+	return st
 }
 
-// decodeSend decodes a complete Send payload as RPC-over-RDMA, appends the
-// rpcrdma, rpc and nfs layers to rec and the findings of those layers
-// (Frame set; Offset from the start of the frame, or -1 when the Send was
-// reassembled). The Dissector must not collect these layers' findings
-// again.
-func (st *rpcSends) decodeSend(rec *Record, payload []byte, info SendInfo) {
+// message returns a pooled Message for rec's frame.
+func (st *rpcSends) message(rec *Record) *rpcrdma.Message {
 	if st.frame != rec.Frame || (st.used > 0 && !holds(rec, st.msgs[st.used-1])) {
 		// A new frame (or the Record was reset): the pooled layers are
 		// free again.
@@ -94,22 +104,37 @@ func (st *rpcSends) decodeSend(rec *Record, payload []byte, info SendInfo) {
 	m := st.msgs[st.used]
 	st.used++
 	m.Header.MaxSegments = st.maxSegments
-	st.calls.conn = connHash(rec)
+	return m
+}
+
+// decodeSend decodes a complete Send payload as RPC-over-RDMA, appends the
+// rpcrdma, rpc and nfs layers to rec and the findings of those layers
+// (Frame set; Offset from the start of the frame, or -1 when the Send was
+// reassembled). The Dissector must not collect these layers' findings
+// again.
+func (st *rpcSends) decodeSend(rec *Record, payload []byte, info SendInfo) {
+	m := st.message(rec)
+	conn := connHash(rec)
+	st.calls.conn = conn
 	st.calls.frame, st.calls.time = rec.Frame, rec.Time.UnixNano()
+	st.calls.answered = answeredCall{}
 	err := m.Decode(payload, &st.calls)
+	h := &m.Header
 	chunk := false
-	if err == nil && m.HasRPC && m.RPC.MsgType == rpcrdma.MsgCall && m.Header.HasReply {
-		st.calls.setChunk(m.Header.XID, st.chunks.advertise(st.calls.conn, m.Header.XID, &m.Header))
+	if err == nil && m.HasRPC && m.RPC.MsgType == rpcrdma.MsgCall && h.SegmentCount() > 0 {
+		st.calls.setChunk(h.XID, st.chunks.advertise(conn, info.path, info.setup, h.XID, h, false))
 	}
-	if err == nil && m.HasHeader && m.Header.Known() && m.Header.Proc == rpcrdma.ProcNoMsg && m.Header.HasReply {
+	if err == nil && m.HasHeader && h.Known() && h.Proc == rpcrdma.ProcNoMsg && h.HasReply {
 		// The reply went by RDMA Write into the reply chunk (RFC 8166
 		// §3.5.3): decoded from what the Writes put there.
-		if body, ok := st.chunks.reply(st.calls.conn, &m.Header); ok {
-			err = m.DecodeChunk(body, &st.calls)
-			chunk = m.HasRPC
+		if head := st.calls.chunkOf(h.XID); head != 0 {
+			if body, ok := st.chunks.reply(head, conn, h); ok {
+				err = m.DecodeChunk(body, &st.calls)
+				chunk = m.HasRPC
+			}
 		}
 	}
-	if m.HasHeader && !m.HasRPC && m.Header.Known() && (m.Header.Proc == rpcrdma.ProcNoMsg || m.Header.Proc == rpcrdma.ProcError) {
+	if m.HasHeader && !m.HasRPC && h.Known() && (h.Proc == rpcrdma.ProcNoMsg || h.Proc == rpcrdma.ProcError) {
 		// RDMA_NOMSG without an RPC message in the Send: the responder's
 		// reply went by RDMA Write into the reply chunk (RFC 8166 §3.5.3,
 		// §4.2.4), or the requester's call is in a position-zero Read chunk;
@@ -118,12 +143,17 @@ func (st *rpcSends) decodeSend(rec *Record, payload []byte, info SendInfo) {
 		// is answered (a requester does not send a new call with the xid of
 		// one it is still waiting for), and no longer kept for naming a
 		// reply.
-		m.Header.Answers = st.calls.answered(m.Header.XID)
-		if m.Header.Answers.Frame == 0 && m.Header.Proc == rpcrdma.ProcNoMsg && m.Header.HasReply &&
-			len(m.Header.Reads) > 0 && m.Header.Reads[0].Position == 0 {
-			// A requester's call in a position-zero Read chunk: its reply
-			// chunk awaits the reply.
-			st.chunks.advertise(st.calls.conn, m.Header.XID, &m.Header)
+		h.Answers = st.calls.answeredBy(h.XID)
+		if h.Answers.Frame == 0 && h.Proc == rpcrdma.ProcNoMsg && len(h.Reads) > 0 && h.Reads[0].Position == 0 {
+			// A requester's call in a position-zero Read chunk: decoded
+			// once the responder has read it (chunkCall); its chunks await
+			// the reply.
+			st.chunks.advertise(conn, info.path, info.setup, h.XID, h, true)
+		}
+	}
+	if a := st.calls.answered; a.ok {
+		if !st.chunks.settle(rec, a.chunk, conn, a.xid, m) && h.Proc == rpcrdma.ProcMsg {
+			st.checkInline(rec, a.xid, info)
 		}
 	}
 
@@ -131,6 +161,13 @@ func (st *rpcSends) decodeSend(rec *Record, payload []byte, info SendInfo) {
 	if info.FirstFrame == info.LastFrame {
 		base = frameOffset(rec.Data, payload)
 	}
+	st.add(rec, m, base, chunk, err)
+}
+
+// add appends m's layers and findings to rec: the header at frame offset
+// base (-1: not in the frame), the RPC message after it unless it came in
+// a chunk.
+func (st *rpcSends) add(rec *Record, m *rpcrdma.Message, base int, chunk bool, err error) {
 	at := func(rel int) int {
 		if base < 0 || chunk {
 			return -1
@@ -157,11 +194,48 @@ func (st *rpcSends) decodeSend(rec *Record, payload []byte, info SendInfo) {
 		}
 	}
 	if chunk {
-		// Offsets in the reassembled reply are not the frame's.
+		// Offsets in the reassembled message are not the frame's.
 		base = -1
 	}
 	rec.placeFindings(first, base)
 }
+
+// chunkCall decodes a call that came in a position-zero read chunk (an
+// RDMA_NOMSG call, RFC 8166 §3.5.3), in the frame of the Read Response
+// that completed it: its RPC and NFS layers, and the call remembered
+// with its chunks (chain head) for its reply.
+func (st *rpcSends) chunkCall(rec *Record, conn uint64, xid uint32, head int, body []byte) {
+	m := st.message(rec)
+	_ = m.Header.DecodeFromBytes(nil, rpcrdma.NilDecodeFeedback) // empty, for the xid check
+	m.Header.XID = xid
+	st.calls.conn = conn
+	st.calls.frame, st.calls.time = rec.Frame, rec.Time.UnixNano()
+	err := m.DecodeChunk(body, &st.calls)
+	m.HasHeader = false
+	if m.HasRPC && m.RPC.MsgType == rpcrdma.MsgCall {
+		st.calls.setChunk(xid, head)
+	}
+	st.add(rec, m, -1, true, err)
+}
+
+// checkInline raises CodeReplyChunkMissing for a reply Send (to call
+// xid, which offered no reply chunk) longer than the requester's inline
+// threshold.
+func (st *rpcSends) checkInline(rec *Record, xid uint32, info SendInfo) {
+	limit, sev, how := info.inline, finding.SeverityError, "its Receive size (RFC 8797) is"
+	if limit == 0 {
+		limit, sev, how = defaultInline, finding.SeverityWarning, "the connection's setup was not captured; RFC 8166's default inline threshold is"
+	}
+	if info.Length <= limit {
+		return
+	}
+	rec.addFinding(CodeReplyChunkMissing, sev, sectionInline, "rpcrdma", -1,
+		fmt.Sprintf("reply Send of %d octets to call xid 0x%08x, which offered no reply chunk: longer than the requester takes inline (%s %d octets); the responder should have answered RDMA_ERROR ERR_CHUNK",
+			info.Length, xid, how, limit))
+}
+
+// defaultInline is RFC 8166's default inline threshold (§3.3.2).
+const defaultInline = 1024
 
 // holds reports whether rec still lists m's header (or m decoded nothing
 // the record kept).

@@ -216,7 +216,7 @@ func TestCallTableMatchesMap(t *testing.T) {
 			if rng.IntN(8) == 0 {
 				// An RDMA_NOMSG or RDMA_ERROR with this xid.
 				ci, ok := ref.answered(xid)
-				got := ct.answered(xid)
+				got := ct.answeredBy(xid)
 				if ok != (got.Frame != 0) || ok && (got.Program != ci.prog || got.Version != ci.vers || got.Procedure != ci.proc) {
 					t.Fatalf("bound %d, step %d: RDMA_NOMSG xid %d answers %+v, the map %+v (%v)", bound, i, xid, got, ci, ok)
 				}

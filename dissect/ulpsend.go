@@ -39,6 +39,12 @@ func (k qpEnd) Hash() uint32 {
 type service struct {
 	kind ulp.Kind
 	name string // the service's name as the CM layer gives it ("" when none)
+	// peer is the QPN of the other side of the connection (the REQ's
+	// Local QPN for the responder's QP; the REP's for the requester's),
+	// 0 until known; inline is the requester's Receive size (RFC 8797;
+	// RFC 8166's default when its REQ carried none), 0 when unknown.
+	peer   uint32
+	inline int
 }
 
 // cmConn is a connection as serviceTable knows it: its service, each
@@ -178,6 +184,10 @@ func (t *serviceTable) learnCM(rec *Record, cm *ibcm.CM) (ended cmConn, ok bool)
 		} else if port, ok := ibcm.ULPPort(sid); ok {
 			s.kind = ulp.ByPort(port)
 		}
+		s.inline = defaultInline
+		if rd := &cm.PD.Reading; rd.Valid {
+			s.inline = rd.Message.ReceiveBytes()
+		}
 		c := cmConn{s: s, clientID: qpEnd{flow.Src(), cm.REQ.LocalCommID}, clientQP: qpEnd{flow.Src(), cm.REQ.LocalQPN}}
 		t.ids.put(c.clientID, c)
 		t.qps.put(c.clientQP, s)
@@ -188,7 +198,12 @@ func (t *serviceTable) learnCM(rec *Record, cm *ibcm.CM) (ended cmConn, ok bool)
 			return
 		}
 		c.serverID, c.serverQP, c.replied = qpEnd{flow.Src(), cm.REP.LocalCommID}, qpEnd{flow.Src(), cm.REP.LocalQPN}, true
-		t.qps.put(c.serverQP, c.s)
+		// Each QP's peer: a call's chunks are moved on the QP paired with
+		// the one it went to.
+		srv, cli := c.s, c.s
+		srv.peer, cli.peer = c.clientQP.qpn, c.serverQP.qpn
+		t.qps.put(c.serverQP, srv)
+		t.qps.put(c.clientQP, cli)
 		t.ids.put(c.clientID, c)
 		t.ids.put(c.serverID, c)
 	case ibcm.AttrDREP:
@@ -278,6 +293,11 @@ func (u *ulpSends) decodeSend(rec *Record, payload []byte, info SendInfo) {
 	s, known := info.service, info.serviceKnown
 	if !known && info.hasQP {
 		s, known = u.services.lookup(info.qp)
+		if known {
+			// A call to this QP has its chunks moved on the peer's; a
+			// reply to it is bounded by its own Receive size.
+			info.path, info.setup, info.inline = s.peer, true, s.inline
+		}
 	}
 	if !known {
 		if u.scratch.Plausible(payload) {

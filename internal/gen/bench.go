@@ -278,6 +278,14 @@ func benchTemplates() (cm map[string][]byte, round []benchTemplate, err error) {
 			if i >= 4 {
 				tp.xidDelta = 1 // the EXCHANGE_ID call and its reply
 			}
+		case 0x0a:
+			// The RDMA WRITE of the EXCHANGE_ID reply into its call's
+			// reply chunk: the reply's RPC xid, and the Write's VA, whose
+			// upper half is the call's xid too (the Linux client puts it
+			// in its MR's IOVA, so in the segment's offset, which the call
+			// carries): patched like the call's, or the reply is another
+			// call's and the Write falls outside the segment.
+			tp.xidAt, tp.xidDelta = xidOffsets(f, binary.BigEndian.Uint32(real[3+4][benchBTH+12:])), 1
 		}
 		round = append(round, tp)
 	}

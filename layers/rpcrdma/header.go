@@ -134,6 +134,11 @@ type Header struct {
 	// the call matcher knew it; Answers.Frame 0 when none was matched.
 	Answers CallRef
 
+	// Chunks is what moved by RDMA for the chunks of the call this reply
+	// answers (set by the dissector that saw the transfers; not on the
+	// wire).
+	Chunks []ChunkData
+
 	// MaxSegments caps the segments accepted in one chunk list
 	// (0: DefaultMaxSegments). Hitting it is an error (CodeSegmentCap).
 	MaxSegments int
@@ -200,6 +205,7 @@ func (h *Header) reset() {
 	h.OptType, h.OptInfo, h.Unknown = 0, nil, nil
 	h.OpaquePayload = false
 	h.Answers = CallRef{}
+	h.Chunks = h.Chunks[:0]
 	h.segs, h.spans, h.reply, h.listed = h.segs[:0], h.spans[:0], span{}, false
 	h.notes.reset()
 }
@@ -712,6 +718,7 @@ func (h *Header) VisitFields(v field.Visitor) {
 			v.Uint(fReplyCount, 0)
 		}
 	}
+	visitChunkData(v, h.Chunks)
 	if h.Proc == ProcError && len(h.Contents) >= 20 {
 		if h.Version == 2 {
 			v.Uint(fErrCode2, uint64(h.Err))

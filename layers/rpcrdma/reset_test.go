@@ -63,6 +63,7 @@ func TestResets(t *testing.T) {
 		emptied(t, "Writes", &h.Writes)
 		emptied(t, "segs", &h.segs)
 		emptied(t, "spans", &h.spans)
+		emptied(t, "Chunks", &h.Chunks)
 		zeroAfterReset(t, &h, &h.notes)
 	})
 	t.Run("RPC", func(t *testing.T) {

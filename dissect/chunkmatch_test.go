@@ -1,0 +1,302 @@
+package dissect
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gopacket/gopacket"
+
+	"github.com/cmpd-dissect/cmpd-dissect/layers/ibcm"
+	"github.com/cmpd-dissect/cmpd-dissect/layers/ibcm/ibcmtest"
+	"github.com/cmpd-dissect/cmpd-dissect/layers/rpcrdma"
+	"github.com/cmpd-dissect/cmpd-dissect/source"
+)
+
+// chunkCap builds a synthetic RoCEv2/IPv4 capture between ibcmtest's
+// Client and Server (with the layers' SerializeTo) and dissects it.
+type chunkCap struct {
+	t      *testing.T
+	frames []source.Frame
+	psn    map[uint32]uint32 // next PSN per destination QP
+}
+
+// qpPair is one RC connection: the client's and the server's QPNs.
+type qpPair struct{ cli, srv uint32 }
+
+func newChunkCap(t *testing.T) *chunkCap { return &chunkCap{t: t, psn: map[uint32]uint32{}} }
+
+func (c *chunkCap) frame(toServer bool, ls ...gopacket.SerializableLayer) int {
+	c.t.Helper()
+	src, dst := &ibcmtest.Server, &ibcmtest.Client
+	if toServer {
+		src, dst = &ibcmtest.Client, &ibcmtest.Server
+	}
+	f, err := ibcmtest.Frame(ibcmtest.RoCEv2IPv4, src, dst, ls...)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	n := len(c.frames) + 1
+	c.frames = append(c.frames, source.Frame{Number: n, Time: time.Unix(1_700_000_000, int64(n)*1000).UTC(),
+		CaptureLength: len(f), Length: len(f), LinkType: 1, Data: f})
+	return n
+}
+
+// connect adds the CM exchange (REQ with the client's RFC 8797 private
+// data, REP, RTU) of connection q.
+func (c *chunkCap) connect(q qpPair, comm uint32) {
+	req := ibcmtest.REQ(ibcmtest.RoCEv2IPv4)
+	req.REQ.LocalQPN, req.REQ.LocalCommID = q.cli, comm
+	rep := &ibcm.CM{AttributeID: ibcm.AttrREP, PrivateData: ibcmtest.ServerPrivateData, REP: ibcm.REP{
+		LocalCommID: comm + 1, RemoteCommID: comm, LocalQPN: q.srv, StartingPSN: 1, RespResources: 16, InitiatorDepth: 16,
+		TargetAckDelay: 15, RNRRetryCount: 7, LocalCAGUID: ibcmtest.Server.GUID}}
+	rtu := &ibcm.CM{AttributeID: ibcm.AttrRTU}
+	rtu.RTU.LocalCommID, rtu.RTU.RemoteCommID = comm, comm+1
+	c.frame(true, ibcmtest.MAD(1, uint64(comm), ibcm.MethodSend, req)...)
+	c.frame(false, ibcmtest.MAD(2, uint64(comm), ibcm.MethodSend, rep)...)
+	c.frame(true, ibcmtest.MAD(3, uint64(comm)+1, ibcm.MethodSend, rtu)...)
+}
+
+func (c *chunkCap) bth(op ibcm.Opcode, qp uint32) *ibcm.BTH {
+	p := c.psn[qp]
+	c.psn[qp] = (p + 1) & 0xffffff
+	return &ibcm.BTH{OpCode: op, PKey: 0xffff, DestQP: qp, PSN: p, AckReq: true}
+}
+
+// send adds a SEND_ONLY of an RPC-over-RDMA message: h, then r (when not
+// nil) and body.
+func (c *chunkCap) send(toServer bool, q qpPair, h *rpcrdma.Header, r *rpcrdma.RPC, body []byte) int {
+	c.t.Helper()
+	h.Version, h.Credits = 1, 32
+	buf := gopacket.NewSerializeBuffer()
+	if r != nil {
+		b, _ := buf.PrependBytes(len(body))
+		copy(b, body)
+		if err := r.SerializeTo(buf, gopacket.SerializeOptions{}); err != nil {
+			c.t.Fatal(err)
+		}
+	}
+	if err := h.SerializeTo(buf, gopacket.SerializeOptions{}); err != nil {
+		c.t.Fatal(err)
+	}
+	qp := q.cli
+	if toServer {
+		qp = q.srv
+	}
+	return c.frame(toServer, c.bth(ibcm.OpRCSendOnly, qp), gopacket.Payload(append([]byte(nil), buf.Bytes()...)))
+}
+
+// rpcBytes is an RPC message with body, as it travels in a chunk.
+func rpcBytes(t *testing.T, r *rpcrdma.RPC, body []byte) []byte {
+	buf := gopacket.NewSerializeBuffer()
+	b, _ := buf.PrependBytes(len(body))
+	copy(b, body)
+	if err := r.SerializeTo(buf, gopacket.SerializeOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return append([]byte(nil), buf.Bytes()...)
+}
+
+// write adds an RDMA WRITE_ONLY from the server into the client's memory
+// on connection q.
+func (c *chunkCap) write(q qpPair, rkey uint32, va uint64, data []byte) int {
+	return c.frame(false, c.bth(ibcm.OpRCWriteOnly, q.cli), &ibcm.RETH{VA: va, RKey: rkey, DMALen: uint32(len(data))}, gopacket.Payload(data))
+}
+
+// read adds the server's RDMA READ_REQUEST of the client's memory and the
+// client's responses of at most mtu octets each; it returns the last
+// frame.
+func (c *chunkCap) read(q qpPair, rkey uint32, va uint64, data []byte, mtu int) int {
+	req := c.bth(ibcm.OpRCReadRequest, q.cli)
+	c.frame(false, req, &ibcm.RETH{VA: va, RKey: rkey, DMALen: uint32(len(data))})
+	// The responses carry the request's PSNs (IBTA 9.7.5.1.3).
+	psn := req.PSN
+	last := 0
+	for at := 0; at < len(data); at += mtu {
+		end := min(at+mtu, len(data))
+		op := ibcm.OpRCReadRespMiddle
+		switch {
+		case at == 0 && end == len(data):
+			op = ibcm.OpRCReadRespOnly
+		case at == 0:
+			op = ibcm.OpRCReadRespFirst
+		case end == len(data):
+			op = ibcm.OpRCReadRespLast
+		}
+		ls := []gopacket.SerializableLayer{&ibcm.BTH{OpCode: op, PKey: 0xffff, DestQP: q.srv, PSN: psn}}
+		if op != ibcm.OpRCReadRespMiddle {
+			ls = append(ls, &ibcm.AETH{Syndrome: 0x1f, MSN: 1})
+		}
+		ls = append(ls, gopacket.Payload(data[at:end]))
+		last = c.frame(true, ls...)
+		psn = (psn + 1) & 0xffffff
+	}
+	return last
+}
+
+// chunkRun is what dissecting a chunkCap gave, per frame.
+type chunkRun struct {
+	findings map[int][]string // codes
+	chunks   map[int][]rpcrdma.ChunkData
+	rpc      map[int]string // "call|reply xid prog proc reqframe"
+}
+
+func (c *chunkCap) run() chunkRun {
+	c.t.Helper()
+	out := chunkRun{findings: map[int][]string{}, chunks: map[int][]rpcrdma.ChunkData{}, rpc: map[int]string{}}
+	d := New(Options{})
+	for i := range c.frames {
+		r := d.Dissect(&c.frames[i])
+		for _, f := range r.Findings {
+			out.findings[r.Frame] = append(out.findings[r.Frame], f.Code)
+			c.t.Logf("frame %d: %s", r.Frame, f)
+		}
+		if h, ok := r.Layer("rpcrdma").(*rpcrdma.Header); ok && len(h.Chunks) > 0 {
+			out.chunks[r.Frame] = append([]rpcrdma.ChunkData(nil), h.Chunks...)
+		}
+		if x, ok := r.Layer("rpc").(*rpcrdma.RPC); ok {
+			kind := "call"
+			if x.MsgType == rpcrdma.MsgReply {
+				kind = "reply"
+			}
+			out.rpc[r.Frame] = fmt.Sprintf("%s 0x%x %d %d %d", kind, x.XID, x.Program, x.Procedure, x.Call.Frame)
+		}
+	}
+	return out
+}
+
+// codes lists the findings of every frame, "frame code" sorted by frame.
+func (r chunkRun) codes(n int) []string {
+	var out []string
+	for f := 1; f <= n; f++ {
+		for _, c := range r.findings[f] {
+			out = append(out, fmt.Sprintf("%d %s", f, c))
+		}
+	}
+	return out
+}
+
+const testProg = 400123 // a program without an NFS-family layer
+
+func testCall(xid uint32) *rpcrdma.RPC {
+	return &rpcrdma.RPC{XID: xid, MsgType: rpcrdma.MsgCall, RPCVersion: 2, Program: testProg, ProgVersion: 1, Procedure: 6}
+}
+
+func testReply(xid uint32) *rpcrdma.RPC {
+	return &rpcrdma.RPC{XID: xid, MsgType: rpcrdma.MsgReply}
+}
+
+func oneChunk(handle, length uint32, offset uint64) rpcrdma.WriteChunk {
+	return rpcrdma.WriteChunk{Segments: []rpcrdma.Segment{{Handle: handle, Length: length, Offset: offset}}}
+}
+
+// Two connections between the same two hosts (as NFS nconnect or the
+// benchmark capture's four concurrent connections make them) advertise
+// the same handle: in their reply chunks at different offsets (the Linux
+// client puts the xid in the offset's upper half), in their write chunks
+// at the same offset. Each Write is matched to its own call's segment —
+// by offset, and by the QP the CM exchange paired with the call's — so
+// nothing is outside, both RDMA_NOMSG replies decode, and each READ
+// reply is credited with its own Write.
+func TestChunksSharedHandleAcrossConnections(t *testing.T) {
+	c := newChunkCap(t)
+	a, b := qpPair{0x12, 0x13}, qpPair{0x22, 0x23}
+	c.connect(a, 0x100)
+	c.connect(b, 0x200)
+	// Reply chunks, handle 0xcd1, offsets xid<<32 | 0xc5568000.
+	callA := c.send(true, a, &rpcrdma.Header{XID: 1, HasReply: true, Reply: oneChunk(0xcd1, 4240, 1<<32|0xc5568000)}, testCall(1), []byte{0, 0, 0, 0})
+	callB := c.send(true, b, &rpcrdma.Header{XID: 2, HasReply: true, Reply: oneChunk(0xcd1, 4240, 2<<32|0xc5568000)}, testCall(2), []byte{0, 0, 0, 0})
+	replyA := rpcBytes(t, testReply(1), []byte("reply of call 1 in the reply chunk"))
+	replyB := rpcBytes(t, testReply(2), []byte("reply of call 2, written first"))
+	wB := c.write(b, 0xcd1, 2<<32|0xc5568000, replyB)
+	wA := c.write(a, 0xcd1, 1<<32|0xc5568000, replyA)
+	nomsgA := c.send(false, a, &rpcrdma.Header{XID: 1, Proc: rpcrdma.ProcNoMsg, HasReply: true, Reply: oneChunk(0xcd1, uint32(len(replyA)), 1<<32|0xc5568000)}, nil, nil)
+	nomsgB := c.send(false, b, &rpcrdma.Header{XID: 2, Proc: rpcrdma.ProcNoMsg, HasReply: true, Reply: oneChunk(0xcd1, uint32(len(replyB)), 2<<32|0xc5568000)}, nil, nil)
+	// Write chunks, handle 0x77 at 0x1000 on both connections.
+	readA := c.send(true, a, &rpcrdma.Header{XID: 3, Writes: []rpcrdma.WriteChunk{oneChunk(0x77, 4096, 0x1000)}}, testCall(3), []byte{0, 0, 0, 0})
+	c.send(true, b, &rpcrdma.Header{XID: 4, Writes: []rpcrdma.WriteChunk{oneChunk(0x77, 4096, 0x1000)}}, testCall(4), []byte{0, 0, 0, 0})
+	dB := c.write(b, 0x77, 0x1000, bytes.Repeat([]byte{'b'}, 100))
+	dA := c.write(a, 0x77, 0x1000, bytes.Repeat([]byte{'a'}, 200))
+	repA := c.send(false, a, &rpcrdma.Header{XID: 3, Writes: []rpcrdma.WriteChunk{oneChunk(0x77, 200, 0x1000)}}, testReply(3), nil)
+	repB := c.send(false, b, &rpcrdma.Header{XID: 4, Writes: []rpcrdma.WriteChunk{oneChunk(0x77, 100, 0x1000)}}, testReply(4), nil)
+
+	r := c.run()
+	if got := r.codes(len(c.frames)); len(got) != 0 {
+		t.Errorf("findings %v, want none", got)
+	}
+	for _, w := range []struct {
+		frame int
+		rpc   string
+	}{
+		{nomsgA, fmt.Sprintf("reply 0x1 %d 6 %d", testProg, callA)},
+		{nomsgB, fmt.Sprintf("reply 0x2 %d 6 %d", testProg, callB)},
+	} {
+		if r.rpc[w.frame] != w.rpc {
+			t.Errorf("frame %d: RPC %q, want %q (the reply reassembled from its own reply chunk)", w.frame, r.rpc[w.frame], w.rpc)
+		}
+	}
+	for _, w := range []struct {
+		frame        int
+		kind         rpcrdma.ChunkDataKind
+		octets       uint64
+		first, last  int
+		reported     uint64
+		wantReported bool
+	}{
+		{nomsgA, rpcrdma.ChunkDataReply, uint64(len(replyA)), wA, wA, 0, false},
+		{nomsgB, rpcrdma.ChunkDataReply, uint64(len(replyB)), wB, wB, 0, false},
+		{repA, rpcrdma.ChunkDataWrite, 200, dA, dA, 200, true},
+		{repB, rpcrdma.ChunkDataWrite, 100, dB, dB, 100, true},
+	} {
+		cs := r.chunks[w.frame]
+		if len(cs) != 1 || cs[0].Kind != w.kind || cs[0].Octets != w.octets || cs[0].FirstFrame != w.first || cs[0].LastFrame != w.last ||
+			cs[0].HasReported != w.wantReported || cs[0].Reported != w.reported {
+			t.Errorf("frame %d: chunk data %+v, want %v of %d octets in frame %d (reported %d)", w.frame, cs, w.kind, w.octets, w.first, w.reported)
+		}
+	}
+	_ = readA
+}
+
+// A stack that registers all its memory under one R_Key (a global or
+// ALLPHYSICAL registration) tells its segments apart by offset only:
+// Writes into any of the outstanding calls' segments are theirs; one
+// that lands in none of them, or runs past the end of one, is outside —
+// unless the connection's setup was not captured, when a Write outside
+// every segment seen may be into one advertised before the capture began.
+func TestChunksGlobalRKey(t *testing.T) {
+	for _, setup := range []bool{true, false} {
+		t.Run(fmt.Sprintf("setup=%v", setup), func(t *testing.T) {
+			c := newChunkCap(t)
+			q := qpPair{ibcmtest.Client.QPN, ibcmtest.Server.QPN}
+			if setup {
+				c.connect(q, 0x300)
+			}
+			const rkey = 0x1
+			c.send(true, q, &rpcrdma.Header{XID: 10, Writes: []rpcrdma.WriteChunk{oneChunk(rkey, 4096, 0x10000)}}, testCall(10), []byte{0, 0, 0, 0})
+			c.send(true, q, &rpcrdma.Header{XID: 11, Writes: []rpcrdma.WriteChunk{oneChunk(rkey, 4096, 0x20000)}, HasReply: true, Reply: oneChunk(rkey, 1024, 0x30000)}, testCall(11), []byte{0, 0, 0, 0})
+			w11 := c.write(q, rkey, 0x20000, make([]byte, 300))
+			w10 := c.write(q, rkey, 0x10800, make([]byte, 500))
+			away := c.write(q, rkey, 0x50000, make([]byte, 64))
+			past := c.write(q, rkey, 0x20f00, make([]byte, 512))
+			rep10 := c.send(false, q, &rpcrdma.Header{XID: 10, Writes: []rpcrdma.WriteChunk{oneChunk(rkey, 2548, 0x10000)}}, testReply(10), nil)
+			rep11 := c.send(false, q, &rpcrdma.Header{XID: 11, Writes: []rpcrdma.WriteChunk{oneChunk(rkey, 300, 0x20000)}}, testReply(11), nil)
+			r := c.run()
+			want := []string{fmt.Sprintf("%d %s", past, CodeChunkOutside)}
+			if setup {
+				want = []string{fmt.Sprintf("%d %s", away, CodeChunkOutside), want[0]}
+			}
+			if got := r.codes(len(c.frames)); strings.Join(got, ",") != strings.Join(want, ",") {
+				t.Errorf("findings %v, want %v", got, want)
+			}
+			if cs := r.chunks[rep10]; len(cs) != 1 || cs[0].Octets != 2548 || cs[0].FirstFrame != w10 {
+				t.Errorf("reply of xid 10: %+v, want 2548 octets (the Write at 0x800 in its segment) from frame %d", cs, w10)
+			}
+			if cs := r.chunks[rep11]; len(cs) != 2 || cs[0].Kind != rpcrdma.ChunkDataWrite || cs[0].Octets != 300 || cs[0].FirstFrame != w11 ||
+				cs[1].Kind != rpcrdma.ChunkDataReply || cs[1].Octets != 0 {
+				t.Errorf("reply of xid 11: %+v, want 300 octets of write chunk from frame %d, the reply chunk unused", cs, w11)
+			}
+		})
+	}
+}
