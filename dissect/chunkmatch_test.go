@@ -300,3 +300,131 @@ func TestChunksGlobalRKey(t *testing.T) {
 		})
 	}
 }
+
+func failedReply(xid uint32) *rpcrdma.RPC {
+	return &rpcrdma.RPC{XID: xid, MsgType: rpcrdma.MsgReply, AcceptStat: 4} // GARBAGE_ARGS
+}
+
+// The server pulls a call's read chunk by RDMA Read (READ_REQUEST, then
+// the responses by PSN): the octets are the call's, shown on its reply. A
+// successful reply to a call whose read chunk nobody read is reported
+// (rpcrdma.chunk-unread, a warning: the capture may have missed the
+// Reads), a failed one is not; a Read Request that runs past the end of
+// its segment is outside (rpcrdma.chunk-read-outside).
+func TestChunksRead(t *testing.T) {
+	c := newChunkCap(t)
+	q := qpPair{ibcmtest.Client.QPN, ibcmtest.Server.QPN}
+	c.connect(q, 0x400)
+	read := func(xid, handle uint32, va uint64) *rpcrdma.Header {
+		return &rpcrdma.Header{XID: xid, Reads: []rpcrdma.ReadSegment{{Position: 100, Segment: rpcrdma.Segment{Handle: handle, Length: 8192, Offset: va}}}}
+	}
+	c.send(true, q, read(20, 0x55, 0x9000), testCall(20), make([]byte, 100))
+	first := len(c.frames) + 1
+	last := c.read(q, 0x55, 0x9000, make([]byte, 8192), 4096)
+	rep20 := c.send(false, q, &rpcrdma.Header{XID: 20}, testReply(20), nil)
+	c.send(true, q, read(21, 0x56, 0xa000), testCall(21), make([]byte, 100))
+	rep21 := c.send(false, q, &rpcrdma.Header{XID: 21}, testReply(21), nil)
+	c.send(true, q, read(22, 0x57, 0xb000), testCall(22), make([]byte, 100))
+	outside := len(c.frames) + 1
+	c.read(q, 0x57, 0xb800, make([]byte, 8192), 4096)
+	rep22 := c.send(false, q, &rpcrdma.Header{XID: 22}, failedReply(22), nil)
+	r := c.run()
+	want := []string{fmt.Sprintf("%d %s", rep21, CodeChunkUnread), fmt.Sprintf("%d %s", outside, CodeChunkReadOutside)}
+	got := r.codes(len(c.frames))
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("findings %v, want %v", got, want)
+	}
+	if cs := r.chunks[rep20]; len(cs) != 1 || cs[0].Kind != rpcrdma.ChunkDataRead || cs[0].Octets != 8192 || cs[0].FirstFrame != first+1 || cs[0].LastFrame != last {
+		t.Errorf("reply of xid 20: %+v, want 8192 octets of read list in frames %d..%d (the responses)", cs, first+1, last)
+	}
+	if cs := r.chunks[rep22]; len(cs) != 1 || cs[0].Octets != 0 {
+		t.Errorf("reply of xid 22: %+v, want the read list with nothing read", cs)
+	}
+}
+
+// A reply whose write list reports octets written into a write chunk
+// that no RDMA Write placed is reported (rpcrdma.chunk-unwritten, a
+// warning: the capture may have missed the Writes); a short READ that
+// used part of its write chunk, and an unused reply chunk, are normal.
+func TestChunksUnwritten(t *testing.T) {
+	c := newChunkCap(t)
+	q := qpPair{ibcmtest.Client.QPN, ibcmtest.Server.QPN}
+	c.connect(q, 0x500)
+	c.send(true, q, &rpcrdma.Header{XID: 30, Writes: []rpcrdma.WriteChunk{oneChunk(0x60, 4096, 0xc000)}}, testCall(30), []byte{0, 0, 0, 0})
+	rep30 := c.send(false, q, &rpcrdma.Header{XID: 30, Writes: []rpcrdma.WriteChunk{oneChunk(0x60, 1000, 0xc000)}}, testReply(30), nil)
+	c.send(true, q, &rpcrdma.Header{XID: 31, Writes: []rpcrdma.WriteChunk{oneChunk(0x61, 4096, 0xd000)}, HasReply: true, Reply: oneChunk(0x62, 1024, 0xe000)}, testCall(31), []byte{0, 0, 0, 0})
+	c.write(q, 0x61, 0xd000, make([]byte, 512))
+	c.send(false, q, &rpcrdma.Header{XID: 31, Writes: []rpcrdma.WriteChunk{oneChunk(0x61, 512, 0xd000)}}, testReply(31), nil)
+	r := c.run()
+	if got, want := r.codes(len(c.frames)), []string{fmt.Sprintf("%d %s", rep30, CodeChunkUnwritten)}; strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("findings %v, want %v", got, want)
+	}
+}
+
+// A reply Send longer than the requester's Receive size, to a call that
+// offered no reply chunk, breaks the inline threshold: an error when the
+// CM exchange said the size (RFC 8797: 4096 here), a warning against RFC
+// 8166's default of 1024 when the setup was not captured. A reply that
+// fits, one to a call that offered a reply chunk, and RDMA_ERROR
+// ERR_CHUNK (the proper answer) are not reported.
+func TestReplyChunkMissing(t *testing.T) {
+	for _, setup := range []bool{true, false} {
+		t.Run(fmt.Sprintf("setup=%v", setup), func(t *testing.T) {
+			c := newChunkCap(t)
+			q := qpPair{ibcmtest.Client.QPN, ibcmtest.Server.QPN}
+			if setup {
+				c.connect(q, 0x600)
+			}
+			c.send(true, q, &rpcrdma.Header{XID: 40}, testCall(40), []byte{0, 0, 0, 0})
+			big := c.send(false, q, &rpcrdma.Header{XID: 40}, testReply(40), make([]byte, 5000))
+			c.send(true, q, &rpcrdma.Header{XID: 41}, testCall(41), []byte{0, 0, 0, 0})
+			mid := c.send(false, q, &rpcrdma.Header{XID: 41}, testReply(41), make([]byte, 2000))
+			c.send(true, q, &rpcrdma.Header{XID: 42, HasReply: true, Reply: oneChunk(0x63, 1024, 0xf000)}, testCall(42), []byte{0, 0, 0, 0})
+			c.send(false, q, &rpcrdma.Header{XID: 42}, testReply(42), make([]byte, 5000))
+			c.send(true, q, &rpcrdma.Header{XID: 43}, testCall(43), []byte{0, 0, 0, 0})
+			c.send(false, q, &rpcrdma.Header{XID: 43, Proc: rpcrdma.ProcError, Err: rpcrdma.ErrChunk}, nil, nil)
+			d := New(Options{})
+			var got []string
+			for i := range c.frames {
+				rec := d.Dissect(&c.frames[i])
+				for _, f := range rec.Findings {
+					got = append(got, fmt.Sprintf("%d %s %s", rec.Frame, f.Code, f.Severity))
+				}
+			}
+			want := []string{fmt.Sprintf("%d %s error", big, CodeReplyChunkMissing)}
+			if !setup {
+				want = []string{fmt.Sprintf("%d %s warning", big, CodeReplyChunkMissing), fmt.Sprintf("%d %s warning", mid, CodeReplyChunkMissing)}
+			}
+			if strings.Join(got, ",") != strings.Join(want, ",") {
+				t.Errorf("findings %v, want %v", got, want)
+			}
+		})
+	}
+}
+
+// A long call goes in a position-zero read chunk (RDMA_NOMSG, RFC 8166
+// §3.5.3): once the server has read it, the frame of the last Read
+// Response carries the call, decoded; its reply names it.
+func TestChunksPositionZeroCall(t *testing.T) {
+	c := newChunkCap(t)
+	q := qpPair{ibcmtest.Client.QPN, ibcmtest.Server.QPN}
+	c.connect(q, 0x700)
+	call := rpcBytes(t, testCall(50), bytes.Repeat([]byte{7}, 6000))
+	seg := rpcrdma.Segment{Handle: 0x70, Length: uint32(len(call)), Offset: 0xd0000}
+	c.send(true, q, &rpcrdma.Header{XID: 50, Proc: rpcrdma.ProcNoMsg, Reads: []rpcrdma.ReadSegment{{Position: 0, Segment: seg}}}, nil, nil)
+	last := c.read(q, 0x70, 0xd0000, call, 4096)
+	rep := c.send(false, q, &rpcrdma.Header{XID: 50}, testReply(50), nil)
+	r := c.run()
+	if got := r.codes(len(c.frames)); len(got) != 0 {
+		t.Errorf("findings %v, want none", got)
+	}
+	if want := fmt.Sprintf("call 0x32 %d 6 0", testProg); r.rpc[last] != want {
+		t.Errorf("frame %d (last Read Response): RPC %q, want %q", last, r.rpc[last], want)
+	}
+	if want := fmt.Sprintf("reply 0x32 %d 6 %d", testProg, last); r.rpc[rep] != want {
+		t.Errorf("reply frame %d: RPC %q, want %q", rep, r.rpc[rep], want)
+	}
+	if cs := r.chunks[rep]; len(cs) != 1 || cs[0].Kind != rpcrdma.ChunkDataRead || cs[0].Octets != uint64(len(call)) {
+		t.Errorf("reply: chunk data %+v, want the %d octets of the call read", cs, len(call))
+	}
+}
