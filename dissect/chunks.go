@@ -59,9 +59,10 @@ type chunkSeg struct {
 	position uint32
 	// hold: what moves is copied into buf (reply chunk, position-zero
 	// read chunk); dropped: it could not be, within the reassembly
-	// limits.
-	hold, dropped bool
-	buf           []byte
+	// limits; lossy: the capture lost octets of the connection while the
+	// segment was held (a transfer may be in the hole).
+	hold, dropped, lossy bool
+	buf                  []byte
 	// filled is the high-water mark of the octets moved, from the
 	// segment's start (a transfer sent again counts once).
 	filled      int
@@ -559,6 +560,19 @@ func (c *chunkTable) iwarpReadResponse(rec *Record, stag uint32, to uint64, last
 	}
 }
 
+// lost notes that the capture lost octets of connection conn (on path)
+// while its segments were held: what they are missing is not reported.
+func (c *chunkTable) lost(conn uint64, path uint32) {
+	if c.n == 0 {
+		return
+	}
+	for i := range c.pool {
+		if s := &c.pool[i]; s.kind != 0 && s.conn == conn && (path == 0 || s.path == 0 || s.path == path) {
+			s.lossy = true
+		}
+	}
+}
+
 // chunkUse is what moved for one chunk of a call, for its reply.
 type chunkUse = rpcrdma.ChunkData
 
@@ -568,6 +582,7 @@ type chunkUse = rpcrdma.ChunkData
 func (c *chunkTable) settle(rec *Record, head int, conn uint64, xid uint32, m *rpcrdma.Message) (hadReply bool) {
 	h := &m.Header
 	var cur *chunkUse
+	lossy := false
 	for q := head; c.live(q, conn, xid); q = c.pool[q-1].next {
 		s := &c.pool[q-1]
 		kind := rpcrdma.ChunkDataRead
@@ -582,6 +597,7 @@ func (c *chunkTable) settle(rec *Record, head int, conn uint64, xid uint32, m *r
 			h.Chunks = append(h.Chunks, chunkUse{Kind: kind, Index: int(s.index)})
 			cur = &h.Chunks[len(h.Chunks)-1]
 		}
+		lossy = lossy || s.lossy
 		cur.Advertised += uint64(s.length)
 		cur.Octets += uint64(s.filled)
 		if s.first != 0 && (cur.FirstFrame == 0 || s.first < cur.FirstFrame) {
@@ -598,7 +614,9 @@ func (c *chunkTable) settle(rec *Record, head int, conn uint64, xid uint32, m *r
 			if u.Index < len(h.Writes) && h.HasChunkLists() {
 				u.Reported = h.Writes[u.Index].Length()
 				u.HasReported = true
-				if u.Reported > u.Octets {
+				// Not when the capture lost octets of the connection since
+				// the call: the Writes not seen may be among them.
+				if u.Reported > u.Octets && !lossy {
 					rec.addFinding(CodeChunkUnwritten, finding.SeverityWarning, sectionWriteChunk, "rpcrdma", -1,
 						fmt.Sprintf("the reply to xid 0x%08x reports %d octets written into write chunk %d, the capture saw %d placed by RDMA Write",
 							xid, u.Reported, u.Index, u.Octets))
@@ -607,7 +625,7 @@ func (c *chunkTable) settle(rec *Record, head int, conn uint64, xid uint32, m *r
 		case rpcrdma.ChunkDataRead:
 			// A successful reply means the responder used the call's
 			// arguments, the data of its read chunks among them.
-			if u.Octets < u.Advertised && m.HasRPC && m.RPC.MsgType == rpcrdma.MsgReply &&
+			if u.Octets < u.Advertised && !lossy && m.HasRPC && m.RPC.MsgType == rpcrdma.MsgReply &&
 				m.RPC.ReplyStat == rpcrdma.ReplyAccepted && m.RPC.AcceptStat == rpcrdma.AcceptSuccess && (!m.HasNFS || !m.NFS.HasStatus || m.NFS.Status == 0) {
 				rec.addFinding(CodeChunkUnread, finding.SeverityWarning, sectionReadChunk, "rpcrdma", -1,
 					fmt.Sprintf("the call xid 0x%08x offered %d octets in its read chunks; the capture saw %d of them read by RDMA Read before its successful reply",

@@ -267,6 +267,9 @@ func (s *iwarpStream) gap(h *iwarpHalf, skip, lost int) {
 			h.sends = nil
 		}
 		w.addFinding(CodeIWARPGap, finding.SeverityWarning, -1, msg)
+		if p := rpcOf(w.sends); p != nil {
+			p.chunks.lost(connHash(w.rec), h.path())
+		}
 	}
 	h.afterGap, h.cutSend = true, true
 	h.toResync()
