@@ -26,9 +26,11 @@ func (e *DecodeError) Error() string {
 	return fmt.Sprintf("%s: %s: need %d octets at offset %d, have %d", e.Layer, e.Field, e.Need, e.Offset, e.Have)
 }
 
-// Short builds a DecodeError for a field of need octets at off when only
-// have octets are left there (a negative have counts as none).
-func Short(layer, field string, off, need, have int) error {
+// Truncated tells df the input is cut short and returns the DecodeError
+// for a field of need octets at off when only have octets are left there
+// (a negative have counts as none).
+func Truncated(df gopacket.DecodeFeedback, layer, field string, off, need, have int) error {
+	df.SetTruncated()
 	return &DecodeError{Layer: layer, Field: field, Offset: off, Need: need, Have: max(have, 0)}
 }
 

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/cmpd-dissect/cmpd-dissect/internal/layerdec"
+
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 
@@ -412,8 +414,7 @@ func (b *BTH) DecodeWithICRC(data []byte, df gopacket.DecodeFeedback, icrc uint3
 
 func (b *BTH) decode(data []byte, df gopacket.DecodeFeedback, icrc uint32, haveICRC bool) error {
 	if len(data) < bthLen {
-		df.SetTruncated()
-		return short("BTH", "header", 0, bthLen, len(data))
+		return layerdec.Truncated(df, "BTH", "header", 0, bthLen, len(data))
 	}
 	w0 := binary.BigEndian.Uint32(data[0:4])
 	w1 := binary.BigEndian.Uint32(data[4:8])

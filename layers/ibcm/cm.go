@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/cmpd-dissect/cmpd-dissect/internal/layerdec"
+
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 
@@ -235,8 +237,7 @@ func (c *CM) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 		return nil
 	}
 	if len(data) < m.hdr {
-		df.SetTruncated()
-		return short(m.name, "fixed fields", 0, m.hdr, len(data))
+		return layerdec.Truncated(df, m.name, "fixed fields", 0, m.hdr, len(data))
 	}
 	if len(data) < m.hdr+m.pd {
 		c.probs |= cmProbTruncated

@@ -34,7 +34,7 @@ func TestCommittedSyntheticCaptures(t *testing.T) {
 			t.Fatalf("%s: empty", base)
 		}
 		for i, fr := range frames {
-			p := gopacket.NewPacket(fr.Data, gopacket.Decoder(linkType(fr.LinkType)), gopacket.Default)
+			p := gopacket.NewPacket(fr.Data, layers.LinkType(fr.LinkType), gopacket.Default)
 			if el := p.ErrorLayer(); el != nil {
 				t.Fatalf("%s frame %d: %v", base, i+1, el.Error())
 			}
@@ -77,14 +77,4 @@ func TestCommittedSyntheticCaptures(t *testing.T) {
 			}
 		}
 	}
-}
-
-func linkType(lt int) gopacket.Decoder {
-	switch lt {
-	case int(ibcm.LinkTypeInfiniBand):
-		return ibcm.LinkTypeInfiniBand
-	case int(ibcm.LinkTypeERF):
-		return ibcm.LinkTypeERF
-	}
-	return layers.LinkTypeEthernet
 }

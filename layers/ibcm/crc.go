@@ -2,9 +2,10 @@ package ibcm
 
 import (
 	"encoding/binary"
-	"github.com/cmpd-dissect/cmpd-dissect/field"
 	"hash/crc32"
 	"math/bits"
+
+	"github.com/cmpd-dissect/cmpd-dissect/field"
 )
 
 // CRCStatus is the verdict on a packet's ICRC or VCRC: the one verdict

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/cmpd-dissect/cmpd-dissect/internal/layerdec"
+
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 
@@ -116,8 +118,7 @@ func (e *ERF) Dissected() bool { return e.NextLayerType() != gopacket.LayerTypeP
 // that rlen counts and the pcap record does not store is not a fault.
 func (e *ERF) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	if len(data) < erfHeaderLen {
-		df.SetTruncated()
-		return short("ERF", "header", 0, erfHeaderLen, len(data))
+		return layerdec.Truncated(df, "ERF", "header", 0, erfHeaderLen, len(data))
 	}
 	*e = ERF{
 		Timestamp: binary.LittleEndian.Uint64(data),
@@ -130,8 +131,7 @@ func (e *ERF) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	off := erfHeaderLen
 	for more := e.Ext; more; {
 		if len(data) < off+8 {
-			df.SetTruncated()
-			return short("ERF", "extension header", off, 8, len(data)-off)
+			return layerdec.Truncated(df, "ERF", "extension header", off, 8, len(data)-off)
 		}
 		more = data[off]&erfExtension != 0
 		off += 8
@@ -139,8 +139,7 @@ func (e *ERF) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	}
 	if e.ethernet() {
 		if len(data) < off+erfEthPadLen {
-			df.SetTruncated()
-			return short("ERF", "Ethernet offset and pad", off, erfEthPadLen, len(data)-off)
+			return layerdec.Truncated(df, "ERF", "Ethernet offset and pad", off, erfEthPadLen, len(data)-off)
 		}
 		off += erfEthPadLen
 	}

@@ -12,12 +12,6 @@ import (
 // and those left there (the same type as mpa's).
 type DecodeError = layerdec.DecodeError
 
-// short builds the DecodeError for a field of need octets at off when only
-// have octets are left there.
-func short(layer, field string, off, need, have int) error {
-	return layerdec.Short(layer, field, off, need, have)
-}
-
 // problems is a bit set of what a layer noticed while decoding; findings
 // are built from it only when asked (AppendFindings), so decoding does not
 // allocate.

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/cmpd-dissect/cmpd-dissect/internal/layerdec"
+
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 
@@ -38,8 +40,7 @@ type ext struct {
 // naming layer and what when data is shorter.
 func (e *ext) split(data []byte, df gopacket.DecodeFeedback, n int, layer, what string) error {
 	if len(data) < n {
-		df.SetTruncated()
-		return short(layer, what, 0, n, len(data))
+		return layerdec.Truncated(df, layer, what, 0, n, len(data))
 	}
 	e.Contents, e.Payload = data[:n], data[n:]
 	if e.bth != nil {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/netip"
 
+	"github.com/cmpd-dissect/cmpd-dissect/internal/layerdec"
+
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 
@@ -62,8 +64,7 @@ func grhNext(nh uint8) gopacket.LayerType {
 // DecodeFromBytes decodes a GRH; the payload is bounded by PayLen.
 func (g *GRH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	if len(data) < grhLen {
-		df.SetTruncated()
-		return short("GRH", "header", 0, grhLen, len(data))
+		return layerdec.Truncated(df, "GRH", "header", 0, grhLen, len(data))
 	}
 	w := binary.BigEndian.Uint32(data)
 	g.IPVer = uint8(w >> 28)

@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/cmpd-dissect/cmpd-dissect/internal/layerdec"
+
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 
@@ -17,8 +19,7 @@ import (
 // current decoder must match field for field.
 func refBTHDecode(b *BTH, data []byte, df gopacket.DecodeFeedback) error {
 	if len(data) < bthLen {
-		df.SetTruncated()
-		return short("BTH", "header", 0, bthLen, len(data))
+		return layerdec.Truncated(df, "BTH", "header", 0, bthLen, len(data))
 	}
 	*b = BTH{
 		OpCode: Opcode(data[0]),
@@ -221,8 +222,7 @@ func TestBTHDecodeReference(t *testing.T) {
 // checkPacket.
 func refLRHDecode(l *LRH, data []byte, df gopacket.DecodeFeedback) error {
 	if len(data) < lrhLen {
-		df.SetTruncated()
-		return short("LRH", "header", 0, lrhLen, len(data))
+		return layerdec.Truncated(df, "LRH", "header", 0, lrhLen, len(data))
 	}
 	*l = LRH{
 		VL: data[0] >> 4, LVer: data[0] & 0x0f,

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math/bits"
 
+	"github.com/cmpd-dissect/cmpd-dissect/internal/layerdec"
+
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 
@@ -103,8 +105,7 @@ func lnhLayerType(lnh uint8) gopacket.LayerType {
 // DecodeFromBytes decodes an LRH and checks the VCRC after the packet.
 func (l *LRH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	if len(data) < lrhLen {
-		df.SetTruncated()
-		return short("LRH", "header", 0, lrhLen, len(data))
+		return layerdec.Truncated(df, "LRH", "header", 0, lrhLen, len(data))
 	}
 	// Field by field, as the BTH (a literal assigned to *l is built and
 	// copied whole).

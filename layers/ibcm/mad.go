@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 
+	"github.com/cmpd-dissect/cmpd-dissect/internal/layerdec"
+
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 
@@ -100,8 +102,7 @@ func (m *MAD) NextLayerType() gopacket.LayerType {
 // DecodeFromBytes decodes the common MAD header.
 func (m *MAD) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	if len(data) < madHeaderLen {
-		df.SetTruncated()
-		return short("MAD", "common header", 0, madHeaderLen, len(data))
+		return layerdec.Truncated(df, "MAD", "common header", 0, madHeaderLen, len(data))
 	}
 	*m = MAD{
 		BaseVersion: data[0], MgmtClass: data[1], ClassVersion: data[2], Method: data[3],

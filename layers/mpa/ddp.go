@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 
+	"github.com/cmpd-dissect/cmpd-dissect/internal/layerdec"
+
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 
@@ -93,17 +95,16 @@ func HeaderLen(ctrl uint8) int {
 func (d *DDP) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	*d = DDP{}
 	if len(data) < 1 {
-		df.SetTruncated()
-		return short("DDP", "control", 0, 1, len(data))
+		return layerdec.Truncated(df, "DDP", "control", 0, 1, len(data))
 	}
 	ctrl := data[0]
 	hl := HeaderLen(ctrl)
 	if len(data) < hl {
-		df.SetTruncated()
+		what := "untagged header"
 		if ctrl&DDPFlagTagged != 0 {
-			return short("DDP", "tagged header", 0, hl, len(data))
+			what = "tagged header"
 		}
-		return short("DDP", "untagged header", 0, hl, len(data))
+		return layerdec.Truncated(df, "DDP", what, 0, hl, len(data))
 	}
 	d.Tagged = ctrl&DDPFlagTagged != 0
 	d.Last = ctrl&DDPFlagLast != 0

@@ -6,9 +6,3 @@ import "github.com/cmpd-dissect/cmpd-dissect/internal/layerdec"
 // the field, its offset from the layer's first octet, the octets needed
 // and those left there (the same type as ibcm's).
 type DecodeError = layerdec.DecodeError
-
-// short builds the DecodeError for a field of need octets at off when only
-// have octets are left there.
-func short(layer, field string, off, need, have int) error {
-	return layerdec.Short(layer, field, off, need, have)
-}

@@ -6,6 +6,8 @@ import (
 	"hash/crc32"
 	"math/bits"
 
+	"github.com/cmpd-dissect/cmpd-dissect/internal/layerdec"
+
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 
@@ -189,8 +191,7 @@ func (f *FPDU) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	*f = FPDU{Options: opts, scratch: scratch[:0], Markers: markers[:0]}
 	n, ok := PeekULPDULength(data, opts.StreamOffset, opts.Markers)
 	if !ok {
-		df.SetTruncated()
-		return short("FPDU", "ULPDU_Length", 0, ULPDULengthLen, len(data))
+		return layerdec.Truncated(df, "FPDU", "ULPDU_Length", 0, ULPDULengthLen, len(data))
 	}
 	f.ULPDULength = uint16(n)
 	total := WireLen(n, opts.StreamOffset, opts.Markers)

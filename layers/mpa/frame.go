@@ -7,6 +7,8 @@ import (
 	"math/bits"
 	"strconv"
 
+	"github.com/cmpd-dissect/cmpd-dissect/internal/layerdec"
+
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 
@@ -256,8 +258,7 @@ func FrameLen(b []byte) int {
 func (f *Frame) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	*f = Frame{}
 	if len(data) < FrameHeaderLen {
-		df.SetTruncated()
-		return short("MPA frame", "header", 0, FrameHeaderLen, len(data))
+		return layerdec.Truncated(df, "MPA frame", "header", 0, FrameHeaderLen, len(data))
 	}
 	kind, complete := FrameKindOf(data[:16])
 	if !complete {

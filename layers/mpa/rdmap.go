@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/cmpd-dissect/cmpd-dissect/internal/layerdec"
+
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 
@@ -266,8 +268,7 @@ func (r *RDMAP) DecodeFromDDP(d *DDP, df gopacket.DecodeFeedback) error {
 	switch {
 	case r.Opcode == OpReadRequest && !d.Tagged && d.MO == 0:
 		if len(data) < ReadRequestLen {
-			df.SetTruncated()
-			return short("RDMAP", "Read Request header", hoff, ReadRequestLen, len(data))
+			return layerdec.Truncated(df, "RDMAP", "Read Request header", hoff, ReadRequestLen, len(data))
 		}
 		r.ReadRequest = ReadRequest{
 			SinkSTag: binary.BigEndian.Uint32(data[0:4]), SinkTO: binary.BigEndian.Uint64(data[4:12]),
@@ -289,8 +290,7 @@ func (r *RDMAP) DecodeFromDDP(d *DDP, df gopacket.DecodeFeedback) error {
 
 func (r *RDMAP) decodeTerminate(data []byte, hoff int, df gopacket.DecodeFeedback) (int, error) {
 	if len(data) < TerminateControlLen {
-		df.SetTruncated()
-		return 0, short("RDMAP", "Terminate Control", hoff, TerminateControlLen, len(data))
+		return 0, layerdec.Truncated(df, "RDMAP", "Terminate Control", hoff, TerminateControlLen, len(data))
 	}
 	t := &r.Terminate
 	t.Layer = data[0] >> 4
@@ -303,8 +303,7 @@ func (r *RDMAP) decodeTerminate(data []byte, hoff int, df gopacket.DecodeFeedbac
 	off := TerminateControlLen
 	if t.HdrM || t.HdrD {
 		if len(data) < off+2 {
-			df.SetTruncated()
-			return 0, short("RDMAP", "Terminate DDP Segment Length", hoff+off, 2, len(data)-off)
+			return 0, layerdec.Truncated(df, "RDMAP", "Terminate DDP Segment Length", hoff+off, 2, len(data)-off)
 		}
 		t.DDPSegLen = binary.BigEndian.Uint16(data[off:])
 		t.HasDDPSegLen = true
@@ -312,21 +311,18 @@ func (r *RDMAP) decodeTerminate(data []byte, hoff int, df gopacket.DecodeFeedbac
 	}
 	if t.HdrD {
 		if len(data) < off+1 {
-			df.SetTruncated()
-			return 0, short("RDMAP", "terminated DDP header", hoff+off, 1, 0)
+			return 0, layerdec.Truncated(df, "RDMAP", "terminated DDP header", hoff+off, 1, 0)
 		}
 		hl := HeaderLen(data[off])
 		if len(data) < off+hl {
-			df.SetTruncated()
-			return 0, short("RDMAP", "terminated DDP header", hoff+off, hl, len(data)-off)
+			return 0, layerdec.Truncated(df, "RDMAP", "terminated DDP header", hoff+off, hl, len(data)-off)
 		}
 		t.DDPHeader = data[off : off+hl]
 		off += hl
 	}
 	if t.HdrR {
 		if len(data) < off+ReadRequestLen {
-			df.SetTruncated()
-			return 0, short("RDMAP", "terminated RDMA header", hoff+off, ReadRequestLen, len(data)-off)
+			return 0, layerdec.Truncated(df, "RDMAP", "terminated RDMA header", hoff+off, ReadRequestLen, len(data)-off)
 		}
 		t.RDMAHeader = data[off : off+ReadRequestLen]
 		off += ReadRequestLen
