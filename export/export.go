@@ -1,6 +1,6 @@
 // Package export writes what cmpd-dissect learns from captures as a dataset
 // that query engines read (DuckDB, Spark, Trino, Polars …): a Hive-style
-// directory of Parquet files, DIR/TABLE/capture=NAME/part-0.parquet, one
+// directory of Parquet files, DIR/TABLE/capture=NAME/part-N.parquet, one
 // directory per capture under each table, or the same tables as JSON lines
 // in the form Elasticsearch's bulk API takes (an action line, then the
 // document).
@@ -11,7 +11,8 @@
 // connection analysis's, as conns --json lists them), rpc (RPC calls with
 // their reply frame and time) and, on request, packets (one row per frame
 // with its key fields). The rows are written as the capture is read, in
-// row groups: memory does not grow with the number of packets.
+// row groups, a new file every few: memory does not grow with the number
+// of packets.
 package export
 
 import (

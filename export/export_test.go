@@ -2,12 +2,16 @@ package export
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
+	"slices"
 	"testing"
 
 	"github.com/parquet-go/parquet-go"
@@ -15,7 +19,9 @@ import (
 
 	"github.com/cmpd-dissect/cmpd-dissect/conn"
 	"github.com/cmpd-dissect/cmpd-dissect/dissect"
+	"github.com/cmpd-dissect/cmpd-dissect/field"
 	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
+	"github.com/cmpd-dissect/cmpd-dissect/layers/ibcm"
 	"github.com/cmpd-dissect/cmpd-dissect/source"
 	"github.com/cmpd-dissect/cmpd-dissect/transport"
 )
@@ -235,31 +241,132 @@ func TestExportRPCMatchesReplies(t *testing.T) {
 }
 
 // TestExportRowGroups checks that rows are written in row groups of the
-// configured size as they come (not held to the end), zstd-compressed.
+// configured size as they come (not held to the end), zstd-compressed, a
+// new part file every partRowGroups row groups, and that exporting again
+// replaces every part.
 func TestExportRowGroups(t *testing.T) {
 	dir := t.TempDir()
 	path := testcap.Real("live-rxe4-nfs3.pcap")
-	ex := exportFile(t, Options{Format: Parquet, Dir: dir, Packets: true, RowGroupRows: 16}, path)
-	f, err := os.Open(filepath.Join(dir, TablePackets, "capture="+CaptureName(path), "part-0.parquet"))
-	if err != nil {
-		t.Fatal(err)
+	const groupRows = 4
+	ex := exportFile(t, Options{Format: Parquet, Dir: dir, Packets: true, RowGroupRows: groupRows}, path)
+	parts := packetParts(t, dir, path)
+	if want := (ex.frames + groupRows*partRowGroups - 1) / (groupRows * partRowGroups); len(parts) != want || want < 2 {
+		t.Fatalf("%d parts for %d rows, want %d (at least 2)", len(parts), ex.frames, want)
 	}
-	defer f.Close()
-	st, _ := f.Stat()
-	pf, err := parquet.OpenFile(f, st.Size())
-	if err != nil {
-		t.Fatal(err)
-	}
-	groups := pf.Metadata().RowGroups
-	if want := (ex.frames + 15) / 16; len(groups) != want {
-		t.Errorf("%d row groups for %d rows, want %d", len(groups), ex.frames, want)
-	}
-	for _, g := range groups {
-		for _, c := range g.Columns {
-			if c.MetaData.Codec != format.Zstd {
-				t.Fatalf("column %v: codec %v, want ZSTD", c.MetaData.PathInSchema, c.MetaData.Codec)
+	rows, groups := 0, 0
+	for i, name := range parts {
+		if want := fmt.Sprintf("part-%d.parquet", i); name != want {
+			t.Fatalf("part %d is %s, want %s", i, name, want)
+		}
+		f, err := os.Open(filepath.Join(dir, TablePackets, "capture="+CaptureName(path), name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, _ := f.Stat()
+		pf, err := parquet.OpenFile(f, st.Size())
+		if err != nil {
+			t.Fatal(err)
+		}
+		gs := pf.Metadata().RowGroups
+		if len(gs) > partRowGroups || i < len(parts)-1 && len(gs) != partRowGroups {
+			t.Errorf("%s: %d row groups, want %d (at most, in the last)", name, len(gs), partRowGroups)
+		}
+		for _, g := range gs {
+			rows += int(g.NumRows)
+			for _, c := range g.Columns {
+				if c.MetaData.Codec != format.Zstd {
+					t.Fatalf("column %v: codec %v, want ZSTD", c.MetaData.PathInSchema, c.MetaData.Codec)
+				}
 			}
 		}
+		groups += len(gs)
+		f.Close()
+	}
+	if want := (ex.frames + groupRows - 1) / groupRows; groups != want || rows != ex.frames {
+		t.Errorf("%d row groups of %d rows in all, want %d of %d", groups, rows, want, ex.frames)
+	}
+	// Again with large row groups: one part, the others removed.
+	exportFile(t, Options{Format: Parquet, Dir: dir, Packets: true}, path)
+	if parts := packetParts(t, dir, path); len(parts) != 1 || parts[0] != "part-0.parquet" {
+		t.Errorf("exported again: parts %v, want only part-0.parquet", parts)
+	}
+}
+
+// packetParts lists the files of the packets table of the capture path.
+func packetParts(t *testing.T, dir, path string) []string {
+	t.Helper()
+	es, err := os.ReadDir(filepath.Join(dir, TablePackets, "capture="+CaptureName(path)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range es {
+		names = append(names, e.Name())
+	}
+	// part-10 after part-9.
+	slices.SortFunc(names, func(a, b string) int { return cmp.Compare(len(a), len(b))*2 + cmp.Compare(a, b) })
+	return names
+}
+
+// TestExportMemoryFlat: the memory an export holds does not grow with the
+// packets. The frames of the real rxe capture other than its CM MADs are
+// fed again and again (as one long stream of traffic on queue pairs the
+// tracker does not know: no connections pile up in the tracker) to a
+// Capture writing every table, packets included; the heap it keeps after a
+// few parts must not be larger after eight times as many packets.
+func TestExportMemoryFlat(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes 200k packet rows")
+	}
+	frames := testcap.Frames(t, testcap.RXE)
+	c, err := NewCapture(Options{Format: Parquet, Dir: t.TempDir(), Packets: true, RowGroupRows: 256}, "flat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := dissect.New(dissect.Options{})
+	tr := conn.New(conn.Config{})
+	n, packets := 0, 0
+	feed := func(rounds int) {
+		for range rounds {
+			for i := range frames {
+				f := frames[i]
+				n++
+				f.Number = n
+				rec := d.Dissect(&f)
+				if slices.ContainsFunc(rec.Layers, func(l field.Layer) bool { _, ok := l.(*ibcm.CM); return ok }) {
+					continue
+				}
+				tr.Record(rec)
+				if err := c.Record(rec, tr); err != nil {
+					t.Fatal(err)
+				}
+				packets++
+			}
+		}
+	}
+	heap := func() uint64 {
+		var m runtime.MemStats
+		runtime.GC()
+		runtime.GC() // the second empties the pools the first moved aside
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	const rounds = 250 // about 25k packets: 6 parts of the packets table
+	feed(rounds)
+	before, at := heap(), packets
+	feed(8 * rounds)
+	after := heap()
+	t.Logf("heap %d kB after %d packets, %d kB after %d", before>>10, at, after>>10, packets)
+	// In one file per table, the writers' metadata of the row groups
+	// written made the heap grow by 20 MB here.
+	if after > before+256<<10 {
+		t.Errorf("heap grew from %d kB after %d packets to %d kB after %d", before>>10, at, after>>10, packets)
+	}
+	if err := c.Finish(tr); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Rows()[TablePackets]; got != int64(packets) {
+		t.Errorf("%d packet rows, want %d", got, packets)
 	}
 }
 

@@ -6,18 +6,27 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 
 	"github.com/parquet-go/parquet-go"
 )
 
-// table writes the rows of one table of one capture to
-// DIR/TABLE/capture=NAME/part-0.EXT, as they come: Parquet in row groups
-// of rowGroupRows rows (a row group is encoded, compressed and written when
-// full, so memory holds at most one row group per table), NDJSON a line
-// pair per row.
+// table writes the rows of one table of one capture under
+// DIR/TABLE/capture=NAME/, as they come. Parquet goes in row groups of
+// rowGroupRows rows (a row group is encoded, compressed and written when
+// full, so memory holds at most one row group per table) and, every
+// partRowGroups row groups, on to a new file (part-0.parquet, part-1 …): a
+// Parquet writer keeps the metadata of every row group it wrote (column
+// chunks, page indexes) until the footer, and would grow with the packets
+// in one file. NDJSON has no footer: one file, part-0.ndjson, a line pair
+// per row.
 type table[T any] struct {
+	name  string
+	dir   string
 	path  string
 	f     *os.File
+	o     *Options
 	pq    *parquet.GenericWriter[T]
 	batch []T // rows not yet handed to pq (Write takes a slice)
 	js    *bufio.Writer
@@ -26,27 +35,65 @@ type table[T any] struct {
 	// document.
 	action []byte
 	rows   int64
+	// part is the number of the file being written, partRows its rows
+	// and partMax the rows after which the next part begins (Parquet).
+	part     int
+	partRows int64
+	partMax  int64
 }
 
 // batchRows is how many rows are gathered before they are handed to the
 // Parquet writer (one call per row costs a reflection walk each).
 const batchRows = 256
 
+// partRowGroups is how many row groups a Parquet file holds before the
+// table goes on to the next part. The writer keeps about 70 KB of metadata
+// per row group of the packets table until the file is closed (2M packets
+// in one file: 4 MB); 16 row groups of the default size are 512k rows.
+const partRowGroups = 16
+
+// partFile matches the files of a table of one capture, all of them
+// replaced by a new export of the capture.
+var partFile = regexp.MustCompile(`^part-[0-9]+\.(parquet|ndjson)$`)
+
 func openTable[T any](o *Options, name, capture string) (*table[T], error) {
 	dir := filepath.Join(o.Dir, name, "capture="+capture)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
+	// An earlier export of the capture may have written more parts.
+	old, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range old {
+		if partFile.MatchString(e.Name()) && e.Type().IsRegular() {
+			if err := os.Remove(filepath.Join(dir, e.Name())); err != nil {
+				return nil, err
+			}
+		}
+	}
+	t := &table[T]{name: name, dir: dir, o: o, partMax: int64(o.rowGroupRows()) * partRowGroups}
+	if err := t.openPart(); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// openPart creates the file of part t.part and its writer.
+func (t *table[T]) openPart() error {
+	o := t.o
 	ext := "parquet"
 	if o.Format == NDJSON {
 		ext = "ndjson"
 	}
-	t := &table[T]{path: filepath.Join(dir, "part-0."+ext)}
+	t.path = filepath.Join(t.dir, "part-"+strconv.Itoa(t.part)+"."+ext)
 	f, err := os.Create(t.path)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	t.f = f
+	t.partRows = 0
 	switch o.Format {
 	case Parquet:
 		t.pq = parquet.NewGenericWriter[T](f,
@@ -55,21 +102,35 @@ func openTable[T any](o *Options, name, capture string) (*table[T], error) {
 			parquet.PageBufferSize(pageBufferSize),
 			parquet.CreatedBy("cmpd-dissect", o.CreatedBy, ""),
 			parquet.KeyValueMetadata("cmpd-dissect.schema_version", fmt.Sprint(SchemaVersion)))
-		t.batch = make([]T, 0, batchRows)
+		if t.batch == nil {
+			t.batch = make([]T, 0, batchRows)
+		}
 	case NDJSON:
 		t.js = bufio.NewWriterSize(f, 64<<10)
 		t.enc = json.NewEncoder(t.js)
 		t.enc.SetEscapeHTML(false)
-		a, _ := json.Marshal(map[string]map[string]string{"index": {"_index": o.IndexPrefix + name}})
+		a, _ := json.Marshal(map[string]map[string]string{"index": {"_index": o.IndexPrefix + t.name}})
 		t.action = append(a, '\n')
 	}
-	return t, nil
+	return nil
 }
 
 func (t *table[T]) write(row T) error {
 	t.rows++
-	if t.pq != nil {
+	if t.o.Format == Parquet {
+		if t.f == nil {
+			// The last part was full: this row begins the next.
+			t.part++
+			if err := t.openPart(); err != nil {
+				return err
+			}
+		}
 		t.batch = append(t.batch, row)
+		t.partRows++
+		if t.partRows == t.partMax {
+			// The part is full: its last row group is written with it.
+			return t.close()
+		}
 		if len(t.batch) == cap(t.batch) {
 			return t.flushBatch()
 		}

@@ -35,10 +35,10 @@ DuckDB, Spark, Trino or Polars read, laid out Hive-style, one directory per capt
 
 NAME is the capture file's base name (characters other than letters, digits and "._+-" become
 "_"); exporting a capture again replaces its files. Parquet files are zstd-compressed, written in
-row groups as the capture is read (memory stays flat however many packets), and every row has a
-schema_version column. --format ndjson writes the same tables as part-0.ndjson, in the form
-Elasticsearch's bulk API takes: an action line ({"index":{"_index":"PREFIXTABLE"}}) before each
-document, which also carries the capture's name.
+row groups as the capture is read, a new file (part-1, part-2 …) every 16 row groups (memory stays
+flat however many packets), and every row has a schema_version column. --format ndjson writes
+the same tables as part-0.ndjson, in the form Elasticsearch's bulk API takes: an action line
+({"index":{"_index":"PREFIXTABLE"}}) before each document, which also carries the capture's name.
 
 See docs/export.md for the columns and the DuckDB and Spark one-liners.`,
 		Example: `  cmpd-dissect export --format parquet -o ds/ host1.pcapng host2.pcapng
