@@ -44,6 +44,11 @@ type Row struct {
 	// replies matched to a call, each giving one response time.
 	Calls, Replies int
 	Min, Max, Sum  time.Duration
+	// ReadChunkOctets and WriteChunkOctets are the octets the answered
+	// calls' read lists gave by RDMA Read (a WRITE's data) and their write
+	// chunks received by RDMA Write (a READ's data), as the capture saw
+	// them move (rpcrdma.chunk_data of the replies).
+	ReadChunkOctets, WriteChunkOctets uint64
 }
 
 // Avg is the mean response time (0 without replies).
@@ -109,13 +114,17 @@ func (s *Stats) row(k Key) *Row {
 
 // Record takes one dissected record (every RPC-over-RDMA message in it).
 func (s *Stats) Record(rec *dissect.Record) {
-	var call *Call // the call whose NFS layer may follow
+	var call *Call             // the call whose NFS layer may follow
+	var chunks *rpcrdma.Header // the reply header whose chunk data the RPC reply after it gets
 	for _, l := range rec.Layers {
 		switch x := l.(type) {
 		case *rpcrdma.Header:
-			call = nil
+			call, chunks = nil, nil
 			if x.Answers.Frame > 0 {
 				s.answer(rec, x.XID, x.Answers)
+				s.chunks(x, x.Answers)
+			} else if len(x.Chunks) > 0 {
+				chunks = x
 			}
 		case *rpcrdma.RPC:
 			call = nil
@@ -129,8 +138,12 @@ func (s *Stats) Record(rec *dissect.Record) {
 			case rpcrdma.MsgReply:
 				if x.Call.Frame > 0 {
 					s.answer(rec, x.XID, x.Call)
+					if chunks != nil {
+						s.chunks(chunks, x.Call)
+					}
 				}
 			}
+			chunks = nil
 		case *rpcrdma.NFS:
 			if call != nil && x.Compound && !x.Reply {
 				for _, op := range x.Ops {
@@ -177,6 +190,23 @@ func (s *Stats) answer(rec *dissect.Record, xid uint32, ref rpcrdma.CallRef) {
 	delete(s.pending, k)
 	for _, op := range c.Ops {
 		s.row(Key{Program: c.Program, Version: c.Version, Procedure: c.Procedure, HasOp: true, Op: op}).add(d)
+	}
+}
+
+// chunks counts the chunk data of reply header h to the procedure of its
+// call.
+func (s *Stats) chunks(h *rpcrdma.Header, ref rpcrdma.CallRef) {
+	if len(h.Chunks) == 0 {
+		return
+	}
+	r := s.row(Key{Program: ref.Program, Version: ref.Version, Procedure: ref.Procedure})
+	for _, c := range h.Chunks {
+		switch c.Kind {
+		case rpcrdma.ChunkDataRead:
+			r.ReadChunkOctets += c.Octets
+		case rpcrdma.ChunkDataWrite:
+			r.WriteChunkOctets += c.Octets
+		}
 	}
 }
 
@@ -253,6 +283,11 @@ type JSONRow struct {
 	MinMS           float64 `json:"min_ms"`
 	AvgMS           float64 `json:"avg_ms"`
 	MaxMS           float64 `json:"max_ms"`
+	// Octets moved by RDMA for the procedure's chunks (rpcrdma.chunk_data):
+	// read by the server from the calls' read lists, written by it into
+	// their write chunks. Absent when none moved.
+	ReadChunkOctets  uint64 `json:"read_chunk_octets,omitempty"`
+	WriteChunkOctets uint64 `json:"write_chunk_octets,omitempty"`
 }
 
 // JSONCall is an unanswered Call as rpc --json prints it.
@@ -272,7 +307,8 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 func (r *Row) JSON() JSONRow {
 	j := JSONRow{Program: ProgramName(r.Program), ProgramNumber: r.Program, Version: r.Version,
 		Procedure: ProcedureName(r.Program, r.Version, r.Procedure), ProcedureNumber: r.Procedure,
-		Calls: r.Calls, Replies: r.Replies, MinMS: ms(r.Min), AvgMS: ms(r.Avg()), MaxMS: ms(r.Max)}
+		Calls: r.Calls, Replies: r.Replies, MinMS: ms(r.Min), AvgMS: ms(r.Avg()), MaxMS: ms(r.Max),
+		ReadChunkOctets: r.ReadChunkOctets, WriteChunkOctets: r.WriteChunkOctets}
 	if r.HasOp {
 		op := r.Op
 		j.Operation, j.OperationNumber = OpName(op), &op

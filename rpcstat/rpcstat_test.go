@@ -48,3 +48,32 @@ func TestUnansweredCall(t *testing.T) {
 		}
 	}
 }
+
+// The READ of the NFSv3 and NFSv4.2 captures (rxe and siw) got its 38
+// octets of file data by RDMA Write into its write chunk: counted on its
+// procedure's row (the COMPOUND's for NFSv4), and on no other row.
+func TestWriteChunkOctets(t *testing.T) {
+	for _, c := range []struct {
+		file string
+		proc uint32
+		vers uint32
+	}{
+		{"live-rxe4-nfs3.pcap", 6, 3}, {"live-siw4-nfs3.pcap", 6, 3},
+		{"live-rxe4-nfs42.pcap", 1, 4}, {"live-siw4-nfs42.pcap", 1, 4},
+	} {
+		s := New(0)
+		testconn.EachRecord(t, testcap.Real(c.file), func(r *dissect.Record) { s.Record(r) })
+		var total uint64
+		var row *Row
+		rows := s.Rows()
+		for i := range rows {
+			total += rows[i].WriteChunkOctets + rows[i].ReadChunkOctets
+			if rows[i].Program == rpcrdma.ProgNFS && rows[i].Version == c.vers && rows[i].Procedure == c.proc && !rows[i].HasOp {
+				row = &rows[i]
+			}
+		}
+		if row == nil || row.WriteChunkOctets != 38 || total != 38 || row.JSON().WriteChunkOctets != 38 {
+			t.Errorf("%s: row %+v, %d chunk octets in all: want 38 written into the READ's write chunk", c.file, row, total)
+		}
+	}
+}
