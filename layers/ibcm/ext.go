@@ -5,12 +5,11 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/cmpd-dissect/cmpd-dissect/internal/layerdec"
-
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 
 	"github.com/cmpd-dissect/cmpd-dissect/field"
+	"github.com/cmpd-dissect/cmpd-dissect/internal/layerdec"
 )
 
 // Extension transport headers (IBTA vol. 1 §9.3). Each decodes from the

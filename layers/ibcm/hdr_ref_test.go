@@ -6,11 +6,10 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/cmpd-dissect/cmpd-dissect/internal/layerdec"
-
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 
+	"github.com/cmpd-dissect/cmpd-dissect/internal/layerdec"
 	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
 )
 

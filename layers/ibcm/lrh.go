@@ -5,13 +5,12 @@ import (
 	"fmt"
 	"math/bits"
 
-	"github.com/cmpd-dissect/cmpd-dissect/internal/layerdec"
-
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 
 	"github.com/cmpd-dissect/cmpd-dissect/field"
 	"github.com/cmpd-dissect/cmpd-dissect/finding"
+	"github.com/cmpd-dissect/cmpd-dissect/internal/layerdec"
 )
 
 const (

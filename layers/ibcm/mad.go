@@ -4,13 +4,12 @@ import (
 	"encoding/binary"
 	"fmt"
 
-	"github.com/cmpd-dissect/cmpd-dissect/internal/layerdec"
-
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 
 	"github.com/cmpd-dissect/cmpd-dissect/field"
 	"github.com/cmpd-dissect/cmpd-dissect/finding"
+	"github.com/cmpd-dissect/cmpd-dissect/internal/layerdec"
 )
 
 const (

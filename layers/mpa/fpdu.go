@@ -6,13 +6,12 @@ import (
 	"hash/crc32"
 	"math/bits"
 
-	"github.com/cmpd-dissect/cmpd-dissect/internal/layerdec"
-
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 
 	"github.com/cmpd-dissect/cmpd-dissect/field"
 	"github.com/cmpd-dissect/cmpd-dissect/finding"
+	"github.com/cmpd-dissect/cmpd-dissect/internal/layerdec"
 )
 
 // FPDU framing constants (RFC 5044 §4).

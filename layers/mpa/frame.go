@@ -7,13 +7,12 @@ import (
 	"math/bits"
 	"strconv"
 
-	"github.com/cmpd-dissect/cmpd-dissect/internal/layerdec"
-
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 
 	"github.com/cmpd-dissect/cmpd-dissect/field"
 	"github.com/cmpd-dissect/cmpd-dissect/finding"
+	"github.com/cmpd-dissect/cmpd-dissect/internal/layerdec"
 	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
 )
 
