@@ -83,6 +83,9 @@ type iwarpHalf struct {
 	// a hole until a message starts (MO 0): segments before that end
 	// messages begun in the hole.
 	inGap, afterGap, cutSend bool
+	// markersOn is whether h carries markers when the MPA frame that says
+	// so was lost, once markersDecided (decideMarkers).
+	markersOn, markersDecided bool
 }
 
 // partialSend collects the DDP segments of one untagged Send (one MSN).
@@ -475,23 +478,101 @@ func (h *iwarpHalf) options(at int) mpa.FPDUOptions {
 	default:
 		o.CRC = mpa.CRCUnknown
 	}
-	// The receiver asks for markers: the request's M governs what the
-	// responder sends, the reply's M what the initiator sends.
+	on, known := h.markers()
+	if (s.reqSeen || s.repSeen) && (!known || on && !h.fpduBaseKnown) {
+		// Markers may sit in the data where they cannot be told from it
+		// (the MPA frame that says so, or where they start, was lost): a
+		// CRC over them says nothing.
+		o.CRC = mpa.CRCUnknown
+	}
 	if h.fpduBaseKnown {
-		if h.idx == s.initiator {
-			o.Markers = s.repSeen && s.repFlags&mpa.FlagMarkers != 0
-		} else {
-			o.Markers = s.reqSeen && s.reqFlags&mpa.FlagMarkers != 0
-		}
+		o.Markers = on
 		o.StreamOffset = at - h.fpduBase
 	}
 	return o
+}
+
+// markers reports whether h's FPDUs carry markers, and whether that is
+// known. The receiver asks for markers: the request's M governs what the
+// responder sends, the reply's M what the initiator sends. When that frame
+// was lost, the first marker position an FPDU spans tells (decideMarkers).
+func (h *iwarpHalf) markers() (on, known bool) {
+	s := h.s
+	switch {
+	case h.idx == s.initiator && s.repSeen:
+		return s.repFlags&mpa.FlagMarkers != 0, true
+	case h.idx != s.initiator && s.reqSeen:
+		return s.reqFlags&mpa.FlagMarkers != 0, true
+	}
+	return h.markersOn, h.markersDecided
+}
+
+// decideMarkers settles, when the frame that says whether h carries
+// markers was lost but where they would sit is known, whether the FPDU
+// whose header starts b (stream position at, no marker before it unless
+// one is due there) has a marker at the first marker position it spans:
+// a marker at an FPDU's start is 0 (and precedes the header), one inside
+// it holds its distance back to the header (RFC 5044 §5).
+func (h *iwarpHalf) decideMarkers(b []byte, at int) {
+	if _, known := h.markers(); known || !h.fpduBaseKnown || len(b) < mpa.MarkerLen {
+		return
+	}
+	d := (mpa.MarkerInterval - (at-h.fpduBase)%mpa.MarkerInterval) % mpa.MarkerInterval
+	if d == 0 {
+		h.markersOn, h.markersDecided = binary.BigEndian.Uint32(b) == 0, true
+		return
+	}
+	n := int(binary.BigEndian.Uint16(b))
+	if d >= mpa.ULPDULengthLen+n+mpa.PadLen(n)+mpa.CRCLen {
+		return // the FPDU ends before the marker position
+	}
+	if len(b) >= d+mpa.MarkerLen {
+		h.markersOn, h.markersDecided = binary.BigEndian.Uint32(b[d:]) == uint32(d), true
+	}
+}
+
+// markersUnplaced reports that h's FPDUs may carry markers whose positions
+// are not known: the MPA frame that starts h's FPDU stream was lost (a hole
+// at the start), and the frame that governs h's markers says M or was lost
+// too, while the other direction's frame was seen (else nothing says the
+// stream is iWARP with markers at all, and a guess would find markers in
+// any data).
+func (h *iwarpHalf) markersUnplaced() bool {
+	s := h.s
+	if h.fpduBaseKnown || !(s.reqSeen || s.repSeen) {
+		return false
+	}
+	on, known := h.markers()
+	return on || !known
+}
+
+// placeMarkers looks, in the FPDU whose header starts b (stream position
+// at), for the first marker: four octets at distance d (4-aligned, under
+// the marker interval) from the header that read 0, d (RFC 5044 §5: a
+// marker points back at the header of the FPDU it sits in). When found,
+// the markers' positions are known from there on.
+func (h *iwarpHalf) placeMarkers(b []byte, at int) {
+	if len(b) < mpa.ULPDULengthLen {
+		return
+	}
+	n := int(binary.BigEndian.Uint16(b))
+	end := min(len(b), mpa.ULPDULengthLen+n+mpa.PadLen(n)+mpa.CRCLen+mpa.MarkerLen, mpa.MarkerInterval)
+	for d := 4; d+mpa.MarkerLen <= end; d += 4 {
+		if binary.BigEndian.Uint32(b[d:]) == uint32(d) {
+			h.fpduBase, h.fpduBaseKnown = at+d-mpa.MarkerInterval, true
+			return
+		}
+	}
 }
 
 // fpdu decodes the FPDU at the start of b (data offset p).
 func (h *iwarpHalf) fpdu(b []byte, p int, final bool) (int, bool) {
 	w := h.s.w
 	at := h.pos + p
+	if h.markersUnplaced() {
+		h.placeMarkers(b, at)
+	}
+	h.decideMarkers(b, at)
 	opts := h.options(at)
 	n, ok := mpa.PeekULPDULength(b, opts.StreamOffset, opts.Markers)
 	if !ok {
@@ -697,8 +778,18 @@ func (h *iwarpHalf) resync(b []byte, p int, final bool) (int, bool) {
 		if !plausibleFPDU(hdr, n) {
 			continue
 		}
+		placed := false
+		if h.markersUnplaced() {
+			// Where the markers sit, if this is an FPDU that spans one.
+			if h.placeMarkers(b[q:], at); h.fpduBaseKnown {
+				placed, opts = true, h.options(at)
+			}
+		}
 		wl := mpa.WireLen(n, opts.StreamOffset, opts.Markers)
 		if q+wl > len(b) {
+			if placed {
+				h.fpduBaseKnown = false
+			}
 			if final {
 				break
 			}
@@ -714,6 +805,9 @@ func (h *iwarpHalf) resync(b []byte, p int, final bool) (int, bool) {
 		if f.DecodeFromBytes(b[q:q+wl], gopacket.NilDecodeFeedback) != nil || !markersAgree(&f) {
 			// The markers inside the candidate point elsewhere: it is
 			// not an FPDU start.
+			if placed {
+				h.fpduBaseKnown = false
+			}
 			continue
 		}
 		// A marker inside the candidate that points back at it (checked
@@ -727,11 +821,17 @@ func (h *iwarpHalf) resync(b []byte, p int, final bool) (int, bool) {
 			var wait bool
 			confirmed, wait = h.chain(b[q+wl:], at+wl, need, final)
 			if wait {
+				if placed {
+					h.fpduBaseKnown = false
+				}
 				h.scanned += q
 				return q, false
 			}
 		}
 		if !confirmed {
+			if placed {
+				h.fpduBaseKnown = false
+			}
 			continue
 		}
 		if !h.fpduBaseKnown {
