@@ -216,3 +216,46 @@ func TestIWARPGapPinned(t *testing.T) {
 		}
 	}
 }
+
+// TestIWARPGapMarkersLostFrame loses the MPA request, then the reply, of
+// the capture with markers and CRC both ways: the direction whose FPDU
+// stream start was in the lost frame finds where its markers sit from a
+// marker that points back at an FPDU, the other learns whether it sends
+// markers from the first marker position an FPDU spans. Every RDMAP
+// message decoded is one the whole capture has on the same frame, nearly
+// all are decoded, and no error comes from markers the decoder could not
+// place (a CRC over them, framing lost).
+func TestIWARPGapMarkersLostFrame(t *testing.T) {
+	frames := testcap.Frames(t, testcap.Synthetic("synth-iwarp-markers-crc.pcap"))
+	orig := summarise(frames)
+	all := 0
+	for _, s := range orig {
+		all += len(s.rdmaps)
+	}
+	for _, lost := range []int{4, 5} {
+		got := summarise(slices.Delete(slices.Clone(frames), lost-1, lost))
+		decoded := 0
+		for m, g := range got {
+			if m == 0 {
+				continue
+			}
+			n := m
+			if m >= lost {
+				n = m + 1
+			}
+			if len(g.bad) > 0 {
+				t.Errorf("without frame %d: frame %d: findings %v", lost, m, g.bad)
+			}
+			if len(g.rdmaps) == 0 {
+				continue
+			}
+			decoded += len(g.rdmaps)
+			if !slices.Equal(g.rdmaps, orig[n].rdmaps) {
+				t.Errorf("without frame %d: frame %d: RDMAP %q, the whole capture %q (frame %d)", lost, m, g.rdmaps, orig[n].rdmaps, n)
+			}
+		}
+		if decoded < all-3 {
+			t.Errorf("without frame %d: %d of %d RDMAP messages decoded", lost, decoded, all)
+		}
+	}
+}

@@ -861,13 +861,15 @@ func (h *iwarpHalf) resync(b []byte, p int, final bool) (int, bool) {
 // chain reports whether need plausible FPDU headers follow one another at
 // the start of b (stream position at), or wait when b ends before they can
 // be checked and more data may come. A chain that ends exactly at the end
-// of b is enough at the end of the input, and in a stream that was in sync
-// before (a hole, or framing lost): senders align FPDUs with TCP segments
-// (RFC 5044 §8), so the FPDU that ends the data at hand is decoded on the
-// frame that carried it, not held for the next header.
+// of b is enough at the end of the input, and in a stream known to be
+// iWARP (in sync before a hole or lost framing, or an MPA frame of the
+// connection seen): senders align FPDUs with TCP segments (RFC 5044 §8),
+// so the FPDU that ends the data at hand is decoded on the frame that
+// carried it, not held for the next header.
 func (h *iwarpHalf) chain(b []byte, at, need int, final bool) (ok, wait bool) {
+	known := h.synced || h.s.reqSeen || h.s.repSeen
 	for i := 0; i < need; i++ {
-		if len(b) == 0 && (final || h.synced) {
+		if len(b) == 0 && (final || known) {
 			return true, false
 		}
 		opts := h.options(at)
