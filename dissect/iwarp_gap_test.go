@@ -243,8 +243,10 @@ func TestIWARPGapMarkersLostFrame(t *testing.T) {
 			if m >= lost {
 				n = m + 1
 			}
-			if len(g.bad) > 0 {
-				t.Errorf("without frame %d: frame %d: findings %v", lost, m, g.bad)
+			// Without the request its RFC 8797 inline thresholds are not
+			// known: a long inline reply is measured against the default.
+			if bad := slices.DeleteFunc(g.bad, func(c string) bool { return c == CodeReplyChunkMissing }); len(bad) > 0 {
+				t.Errorf("without frame %d: frame %d: findings %v", lost, m, bad)
 			}
 			if len(g.rdmaps) == 0 {
 				continue
