@@ -198,18 +198,17 @@ func (c *Capture) Record(rec *dissect.Record, t *conn.Tracker) error {
 		}
 	}
 	for i := range p.msgs {
-		if done, ok := c.calls.message(rec, &p, &p.msgs[i], c.index.lookupMsg(&p, &p.msgs[i])); ok {
-			if err := c.rpc.write(c.calls.row(c.name, done)); err != nil {
+		if pc, rp, ok := c.calls.message(rec, &p.msgs[i], c.index.lookupMsg(&p, &p.msgs[i])); ok {
+			if err := c.rpc.write(c.calls.row(c.name, &pc, &rp)); err != nil {
 				return c.fail(err)
 			}
 		}
-		for c.calls.evicted != nil {
-			old := c.calls.evicted
-			c.calls.evicted = old.nextEvicted
-			if err := c.rpc.write(c.calls.row(c.name, old)); err != nil {
+		for j := range c.calls.evicted {
+			if err := c.rpc.write(c.calls.row(c.name, &c.calls.evicted[j], &reply{})); err != nil {
 				return c.fail(err)
 			}
 		}
+		c.calls.evicted = c.calls.evicted[:0]
 	}
 	if c.packets != nil && !rec.EndOfInput() {
 		if err := c.packets.write(p.row(c.name, rec, connID)); err != nil {
@@ -253,7 +252,7 @@ func (c *Capture) Finish(t *conn.Tracker) error {
 		}
 	}
 	for _, pc := range c.calls.unanswered() {
-		if err := c.rpc.write(c.calls.row(c.name, pc)); err != nil {
+		if err := c.rpc.write(c.calls.row(c.name, &pc, &reply{})); err != nil {
 			return c.fail(err)
 		}
 	}

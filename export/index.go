@@ -13,23 +13,55 @@ import (
 // MPA frame (the only frames that add or complete connections): the new
 // connections, and those still waiting for their reply.
 type connIndex struct {
-	keys    map[connKey]int
-	commIDs map[uint32]int
+	keys    map[connKey]int32
+	commIDs map[uint32]int32
+	ends    endpoints
 	seen    int                // connections of the tracker indexed so far
 	waiting []*conn.Connection // indexed before their reply
 }
 
+// connKey is an index key, its ends by number (endpoints; 0: none) so
+// that a key of the connections of a long capture takes 16 octets, not
+// 80.
 type connKey struct {
-	dst  endpoint
-	src  endpoint // iWARP only
-	qpn  uint32
-	tcp  bool
-	zero bool
+	dst, src uint32 // src: iWARP only
+	qpn      uint32
+	tcp      bool
 }
+
+// endpoints numbers endpoints from 1: the index's keys and the calls
+// awaiting their reply keep an endpoint's number.
+type endpoints struct {
+	ids  map[endpoint]uint32
+	list []endpoint // list[n-1] is endpoint n
+}
+
+// id returns e's number, numbering it if it has none.
+func (x *endpoints) id(e endpoint) uint32 {
+	if n, ok := x.ids[e]; ok {
+		return n
+	}
+	if x.ids == nil {
+		x.ids = map[endpoint]uint32{}
+	}
+	x.list = append(x.list, e)
+	n := uint32(len(x.list))
+	x.ids[e] = n
+	return n
+}
+
+// find returns e's number; false when it has none (no key names it).
+func (x *endpoints) find(e endpoint) (uint32, bool) {
+	n, ok := x.ids[e]
+	return n, ok
+}
+
+// get returns endpoint n.
+func (x *endpoints) get(n uint32) endpoint { return x.list[n-1] }
 
 func (x *connIndex) refresh(t *conn.Tracker) {
 	if x.keys == nil {
-		x.keys, x.commIDs = map[connKey]int{}, map[uint32]int{}
+		x.keys, x.commIDs = map[connKey]int32{}, map[uint32]int32{}
 	}
 	cs := t.Connections()
 	still := x.waiting[:0]
@@ -55,25 +87,49 @@ func host(p conn.Peer) endpoint { return endpoint{addr: p.Addr, lid: p.LID} }
 // add indexes c's keys; it reports whether c is complete (nothing more
 // will be learnt from a later message).
 func (x *connIndex) add(c *conn.Connection) bool {
+	id := int32(c.ID)
 	if c.ClientCommID != 0 {
-		x.commIDs[c.ClientCommID] = c.ID
+		x.commIDs[c.ClientCommID] = id
 	}
 	if c.ServerCommID != 0 {
-		x.commIDs[c.ServerCommID] = c.ID
+		x.commIDs[c.ServerCommID] = id
 	}
 	if c.Transport == conn.IWARP {
-		cl, sv := c.Client, c.Server
-		x.keys[connKey{dst: endpoint{cl.Addr, cl.LID, cl.Port}, src: endpoint{sv.Addr, sv.LID, sv.Port}, tcp: true}] = c.ID
-		x.keys[connKey{dst: endpoint{sv.Addr, sv.LID, sv.Port}, src: endpoint{cl.Addr, cl.LID, cl.Port}, tcp: true}] = c.ID
+		cl := x.ends.id(endpoint{c.Client.Addr, c.Client.LID, c.Client.Port})
+		sv := x.ends.id(endpoint{c.Server.Addr, c.Server.LID, c.Server.Port})
+		x.keys[connKey{dst: cl, src: sv, tcp: true}] = id
+		x.keys[connKey{dst: sv, src: cl, tcp: true}] = id
 		return true
 	}
 	if c.ClientQPN != 0 {
-		x.keys[connKey{dst: host(c.Client), qpn: c.ClientQPN}] = c.ID
+		x.keys[connKey{dst: x.ends.id(host(c.Client)), qpn: c.ClientQPN}] = id
 	}
 	if c.ServerQPN != 0 {
-		x.keys[connKey{dst: host(c.Server), qpn: c.ServerQPN}] = c.ID
+		x.keys[connKey{dst: x.ends.id(host(c.Server)), qpn: c.ServerQPN}] = id
 	}
 	return c.Replied() || c.State == conn.StateRejected
+}
+
+// stream returns the id of the connection of the TCP stream from src to
+// dst (0: none known).
+func (x *connIndex) stream(src, dst endpoint) int {
+	s, ok := x.ends.find(src)
+	d, ok2 := x.ends.find(dst)
+	if !ok || !ok2 {
+		return 0
+	}
+	return int(x.keys[connKey{dst: d, src: s, tcp: true}])
+}
+
+// queuePair returns the id of the connection of queue pair qpn at dst
+// (its port ignored; 0: none known).
+func (x *connIndex) queuePair(dst endpoint, qpn uint32) int {
+	dst.port = 0
+	d, ok := x.ends.find(dst)
+	if !ok {
+		return 0
+	}
+	return int(x.keys[connKey{dst: d, qpn: qpn}])
 }
 
 // lookup returns the id of the connection of the packet (0: none known).
@@ -87,12 +143,10 @@ func (x *connIndex) lookup(p *packetView) int {
 		}
 	}
 	if p.tcp {
-		return x.keys[connKey{dst: p.dst, src: p.src, tcp: true}]
+		return x.stream(p.src, p.dst)
 	}
 	if p.bth != nil {
-		d := p.dst
-		d.port = 0
-		return x.keys[connKey{dst: d, qpn: p.bth.DestQP}]
+		return x.queuePair(p.dst, p.bth.DestQP)
 	}
 	return 0
 }
@@ -104,11 +158,9 @@ func (x *connIndex) lookupMsg(p *packetView, m *rpcMsg) int {
 		return 0
 	}
 	if p.tcp {
-		return x.keys[connKey{dst: m.dst, src: m.src, tcp: true}]
+		return x.stream(m.src, m.dst)
 	}
-	d := m.dst
-	d.port = 0
-	return x.keys[connKey{dst: d, qpn: m.qp}]
+	return x.queuePair(m.dst, m.qp)
 }
 
 // cmConn finds a CM message's connection by its communication IDs.
@@ -139,7 +191,7 @@ func (x *connIndex) cmConn(cm *ibcm.CM) int {
 			continue
 		}
 		if c, ok := x.commIDs[id]; ok {
-			return c
+			return int(c)
 		}
 	}
 	return 0

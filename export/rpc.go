@@ -1,7 +1,6 @@
 package export
 
 import (
-	"container/list"
 	"time"
 
 	"github.com/cmpd-dissect/cmpd-dissect/dissect"
@@ -14,14 +13,22 @@ import (
 // RDMA_NOMSG or RDMA_ERROR the call it answers (Header.Answers: the reply
 // went into the reply chunk, or the transport refused the call). It keeps
 // the calls awaiting their reply, by their frame and xid, at most max, the
-// oldest given up first (written as unanswered).
+// oldest given up first (written as unanswered). The calls a capture never
+// answers stay to its end, so a call is kept in a few octets: in a slot of
+// a table whose slots are reused, its ends by number.
 type callMatcher struct {
 	max     int
-	pending map[callKey]*list.Element
-	order   list.List // *pendingCall, oldest first
-	// evicted lists the calls given up by the last message, linked by
-	// nextEvicted, for the caller to write.
-	evicted *pendingCall
+	pending map[callKey]int32 // the slot of each call awaiting its reply
+	// slots hold the calls awaiting their reply, linked oldest first from
+	// oldest to newest by prev and next; free links the free slots by
+	// next. -1 ends a chain.
+	slots          []pendingCall
+	oldest, newest int32
+	free           int32
+	ends           endpoints
+	// evicted lists the calls given up by the last message, for the
+	// caller to write.
+	evicted []pendingCall
 }
 
 // callKey is a call's frame and xid (a frame may hold several calls).
@@ -30,23 +37,26 @@ type callKey struct {
 	xid   uint32
 }
 
+// pendingCall is a call (or, hasCall false, what is known of the call of a
+// reply whose call was not captured).
 type pendingCall struct {
-	key          callKey
-	xid          uint32
-	hasCall      bool
-	prog, vers   uint32
-	proc         uint32
-	callFrame    int
-	callTime     time.Time
-	client       endpoint
-	server       endpoint
-	connID       int
-	replyFrame   int
-	replyTime    time.Time
-	replyKind    string
+	key            callKey
+	hasCall        bool
+	prog, vers     uint32
+	proc           uint32
+	callTime       time.Time
+	client, server uint32 // ends numbers
+	connID         int32
+	prev, next     int32
+}
+
+// reply is what a call's reply adds to its row.
+type reply struct {
+	frame        int
+	time         time.Time
+	kind         string
 	hasStat      bool
 	stat, accept uint32
-	nextEvicted  *pendingCall
 }
 
 func (m *callMatcher) init(max int) {
@@ -54,121 +64,148 @@ func (m *callMatcher) init(max int) {
 		max = DefaultMaxCalls
 	}
 	m.max = max
-	m.pending = map[callKey]*list.Element{}
+	m.pending = map[callKey]int32{}
+	m.oldest, m.newest, m.free = -1, -1, -1
 }
 
 // message takes one RPC-over-RDMA message; it returns the call it
-// completes (with ok), to be written.
-func (m *callMatcher) message(rec *dissect.Record, p *packetView, msg *rpcMsg, connID int) (*pendingCall, bool) {
+// completes and its reply (with ok), to be written.
+func (m *callMatcher) message(rec *dissect.Record, msg *rpcMsg, connID int) (pendingCall, reply, bool) {
 	switch {
 	case msg.rpc != nil && msg.rpc.MsgType == rpcrdma.MsgCall:
 		r := msg.rpc
 		if r.Call.Frame != 0 {
-			return nil, false // the call again (retransmitted): the first one's frame stays
+			break // the call again (retransmitted): the first one's frame stays
 		}
 		k := callKey{rec.Frame, r.XID}
 		if _, ok := m.pending[k]; ok {
-			return nil, false
+			break
 		}
-		if m.order.Len() >= m.max {
-			old := m.order.Remove(m.order.Front()).(*pendingCall)
-			delete(m.pending, old.key)
-			old.nextEvicted, m.evicted = m.evicted, old
+		if len(m.pending) >= m.max {
+			m.evicted = append(m.evicted, m.take(m.slots[m.oldest].key))
 		}
-		pc := &pendingCall{key: k, xid: r.XID, hasCall: true, prog: r.Program, vers: r.ProgVersion, proc: r.Procedure,
-			callFrame: rec.Frame, callTime: rec.Time, client: msg.src, server: msg.dst, connID: connID}
-		m.pending[k] = m.order.PushBack(pc)
-		return nil, false
+		m.push(pendingCall{key: k, hasCall: true, prog: r.Program, vers: r.ProgVersion, proc: r.Procedure,
+			callTime: rec.Time, client: m.ends.id(msg.src), server: m.ends.id(msg.dst), connID: int32(connID)})
 	case msg.rpc != nil && msg.rpc.MsgType == rpcrdma.MsgReply:
 		r := msg.rpc
 		pc := m.answer(r.XID, r.Call, msg, connID)
-		pc.replyFrame, pc.replyTime, pc.replyKind = rec.Frame, rec.Time, "rpc"
+		rp := reply{frame: rec.Frame, time: rec.Time, kind: "rpc", hasStat: true, stat: r.ReplyStat, accept: r.AcceptStat}
 		if msg.hdr != nil && msg.hdr.Proc == rpcrdma.ProcNoMsg {
 			// Reassembled from the reply chunk.
-			pc.replyKind = "rdma_nomsg"
+			rp.kind = "rdma_nomsg"
 		}
-		pc.hasStat, pc.stat, pc.accept = true, r.ReplyStat, r.AcceptStat
-		return pc, true
+		return pc, rp, true
 	case msg.hdr != nil && msg.hdr.Known() && (msg.hdr.Proc == rpcrdma.ProcNoMsg || msg.hdr.Proc == rpcrdma.ProcError):
 		// Without an RPC message: an answer when a call with this xid
 		// awaits one (else the requester's call in a read chunk, whose
 		// RPC header was not captured).
 		if msg.hdr.Answers.Frame == 0 {
-			return nil, false
+			break
 		}
 		pc := m.answer(msg.hdr.XID, msg.hdr.Answers, msg, connID)
-		pc.replyFrame, pc.replyTime = rec.Frame, rec.Time
-		pc.replyKind = "rdma_nomsg"
+		rp := reply{frame: rec.Frame, time: rec.Time, kind: "rdma_nomsg"}
 		if msg.hdr.Proc == rpcrdma.ProcError {
-			pc.replyKind = "rdma_error"
+			rp.kind = "rdma_error"
 		}
-		return pc, true
+		return pc, rp, true
 	}
-	return nil, false
+	return pendingCall{}, reply{}, false
 }
 
 // answer returns the call a reply answers: the pending one, or one made
 // from what the dissector knew of it (a reply sent again, a call given up,
 // or, without ref, a call not captured).
-func (m *callMatcher) answer(xid uint32, ref rpcrdma.CallRef, msg *rpcMsg, connID int) *pendingCall {
+func (m *callMatcher) answer(xid uint32, ref rpcrdma.CallRef, msg *rpcMsg, connID int) pendingCall {
 	if ref.Frame != 0 {
-		if pc := m.take(callKey{ref.Frame, xid}); pc != nil {
-			return pc
+		if _, ok := m.pending[callKey{ref.Frame, xid}]; ok {
+			return m.take(callKey{ref.Frame, xid})
 		}
 	}
-	pc := &pendingCall{xid: xid, client: msg.dst, server: msg.src, connID: connID}
+	pc := pendingCall{key: callKey{xid: xid}, client: m.ends.id(msg.dst), server: m.ends.id(msg.src), connID: int32(connID)}
 	if ref.Frame != 0 {
 		pc.hasCall, pc.prog, pc.vers, pc.proc = true, ref.Program, ref.Version, ref.Procedure
-		pc.callFrame, pc.callTime = ref.Frame, time.Unix(0, ref.Time)
+		pc.key.frame, pc.callTime = ref.Frame, time.Unix(0, ref.Time)
 	}
 	return pc
 }
 
-func (m *callMatcher) take(k callKey) *pendingCall {
-	e, ok := m.pending[k]
-	if !ok {
-		return nil
+// push adds pc as the newest call awaiting its reply.
+func (m *callMatcher) push(pc pendingCall) {
+	n := m.free
+	if n >= 0 {
+		m.free = m.slots[n].next
+	} else {
+		n = int32(len(m.slots))
+		m.slots = append(m.slots, pendingCall{})
 	}
+	pc.prev, pc.next = m.newest, -1
+	m.slots[n] = pc
+	if m.newest >= 0 {
+		m.slots[m.newest].next = n
+	} else {
+		m.oldest = n
+	}
+	m.newest = n
+	m.pending[pc.key] = n
+}
+
+// take removes the pending call k (which must be there) and returns it.
+func (m *callMatcher) take(k callKey) pendingCall {
+	n := m.pending[k]
 	delete(m.pending, k)
-	return m.order.Remove(e).(*pendingCall)
+	pc := m.slots[n]
+	if pc.prev >= 0 {
+		m.slots[pc.prev].next = pc.next
+	} else {
+		m.oldest = pc.next
+	}
+	if pc.next >= 0 {
+		m.slots[pc.next].prev = pc.prev
+	} else {
+		m.newest = pc.prev
+	}
+	m.slots[n] = pendingCall{next: m.free}
+	m.free = n
+	return pc
 }
 
 // unanswered returns the calls still awaiting a reply, oldest first, and
 // forgets them.
-func (m *callMatcher) unanswered() []*pendingCall {
-	out := make([]*pendingCall, 0, m.order.Len())
-	for e := m.order.Front(); e != nil; e = e.Next() {
-		out = append(out, e.Value.(*pendingCall))
+func (m *callMatcher) unanswered() []pendingCall {
+	out := make([]pendingCall, 0, len(m.pending))
+	for n := m.oldest; n >= 0; n = m.slots[n].next {
+		out = append(out, m.slots[n])
 	}
-	m.order.Init()
 	clear(m.pending)
+	m.slots, m.oldest, m.newest, m.free = nil, -1, -1, -1
 	return out
 }
 
-func (m *callMatcher) row(capture string, pc *pendingCall) RPC {
-	r := RPC{SchemaVersion: SchemaVersion, Capture: capture, XID: int64(pc.xid),
-		Client: pc.client.String(), Server: pc.server.String(), Connection: frameRef(pc.connID)}
+// row is the row of pc and, if it was answered (rp.frame not 0), its reply.
+func (m *callMatcher) row(capture string, pc *pendingCall, rp *reply) RPC {
+	r := RPC{SchemaVersion: SchemaVersion, Capture: capture, XID: int64(pc.key.xid),
+		Client: m.ends.get(pc.client).String(), Server: m.ends.get(pc.server).String(), Connection: frameRef(int(pc.connID))}
+	callTime := pc.callTime.UTC()
 	if pc.hasCall {
 		r.Program, r.Version, r.Procedure = i64(int64(pc.prog)), i64(int64(pc.vers)), i64(int64(pc.proc))
-		r.CallFrame = i64(int64(pc.callFrame))
-		t := pc.callTime.UTC()
-		r.CallTime = &t
+		r.CallFrame = i64(int64(pc.key.frame))
+		r.CallTime = &callTime
 	}
-	if pc.replyFrame != 0 {
-		r.ReplyFrame = i64(int64(pc.replyFrame))
-		t := pc.replyTime.UTC()
+	if rp.frame != 0 {
+		r.ReplyFrame = i64(int64(rp.frame))
+		t := rp.time.UTC()
 		r.ReplyTime = &t
-		kind := pc.replyKind
+		kind := rp.kind
 		r.ReplyKind = &kind
 		if pc.hasCall {
-			ms := float64(pc.replyTime.Sub(pc.callTime)) / float64(time.Millisecond)
+			ms := float64(rp.time.Sub(pc.callTime)) / float64(time.Millisecond)
 			r.ReplyMS = &ms
 		}
 	}
-	if pc.hasStat {
-		r.ReplyStat = i64(int64(pc.stat))
-		if pc.stat == rpcrdma.ReplyAccepted {
-			r.AcceptStat = i64(int64(pc.accept))
+	if rp.hasStat {
+		r.ReplyStat = i64(int64(rp.stat))
+		if rp.stat == rpcrdma.ReplyAccepted {
+			r.AcceptStat = i64(int64(rp.accept))
 		}
 	}
 	return r
