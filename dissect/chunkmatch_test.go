@@ -428,3 +428,44 @@ func TestChunksPositionZeroCall(t *testing.T) {
 		t.Errorf("reply: chunk data %+v, want the %d octets of the call read", cs, len(call))
 	}
 }
+
+// In steady state the chunk path allocates nothing per packet: a round of
+// a call offering a read chunk, a write chunk and a reply chunk, the
+// server's RDMA Read of the read chunk, its Writes into the write and
+// reply chunks, and the RDMA_NOMSG reply decoded from the reply chunk.
+func TestChunksNoAllocs(t *testing.T) {
+	c := newChunkCap(t)
+	q := qpPair{ibcmtest.Client.QPN, ibcmtest.Server.QPN}
+	c.connect(q, 0x800)
+	setup := len(c.frames)
+	reply := rpcBytes(t, testReply(60), make([]byte, 200))
+	c.send(true, q, &rpcrdma.Header{XID: 60, Reads: []rpcrdma.ReadSegment{{Position: 100, Segment: rpcrdma.Segment{Handle: 0x80, Length: 6000, Offset: 0x10000}}},
+		Writes: []rpcrdma.WriteChunk{oneChunk(0x81, 8192, 0x20000)}, HasReply: true, Reply: oneChunk(0x82, 4096, 0x30000)}, testCall(60), make([]byte, 100))
+	c.read(q, 0x80, 0x10000, make([]byte, 6000), 4096)
+	c.write(q, 0x81, 0x20000, make([]byte, 3000))
+	c.write(q, 0x82, 0x30000, reply)
+	c.send(false, q, &rpcrdma.Header{XID: 60, Proc: rpcrdma.ProcNoMsg, Writes: []rpcrdma.WriteChunk{oneChunk(0x81, 3000, 0x20000)},
+		HasReply: true, Reply: oneChunk(0x82, uint32(len(reply)), 0x30000)}, nil, nil)
+	round := c.frames[setup:]
+	d := New(Options{})
+	for i := range c.frames[:setup] {
+		d.Dissect(&c.frames[i])
+	}
+	run := func() {
+		var r *Record
+		for i := range round {
+			if r = d.Dissect(&round[i]); len(r.Findings) > 0 {
+				t.Fatalf("frame %d: %v", r.Frame, r.Findings)
+			}
+		}
+		if h, ok := r.Layer("rpcrdma").(*rpcrdma.Header); !ok || r.Layer("rpc") == nil || len(h.Chunks) != 3 {
+			t.Fatalf("the round's reply: %s, chunk data %+v: want its RPC message from the reply chunk and its three chunks", layerNames(r), h)
+		}
+	}
+	for range 3 {
+		run()
+	}
+	if n := testing.AllocsPerRun(20, run); n != 0 {
+		t.Errorf("%v allocations per round of %d packets, want 0", n, len(round))
+	}
+}

@@ -62,7 +62,10 @@ type chunkSeg struct {
 	// limits; lossy: the capture lost octets of the connection while the
 	// segment was held (a transfer may be in the hole).
 	hold, dropped, lossy bool
-	buf                  []byte
+	// owned: the call table holds the chain (a call in a position-zero
+	// read chunk is not in it until it is decoded).
+	owned bool
+	buf   []byte
 	// filled is the high-water mark of the octets moved, from the
 	// segment's start (a transfer sent again counts once).
 	filled      int
@@ -139,7 +142,23 @@ type chunkTable struct {
 	// call is told the body of a call that came in a position-zero read
 	// chunk, once all of it was read.
 	call func(rec *Record, conn uint64, xid uint32, head int, body []byte)
+	// orphans are the chains of such calls, oldest first from next (a
+	// ring of maxOrphans): one whose Reads the capture never shows is
+	// forgotten when the ring comes round to it, unless its call was
+	// decoded and the call table holds it.
+	orphans []orphan
+	next    int
 }
+
+type orphan struct {
+	head int
+	conn uint64
+	xid  uint32
+}
+
+// maxOrphans bounds the chains of calls in position-zero read chunks
+// awaiting their Reads.
+const maxOrphans = 4096
 
 func newChunkTable(opts Options) *chunkTable {
 	return &chunkTable{maxConn: opts.MaxChunkBytesPerConn, maxTotal: opts.MaxChunkBytes,
@@ -190,8 +209,28 @@ func (c *chunkTable) advertise(conn uint64, path uint32, setup bool, xid uint32,
 	}
 	for q := head; q != 0; q = c.pool[q-1].next {
 		c.pool[q-1].head = head
+		c.pool[q-1].owned = !nomsg
+	}
+	if nomsg && head != 0 {
+		o := orphan{head, conn, xid}
+		if len(c.orphans) < maxOrphans {
+			c.orphans = append(c.orphans, o)
+		} else {
+			if old := c.orphans[c.next]; c.live(old.head, old.conn, old.xid) && !c.pool[old.head-1].owned {
+				c.forget(old.head, old.conn, old.xid)
+			}
+			c.orphans[c.next] = o
+			c.next = (c.next + 1) % maxOrphans
+		}
 	}
 	return head
+}
+
+// own notes that the call table holds the chain head of call (conn, xid).
+func (c *chunkTable) own(head int, conn uint64, xid uint32) {
+	for q := head; c.live(q, conn, xid); q = c.pool[q-1].next {
+		c.pool[q-1].owned = true
+	}
 }
 
 // live reports whether the segment at pos (plus one) is still the one of

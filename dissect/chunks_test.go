@@ -129,3 +129,19 @@ func TestReplyChunkWriteOutside(t *testing.T) {
 		t.Errorf("reply %q %v, findings %+v, waiting %v: want the 12 octets written in the segment", body, ok, rec.Findings, c.waiting())
 	}
 }
+
+// Calls in position-zero read chunks whose Reads never come (the capture
+// missed them) are not held for ever: at most maxOrphans chains; one
+// whose call was decoded (the call table holds it) is kept.
+func TestPositionZeroChainsBounded(t *testing.T) {
+	c := newChunkTable(DefaultOptions())
+	h := &rpcrdma.Header{Proc: rpcrdma.ProcNoMsg, Reads: []rpcrdma.ReadSegment{{Segment: rpcrdma.Segment{Handle: 1, Length: 100, Offset: 0x1000}}}}
+	kept := c.advertise(1, 0, false, 0, h, true)
+	c.own(kept, 1, 0)
+	for xid := uint32(1); xid < 3*maxOrphans; xid++ {
+		c.advertise(1, 0, false, xid, h, true)
+	}
+	if c.n != maxOrphans+1 || !c.live(kept, 1, 0) {
+		t.Errorf("%d segments held (the decoded call's kept: %v), want %d", c.n, c.live(kept, 1, 0), maxOrphans+1)
+	}
+}

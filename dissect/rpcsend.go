@@ -214,6 +214,7 @@ func (st *rpcSends) chunkCall(rec *Record, conn uint64, xid uint32, head int, bo
 	m.HasHeader = false
 	if m.HasRPC && m.RPC.MsgType == rpcrdma.MsgCall {
 		st.calls.setChunk(xid, head)
+		st.chunks.own(head, conn, xid)
 	}
 	st.add(rec, m, -1, true, err)
 }
