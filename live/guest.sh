@@ -98,7 +98,8 @@ svc_default=$(cat /proc/sys/sunrpc/svc_rdma/max_req_size 2>/dev/null)
 cli_default_w=$(sysctl -n sunrpc.rdma_max_inline_write 2>/dev/null)
 cli_default_r=$(sysctl -n sunrpc.rdma_max_inline_read 2>/dev/null)
 
-# addresses NAME LINK FAMILY: sets IF, SRV (the server's address) and FILTER.
+# addresses LINK FAMILY PORT: sets IF, DEV (the RDMA device), SRV (the
+# server's address) and FILTER (iWARP: the ULP's TCP port).
 addresses() {
 	case $1$2 in
 	rxe4) IF=eth0 SRV=192.0.2.2 ;;
@@ -106,12 +107,28 @@ addresses() {
 	siw4) IF=eth1 SRV=198.51.100.2 ;;
 	siw6) IF=eth1 SRV=2001:db8:2::2 ;;
 	esac
-	case $1 in rxe) FILTER="udp port 4791" ;; siw) FILTER="tcp port 20049" ;; esac
+	case $1 in rxe) DEV=rxe0 FILTER="udp port 4791" ;; siw) DEV=siw0 FILTER="tcp port $3" ;; esac
 }
 
+# The rdma_cm port each kind of scenario listens on.
+kind_port() {
+	case $1 in
+	nvme) echo 4420 ;;     # NVME_RDMA_IP_PORT
+	iser) echo 3260 ;;     # iSCSI's port, which iSER keeps
+	rping) echo 7174 ;;    # rping's default
+	perftest) echo 18515 ;; # perftest's default
+	*) echo 20049 ;;
+	esac
+}
+
+# capture_start NAME: tcpdump on the scenario's interface, or on the one a
+# scenario line names with CAPIF= (any: Linux cooked capture, LINUX_SLL2 by
+# default, CAPLINK=LINUX_SLL for the older header).
 capture_start() { # capture_start NAME
+	local y=()
+	[ -n "$CAPLINK" ] && y=(-y "$CAPLINK")
 	rm -f /tmp/tcpdump.err
-	tcpdump -i "$IF" -s 0 -U --immediate-mode -Z root -w "/tmp/$1.pcap" "$FILTER" 2>/tmp/tcpdump.err &
+	tcpdump -i "${CAPIF:-$IF}" "${y[@]}" -s 0 -U --immediate-mode -Z root -w "/tmp/$1.pcap" "$FILTER" 2>/tmp/tcpdump.err &
 	TCPDUMP=$!
 	local i=0
 	{ set +x; } 2>/dev/null
@@ -208,6 +225,154 @@ client_nfsrefused() {
 	sleep 1
 }
 
+# disk_image FILE: the 1 MiB block device the NVMe-oF and iSER targets
+# export, a known text repeated, so a read shows which bytes it carried.
+disk_image() {
+	[ -e "$1" ] && return 0
+	yes "cmpd-dissect live lab block device" | head -c 1048576 >"$1"
+}
+# await_listen PORT: until an rdma_cm ID listens on PORT (rdma resource
+# show cm_id lists it with state LISTEN).
+await_listen() {
+	local i=0
+	{ set +x; } 2>/dev/null
+	until rdma resource show cm_id 2>/dev/null | grep -qE "state LISTEN.*:$1( |$)"; do
+		i=$((i + 1))
+		[ $i -gt 200 ] && { rdma resource show cm_id; set -x; return 1; }
+		sleep 0.1
+	done
+	set -x
+}
+
+# NVMe-oF: the kernel target (nvmet, nvmet-rdma) exports a file-backed
+# namespace through configfs; the kernel host (nvme-rdma) connects with
+# nvme-cli (admin queue and one I/O queue), reads 4 KiB with O_DIRECT and
+# disconnects.
+NQN=nqn.2026-11.org.example:cmpd-dissect
+HOSTNQN=nqn.2026-11.org.example:cmpd-dissect-host
+HOSTID=5e1f0c2a-7c3d-4b8e-9a61-0d2b3c4e5f60
+configfs_up() {
+	modprobe configfs || return 1
+	mountpoint -q /sys/kernel/config || mount -t configfs configfs /sys/kernel/config
+}
+nvmet_port=0
+server_nvme() { # server_nvme NAME
+	local name=$1 cfs=/sys/kernel/config/nvmet sub port
+	modprobe nvmet && modprobe nvmet-rdma && configfs_up || return 1
+	disk_image /tmp/disk.img || return 1
+	sub=$cfs/subsystems/$NQN
+	if [ ! -d "$sub" ]; then
+		mkdir "$sub" && echo 1 >"$sub/attr_allow_any_host" && mkdir "$sub/namespaces/1" &&
+			echo /tmp/disk.img >"$sub/namespaces/1/device_path" &&
+			echo 1 >"$sub/namespaces/1/buffered_io" && # tmpfs has no O_DIRECT in 6.1
+			echo 1 >"$sub/namespaces/1/enable" || return 1
+	fi
+	nvmet_port=$((nvmet_port + 1))
+	port=$cfs/ports/$nvmet_port
+	mkdir "$port" && echo rdma >"$port/addr_trtype" &&
+		echo "ipv$([ "${SRV#*:}" = "$SRV" ] && echo 4 || echo 6)" >"$port/addr_adrfam" &&
+		echo "$SRV" >"$port/addr_traddr" && echo 4420 >"$port/addr_trsvcid" &&
+		ln -s "$sub" "$port/subsystems/$NQN" || return 1
+	await_listen 4420 || return 1
+	signal "$name.ready"
+	await "$name.client-done" 120
+	rm "$port/subsystems/$NQN" && rmdir "$port"
+}
+client_nvme() { # client_nvme NAME
+	local dev i=0 rc=0
+	modprobe nvme-rdma || return 1
+	nvme connect -t rdma -a "$SRV" -s 4420 -n "$NQN" -q "$HOSTNQN" -I "$HOSTID" -i 1 || return 1
+	until dev=$(ls /dev/nvme[0-9]*n1 2>/dev/null | head -1) && [ -n "$dev" ]; do
+		i=$((i + 1)); [ $i -gt 100 ] && { rc=1; break; }
+		sleep 0.1
+	done
+	if [ $rc = 0 ]; then
+		udevadm settle 2>/dev/null
+		dd if="$dev" of=/tmp/nvme.read bs=4096 count=1 iflag=direct && grep -q "cmpd-dissect live lab" /tmp/nvme.read || rc=1
+	fi
+	nvme disconnect -n "$NQN" || rc=1
+	sleep 0.5
+	return $rc
+}
+
+# iSER: the LIO target (iscsi_target_mod with ib_isert) exports the same
+# kind of file through configfs on a portal with iSER on; open-iscsi's
+# iscsid logs in over its built-in "iser" iface (ib_iser), the client
+# reads 4 KiB with O_DIRECT and logs out.
+IQN=iqn.2026-11.org.example:cmpd-dissect
+lio_np=
+server_iser() { # server_iser NAME
+	local name=$1 t=/sys/kernel/config/target tpg np
+	for m in target_core_mod target_core_file iscsi_target_mod ib_isert; do modprobe $m || return 1; done
+	configfs_up || return 1
+	disk_image /tmp/disk.img || return 1
+	tpg=$t/iscsi/$IQN/tpgt_1
+	if [ ! -d "$tpg" ]; then
+		mkdir -p "$t/core/fileio_0/disk0" &&
+			echo "fd_dev_name=/tmp/disk.img,fd_dev_size=1048576" >"$t/core/fileio_0/disk0/control" &&
+			echo 1 >"$t/core/fileio_0/disk0/enable" &&
+			mkdir -p "$tpg/lun/lun_0" && ln -s "$t/core/fileio_0/disk0" "$tpg/lun/lun_0/disk0" &&
+			echo 0 >"$tpg/attrib/authentication" && echo 1 >"$tpg/attrib/generate_node_acls" &&
+			echo 1 >"$tpg/attrib/cache_dynamic_acls" && echo 0 >"$tpg/attrib/demo_mode_write_protect" || return 1
+	fi
+	if [ "${SRV#*:}" = "$SRV" ]; then np=$tpg/np/$SRV:3260; else np=$tpg/np/[$SRV]:3260; fi
+	mkdir "$np" && echo 1 >"$np/iser" && echo 1 >"$tpg/enable" || return 1
+	await_listen 3260 || return 1
+	signal "$name.ready"
+	await "$name.client-done" 120
+	echo 0 >"$tpg/enable"
+	rmdir "$np"
+}
+client_iser() { # client_iser NAME
+	local dev i=0 rc=0 node
+	for m in ib_iser sd_mod; do modprobe $m || return 1; done
+	mkdir -p /etc/iscsi /var/lib/iscsi /run/lock/iscsi
+	echo "InitiatorName=iqn.2026-11.org.example:cmpd-dissect-initiator" >/etc/iscsi/initiatorname.iscsi
+	pgrep -x iscsid >/dev/null || iscsid || return 1
+	node=(-m node -T "$IQN" -p "$SRV:3260" -I iser)
+	[ "${SRV#*:}" = "$SRV" ] || node=(-m node -T "$IQN" -p "[$SRV]:3260" -I iser)
+	iscsiadm "${node[@]}" -o new || return 1
+	iscsiadm "${node[@]}" --login || return 1
+	until dev=$(ls /dev/sd[a-z] 2>/dev/null | head -1) && [ -n "$dev" ]; do
+		i=$((i + 1)); [ $i -gt 200 ] && { rc=1; break; }
+		sleep 0.1
+	done
+	if [ $rc = 0 ]; then
+		udevadm settle 2>/dev/null
+		dd if="$dev" of=/tmp/iser.read bs=4096 count=1 iflag=direct && grep -q "cmpd-dissect live lab" /tmp/iser.read || rc=1
+	fi
+	iscsiadm "${node[@]}" --logout || rc=1
+	iscsiadm "${node[@]}" -o delete
+	sleep 0.5
+	return $rc
+}
+
+# rping (rdmacm-utils): COUNT ping-pongs of SIZE octets (a Send carrying
+# the buffer's address, key and length, an RDMA Read, a Send, an RDMA
+# Write), no private data.
+server_rping() { # server_rping NAME COUNT SIZE
+	rping -s -a "$SRV" -C "$2" -S "$3" &
+	local pid=$!
+	await_listen 7174 || { kill $pid; return 1; }
+	signal "$1.ready"
+	wait $pid
+}
+client_rping() {
+	rping -c -a "$SRV" -C "$2" -S "$3" -v
+}
+
+# perftest over rdma_cm (-R): PROGRAM ITERS SIZE (ib_send_bw, ib_write_bw).
+server_perftest() { # server_perftest NAME PROGRAM ITERS SIZE
+	"$2" -R -d "$DEV" -n "$3" -s "$4" &
+	local pid=$!
+	await_listen 18515 || { kill $pid; return 1; }
+	signal "$1.ready"
+	wait $pid
+}
+client_perftest() {
+	"$2" -R -d "$DEV" -n "$3" -s "$4" "$SRV"
+}
+
 # siw_swap KO: replace siw0 by the siw module at path KO (the variant
 # build, or "default" for the standard one).
 siw_swap() {
@@ -223,7 +388,7 @@ scenario() { # scenario NAME LINK FAMILY KIND ARGS…
 	local name=$1 link=$2 fam=$3 kind=$4 t0 rc=0
 	shift 4
 	if [ -n "$ONLY" ] && ! [[ $name =~ $ONLY ]]; then return 0; fi
-	addresses "$link" "$fam"
+	addresses "$link" "$fam" "$(kind_port "$kind")"
 	t0=$(date +%s.%N)
 	echo "=== scenario $name ($ROLE)"
 	if [ "$kind" = siwmod ]; then # both VMs (or the one named) swap siw; no capture
@@ -257,7 +422,7 @@ scenario() { # scenario NAME LINK FAMILY KIND ARGS…
 	await "$name.ready" 120 || rc=1
 	[ $rc = 0 ] && { capture_start "$name" || rc=1; }
 	[ $rc = 0 ] && { "client_$kind" "$name" "$@" || rc=1; }
-	[[ $kind == nfs* ]] && signal "$name.client-done"
+	[[ $kind == nfs* || $kind == nvme || $kind == iser ]] && signal "$name.client-done"
 	{ set +x; } 2>/dev/null
 	until [ -e "/live/ctl/$name.server-ok" ] || [ -e "/live/ctl/$name.server-failed" ]; do
 		sleep 0.1

@@ -44,7 +44,8 @@ die() { printf '[live] FAILED: %s\n' "$*" >&2; exit 1; }
 # --- packages -------------------------------------------------------------
 PKGS="qemu-system-x86 busybox-static rdma-core ibverbs-utils ibverbs-providers librdmacm-dev
 libibverbs-dev rdmacm-utils tcpdump nfs-kernel-server nfs-common rpcbind linux-headers-amd64
-linux-source-6.1 kmod cpio xz-utils bc iproute2 procps git gcc make libelf-dev"
+linux-source-6.1 kmod cpio xz-utils bc iproute2 procps git gcc make libelf-dev
+nvme-cli open-iscsi perftest"
 missing=()
 for p in $PKGS; do
 	st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)

@@ -17,6 +17,17 @@
 #                 receives, at tc ingress after the capture saw it]
 #         nfsrefused: a kernel NFS mount the server refuses; ARGS = vers SECS
 #                 (the client kills the mount after SECS seconds)
+#         nvme:   NVMe-oF: nvmet-rdma target (configfs, a 1 MiB file-backed
+#                 namespace), nvme-cli connect (one I/O queue), a 4 KiB read,
+#                 disconnect; rdma_cm port 4420
+#         iser:   iSER: LIO target (configfs, a 1 MiB fileio LUN, portal with
+#                 iser on), open-iscsi login over its iser iface, a 4 KiB
+#                 read, logout; rdma_cm port 3260
+#         rping:  rping -s / rping -c; ARGS = count size; port 7174
+#         perftest: perftest over rdma_cm (-R); ARGS = program iters size;
+#                 port 18515
+# CAPIF=IF before "scenario" makes tcpdump capture on IF (any: Linux cooked
+# capture) instead of the link's netdev, CAPLINK=DLT gives tcpdump -y DLT.
 #
 # RFC 8797 messages used (f6ab0e18 = Format Identifier, then version, flags
 # (R = 0x01), send size, receive size; size byte v = (v+1) KiB):
@@ -78,3 +89,21 @@ scenario rxe4-nfs42-drop rxe 4 nfs 4.2 0 0 0 7
 scenario siw4-mpa1-setup siw 4 siwmod mpa1 client
 scenario siw4-mpa1-nfs42 siw 4 nfsrefused 4.2 30
 scenario siw4-mpa1-teardown siw 4 siwmod default client
+# Linux cooked capture: tcpdump -i any in the client VM (LINUX_SLL2, the
+# default of tcpdump 4.99 with libpcap 1.10; -y LINUX_SLL for the older
+# header) during the NFSv4.2 mount: the same exchange as the *-nfs42 ones.
+CAPIF=any scenario rxe4-nfs42-any rxe 4 nfs 4.2 0 0 0
+CAPIF=any CAPLINK=LINUX_SLL scenario siw4-nfs42-sll siw 4 nfs 4.2 0 0 0
+# Other upper layers of the kernel and rdma-core: NVMe-oF (nvmet-rdma
+# target, nvme-rdma host), iSER (LIO with ib_isert, open-iscsi with
+# ib_iser), rping and perftest (-R: rdma_cm) traffic.
+# iSER on rxe only: on iWARP the LIO portal's iSCSI/TCP listener and
+# ib_isert's rdma_cm listener both need the kernel TCP port (siw listens
+# with a real socket, no port mapper), so rdma_listen fails with
+# EADDRINUSE.
+scenario rxe4-iser rxe 4 iser
+for l in rxe siw; do
+	scenario $l"4-nvme" $l 4 nvme
+	scenario $l"4-rping" $l 4 rping 3 64
+	scenario $l"4-perftest-send" $l 4 perftest ib_send_bw 5 64
+done
