@@ -426,6 +426,10 @@ func (d *Dissector) decodeChain(first gopacket.LayerType, data []byte, base int)
 		}
 	}
 	bth := d.checkICRC(&icrc)
+	if cm, ok := last.(*ibcm.CM); ok && err == nil {
+		// Before its findings are collected: they depend on the service.
+		d.sends.services.hintCM(r, cm)
+	}
 	d.collectFindings()
 	if err != nil {
 		off, name := base, first

@@ -45,6 +45,7 @@ type service struct {
 	// RFC 8166's default when its REQ carried none), 0 when unknown.
 	peer   uint32
 	inline int
+	port   uint16 // the rdma_cm port in an IP port space (ibcm.ULPPort), 0 when none
 }
 
 // cmConn is a connection as serviceTable knows it: its service, each
@@ -182,7 +183,7 @@ func (t *serviceTable) learnCM(rec *Record, cm *ibcm.CM) (ended cmConn, ok bool)
 		if cm.REQ.ServiceID.IsIPoIBCM() {
 			s.kind = ulp.KindIPoIBCM
 		} else if port, ok := ibcm.ULPPort(sid); ok {
-			s.kind = ulp.ByPort(port)
+			s.kind, s.port = ulp.ByPort(port), port
 		}
 		s.inline = defaultInline
 		if rd := &cm.PD.Reading; rd.Valid {
@@ -219,6 +220,19 @@ func (t *serviceTable) learnCM(rec *Record, cm *ibcm.CM) (ended cmConn, ok bool)
 		return c, true
 	}
 	return
+}
+
+// hintCM decodes the private data of a REP or REJ in rec again with the
+// port of the REQ it answers (ibcm.CM.SetServicePort), when that REQ was
+// seen: the message itself names no service.
+func (t *serviceTable) hintCM(rec *Record, cm *ibcm.CM) {
+	id, ok := cm.AnswersREQ()
+	if !ok {
+		return
+	}
+	if c, ok := t.ids.get(qpEnd{netFlowOf(rec).Dst(), id}); ok && c.s.port != 0 {
+		cm.SetServicePort(c.s.port)
+	}
 }
 
 // lookup returns the service of the QP a Send went to.

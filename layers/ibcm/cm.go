@@ -278,6 +278,31 @@ func (c *CM) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	return nil
 }
 
+// AnswersREQ returns the Remote Communication ID of a REP, or of a REJ of a
+// REQ: the Local Communication ID of the REQ the message answers, by which
+// a reader that saw that REQ finds the service it named.
+func (c *CM) AnswersREQ() (commID uint32, ok bool) {
+	switch {
+	case c.AttributeID == AttrREP:
+		return c.REP.RemoteCommID, true
+	case c.AttributeID == AttrREJ && c.REJ.MessageRejected == 0:
+		return c.REJ.RemoteCommID, true
+	}
+	return 0, false
+}
+
+// SetServicePort decodes the ULP private data of a REP or REJ again as
+// the ULP listening on the rdma_cm port of the REQ it answers would send
+// it. Those messages name no service, so DecodeFromBytes could only read
+// them without the port: an NVMe-oF REP's crqsize is then no known ULP's
+// and gets RFC 8797's "no Format Identifier" note.
+func (c *CM) SetServicePort(port uint16) {
+	if _, ok := c.AnswersREQ(); !ok {
+		return
+	}
+	c.PD = pvtdata.Dissect(c.ULPData, pvtdata.Hint{Msg: messages[c.AttributeID].kind, Port: port}, pvtdata.ModeRFC8797)
+}
+
 // methodExpected reports whether the MAD method is one CM uses for the
 // attribute: Send for the messages, Get/Set/GetResp for ClassPortInfo.
 func (c *CM) methodExpected() bool {
@@ -451,11 +476,19 @@ func (c *CM) AppendFindings(dst []finding.Finding) []finding.Finding {
 	if known && c.AttributeID != AttrClassPortInfo && c.PD.ULP.Kind != pvtdata.ULPZero && c.PD.ULP.Kind != pvtdata.ULPEmpty {
 		start := len(dst)
 		dst = c.PD.AppendFindings(dst)
-		for i := start; i < len(dst); i++ {
-			if dst[i].Offset >= 0 {
-				dst[i].Offset += c.pdOffset + c.ULPOffset
+		out := dst[:start]
+		for _, f := range dst[start:] {
+			if c.AttributeID == AttrREJ && f.Code == pvtdata.CodeNotFound {
+				// A rejection negotiates nothing: no RFC 8797 message
+				// in it is not worth a note (conn says the same).
+				continue
 			}
+			if f.Offset >= 0 {
+				f.Offset += c.pdOffset + c.ULPOffset
+			}
+			out = append(out, f)
 		}
+		dst = out
 	}
 	return dst
 }

@@ -167,6 +167,8 @@ type Frame struct {
 	// reading (ModeRFC8797), with the Hint of the frame's kind; Identify
 	// redoes it with the TCP port.
 	PD pvtdata.PrivateData
+	// port is the passive side's TCP port Identify was given (0: none).
+	port uint16
 }
 
 // LayerType returns LayerTypeFrame.
@@ -301,9 +303,14 @@ func (f *Frame) splitIRDORD() {
 	f.ULPData = pd[IRDORDLen:]
 }
 
+// portNFS is NFS's IANA port, where NFS/RDMA servers may listen as well
+// (ibcm.PortNFS).
+const portNFS = 2049
+
 // Identify redoes the decode of the ULP data with the passive side's TCP
 // port, which the frame does not carry (the stream does).
 func (f *Frame) Identify(port uint16) {
+	f.port = port
 	f.PD = pvtdata.Dissect(f.ULPData, pvtdata.Hint{Port: port, Msg: f.msgKind()}, pvtdata.ModeRFC8797)
 }
 
@@ -468,6 +475,13 @@ func (f *Frame) AppendFindings(dst []finding.Finding) []finding.Finding {
 	}
 	if f.Kind == FrameReply && f.Rejected() {
 		add(CodeRejected, finding.SeverityInfo, refMPA, 16, "the responder rejected the connection (R flag)")
+	}
+	if k := f.PD.ULP.Kind; (k == pvtdata.ULPEmpty || k == pvtdata.ULPZero) && f.port != pvtdata.PortNFSRDMA && f.port != portNFS {
+		// No ULP data for a service that is not RPC-over-RDMA: no RFC
+		// 8797 message is nothing to note, as on an IB CM message whose
+		// private data is all padding (an NFS/RDMA peer that sends none
+		// uses RFC 8797's defaults: that one is noted).
+		return dst
 	}
 	start := len(dst)
 	dst = f.PD.AppendFindings(dst)
