@@ -82,11 +82,10 @@ func fuzzRunAll(t *testing.T, data []byte) {
 func seedCaptures(f *testing.F) []*torture.Capture {
 	var caps []*torture.Capture
 	for _, p := range captureFiles(f) {
-		raw, err := os.ReadFile(p)
-		if err != nil {
+		c, raw, err := torture.ReadFile(p)
+		if raw == nil {
 			f.Fatal(err)
 		}
-		c, err := torture.Parse(filepath.Base(p), raw)
 		if err != nil {
 			if len(raw) <= fuzzMaxInput {
 				f.Add(raw)

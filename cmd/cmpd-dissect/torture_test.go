@@ -686,11 +686,10 @@ func TestTorture(t *testing.T) {
 		}
 	}
 	for _, capPath := range captureFiles(t) {
-		raw, err := os.ReadFile(capPath)
-		if err != nil {
+		c, raw, err := torture.ReadFile(capPath)
+		if raw == nil {
 			t.Fatal(err)
 		}
-		c, err := torture.Parse(filepath.Base(capPath), raw)
 		if err != nil {
 			t.Errorf("%s: the harness cannot parse a committed capture: %v", capPath, err)
 			continue
@@ -825,8 +824,7 @@ func TestTortureReader(t *testing.T) {
 	start := time.Now()
 	inputs := 0
 	for _, capPath := range captureFiles(t) {
-		raw, _ := os.ReadFile(capPath)
-		c, err := torture.Parse(filepath.Base(capPath), raw)
+		c, _, err := torture.ReadFile(capPath)
 		if err != nil {
 			continue
 		}
@@ -907,11 +905,7 @@ func readFrames(path string) (frames [][]byte, errs []error, panicked any) {
 // loadRealCapture parses one of the committed real captures.
 func loadRealCapture(t testing.TB, name string) *torture.Capture {
 	t.Helper()
-	b, err := os.ReadFile(testcap.Real(name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := torture.Parse(name, b)
+	c, _, err := torture.ReadFile(testcap.Real(name))
 	if err != nil {
 		t.Fatal(err)
 	}

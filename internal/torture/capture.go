@@ -18,6 +18,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/cmpd-dissect/cmpd-dissect/source"
@@ -59,6 +61,18 @@ type Capture struct {
 // ErrNotCapture is returned by Parse for bytes that are neither pcap,
 // pcapng nor gzip.
 var ErrNotCapture = errors.New("torture: not a pcap, pcapng or gzip file")
+
+// ReadFile reads the capture file at path and parses it (Parse, named by
+// the file's base name). raw is the file's bytes, nil when it could not be
+// read; c is nil when err is not.
+func ReadFile(path string) (c *Capture, raw []byte, err error) {
+	raw, err = os.ReadFile(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err = Parse(filepath.Base(path), raw)
+	return c, raw, err
+}
 
 // Parse reads a pcap or pcapng file, possibly gzip-compressed. It is strict:
 // the harness only derives mutants from captures it understands fully.

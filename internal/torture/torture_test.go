@@ -14,13 +14,9 @@ import (
 
 func loadReal(t testing.TB, name string) (*Capture, []byte) {
 	t.Helper()
-	b, err := os.ReadFile(testcap.Real(name))
+	c, b, err := ReadFile(testcap.Real(name))
 	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := Parse(name, b)
-	if err != nil {
-		t.Fatalf("Parse(%s): %v", name, err)
+		t.Fatalf("%s: %v", name, err)
 	}
 	return c, b
 }
