@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/cmpd-dissect/cmpd-dissect/finding"
+	"github.com/cmpd-dissect/cmpd-dissect/internal/defaults"
 	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
 )
 
@@ -48,22 +49,8 @@ const (
 )
 
 func (c Config) withDefaults() Config {
-	if c.MaxConnections <= 0 {
-		c.MaxConnections = DefaultMaxConnections
-	}
-	if c.Timeout <= 0 {
-		c.Timeout = DefaultTimeout
-	}
-	if c.MaxPendingCalls <= 0 {
-		c.MaxPendingCalls = DefaultMaxPendingCalls
-	}
-	if c.MaxFindingsPerCode <= 0 {
-		c.MaxFindingsPerCode = DefaultMaxFindingsPerCode
-	}
-	if c.MaxSteps <= 0 {
-		c.MaxSteps = DefaultMaxSteps
-	}
-	return c
+	return defaults.Fill(c, Config{MaxConnections: DefaultMaxConnections, Timeout: DefaultTimeout,
+		MaxPendingCalls: DefaultMaxPendingCalls, MaxFindingsPerCode: DefaultMaxFindingsPerCode, MaxSteps: DefaultMaxSteps})
 }
 
 // keyKind says what a connKey identifies.

@@ -1,9 +1,9 @@
 package dissect
 
 import (
-	"reflect"
 	"time"
 
+	"github.com/cmpd-dissect/cmpd-dissect/internal/defaults"
 	"github.com/cmpd-dissect/cmpd-dissect/layers/mpa"
 	"github.com/cmpd-dissect/cmpd-dissect/layers/rpcrdma"
 )
@@ -81,12 +81,4 @@ func DefaultOptions() Options {
 
 // withDefaults returns o with every zero or negative limit (every integer
 // or duration field) set to its default.
-func (o Options) withDefaults() Options {
-	v, def := reflect.ValueOf(&o).Elem(), reflect.ValueOf(DefaultOptions())
-	for i := range v.NumField() {
-		if f := v.Field(i); f.CanInt() && f.Int() <= 0 {
-			f.SetInt(def.Field(i).Int())
-		}
-	}
-	return o
-}
+func (o Options) withDefaults() Options { return defaults.Fill(o, DefaultOptions()) }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/cmpd-dissect/cmpd-dissect/dissect"
 	"github.com/cmpd-dissect/cmpd-dissect/finding"
+	"github.com/cmpd-dissect/cmpd-dissect/internal/defaults"
 	"github.com/cmpd-dissect/cmpd-dissect/internal/posindex"
 	"github.com/cmpd-dissect/cmpd-dissect/layers/ibcm"
 )
@@ -172,18 +173,8 @@ type pendingREQ struct {
 
 // New returns an Analyzer.
 func New(cfg Config) *Analyzer {
-	if cfg.MaxQPs <= 0 {
-		cfg.MaxQPs = DefaultMaxQPs
-	}
-	if cfg.MaxRetired <= 0 {
-		cfg.MaxRetired = DefaultMaxRetired
-	}
-	if cfg.MaxPairs <= 0 {
-		cfg.MaxPairs = DefaultMaxPairs
-	}
-	if cfg.MaxStreams <= 0 {
-		cfg.MaxStreams = DefaultMaxStreams
-	}
+	cfg = defaults.Fill(cfg, Config{MaxQPs: DefaultMaxQPs, MaxRetired: DefaultMaxRetired, MaxPairs: DefaultMaxPairs,
+		MaxStreams: DefaultMaxStreams})
 	a := &Analyzer{cfg: cfg, lastPair: -1}
 	a.tcp.max = cfg.MaxStreams
 	return a
