@@ -10,7 +10,6 @@ import (
 
 	"github.com/cmpd-dissect/cmpd-dissect/field"
 	"github.com/cmpd-dissect/cmpd-dissect/finding"
-	"github.com/cmpd-dissect/cmpd-dissect/internal/layerdec"
 )
 
 // Opcode is a BTH OpCode: the transport in the top three bits (RC 0x00,
@@ -413,7 +412,7 @@ func (b *BTH) DecodeWithICRC(data []byte, df gopacket.DecodeFeedback, icrc uint3
 
 func (b *BTH) decode(data []byte, df gopacket.DecodeFeedback, icrc uint32, haveICRC bool) error {
 	if len(data) < bthLen {
-		return layerdec.Truncated(df, "BTH", "header", 0, bthLen, len(data))
+		return truncated(df, "BTH", "header", 0, bthLen, len(data))
 	}
 	w0 := binary.BigEndian.Uint32(data[0:4])
 	w1 := binary.BigEndian.Uint32(data[4:8])

@@ -9,7 +9,6 @@ import (
 
 	"github.com/cmpd-dissect/cmpd-dissect/field"
 	"github.com/cmpd-dissect/cmpd-dissect/finding"
-	"github.com/cmpd-dissect/cmpd-dissect/internal/layerdec"
 	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
 )
 
@@ -236,7 +235,7 @@ func (c *CM) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 		return nil
 	}
 	if len(data) < m.hdr {
-		return layerdec.Truncated(df, m.name, "fixed fields", 0, m.hdr, len(data))
+		return truncated(df, m.name, "fixed fields", 0, m.hdr, len(data))
 	}
 	if len(data) < m.hdr+m.pd {
 		c.probs |= cmProbTruncated

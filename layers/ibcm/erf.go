@@ -10,7 +10,6 @@ import (
 
 	"github.com/cmpd-dissect/cmpd-dissect/field"
 	"github.com/cmpd-dissect/cmpd-dissect/finding"
-	"github.com/cmpd-dissect/cmpd-dissect/internal/layerdec"
 )
 
 // ERF record types (ERF types reference, Wireshark's erf.h).
@@ -117,7 +116,7 @@ func (e *ERF) Dissected() bool { return e.NextLayerType() != gopacket.LayerTypeP
 // that rlen counts and the pcap record does not store is not a fault.
 func (e *ERF) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	if len(data) < erfHeaderLen {
-		return layerdec.Truncated(df, "ERF", "header", 0, erfHeaderLen, len(data))
+		return truncated(df, "ERF", "header", 0, erfHeaderLen, len(data))
 	}
 	*e = ERF{
 		Timestamp: binary.LittleEndian.Uint64(data),
@@ -130,7 +129,7 @@ func (e *ERF) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	off := erfHeaderLen
 	for more := e.Ext; more; {
 		if len(data) < off+8 {
-			return layerdec.Truncated(df, "ERF", "extension header", off, 8, len(data)-off)
+			return truncated(df, "ERF", "extension header", off, 8, len(data)-off)
 		}
 		more = data[off]&erfExtension != 0
 		off += 8
@@ -138,7 +137,7 @@ func (e *ERF) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	}
 	if e.ethernet() {
 		if len(data) < off+erfEthPadLen {
-			return layerdec.Truncated(df, "ERF", "Ethernet offset and pad", off, erfEthPadLen, len(data)-off)
+			return truncated(df, "ERF", "Ethernet offset and pad", off, erfEthPadLen, len(data)-off)
 		}
 		off += erfEthPadLen
 	}

@@ -9,7 +9,6 @@ import (
 	"github.com/gopacket/gopacket/layers"
 
 	"github.com/cmpd-dissect/cmpd-dissect/field"
-	"github.com/cmpd-dissect/cmpd-dissect/internal/layerdec"
 )
 
 // Extension transport headers (IBTA vol. 1 §9.3). Each decodes from the
@@ -39,7 +38,7 @@ type ext struct {
 // naming layer and what when data is shorter.
 func (e *ext) split(data []byte, df gopacket.DecodeFeedback, n int, layer, what string) error {
 	if len(data) < n {
-		return layerdec.Truncated(df, layer, what, 0, n, len(data))
+		return truncated(df, layer, what, 0, n, len(data))
 	}
 	e.Contents, e.Payload = data[:n], data[n:]
 	if e.bth != nil {

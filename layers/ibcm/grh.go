@@ -10,7 +10,6 @@ import (
 
 	"github.com/cmpd-dissect/cmpd-dissect/field"
 	"github.com/cmpd-dissect/cmpd-dissect/finding"
-	"github.com/cmpd-dissect/cmpd-dissect/internal/layerdec"
 )
 
 // ProtoGRH and its fields (tshark: infiniband.grh.*).
@@ -63,7 +62,7 @@ func grhNext(nh uint8) gopacket.LayerType {
 // DecodeFromBytes decodes a GRH; the payload is bounded by PayLen.
 func (g *GRH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	if len(data) < grhLen {
-		return layerdec.Truncated(df, "GRH", "header", 0, grhLen, len(data))
+		return truncated(df, "GRH", "header", 0, grhLen, len(data))
 	}
 	w := binary.BigEndian.Uint32(data)
 	g.IPVer = uint8(w >> 28)

@@ -9,7 +9,6 @@ import (
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 
-	"github.com/cmpd-dissect/cmpd-dissect/internal/layerdec"
 	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
 )
 
@@ -18,7 +17,7 @@ import (
 // current decoder must match field for field.
 func refBTHDecode(b *BTH, data []byte, df gopacket.DecodeFeedback) error {
 	if len(data) < bthLen {
-		return layerdec.Truncated(df, "BTH", "header", 0, bthLen, len(data))
+		return truncated(df, "BTH", "header", 0, bthLen, len(data))
 	}
 	*b = BTH{
 		OpCode: Opcode(data[0]),
@@ -221,7 +220,7 @@ func TestBTHDecodeReference(t *testing.T) {
 // checkPacket.
 func refLRHDecode(l *LRH, data []byte, df gopacket.DecodeFeedback) error {
 	if len(data) < lrhLen {
-		return layerdec.Truncated(df, "LRH", "header", 0, lrhLen, len(data))
+		return truncated(df, "LRH", "header", 0, lrhLen, len(data))
 	}
 	*l = LRH{
 		VL: data[0] >> 4, LVer: data[0] & 0x0f,

@@ -10,7 +10,6 @@ import (
 
 	"github.com/cmpd-dissect/cmpd-dissect/field"
 	"github.com/cmpd-dissect/cmpd-dissect/finding"
-	"github.com/cmpd-dissect/cmpd-dissect/internal/layerdec"
 )
 
 const (
@@ -104,7 +103,7 @@ func lnhLayerType(lnh uint8) gopacket.LayerType {
 // DecodeFromBytes decodes an LRH and checks the VCRC after the packet.
 func (l *LRH) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	if len(data) < lrhLen {
-		return layerdec.Truncated(df, "LRH", "header", 0, lrhLen, len(data))
+		return truncated(df, "LRH", "header", 0, lrhLen, len(data))
 	}
 	// Field by field, as the BTH (a literal assigned to *l is built and
 	// copied whole).

@@ -9,7 +9,6 @@ import (
 
 	"github.com/cmpd-dissect/cmpd-dissect/field"
 	"github.com/cmpd-dissect/cmpd-dissect/finding"
-	"github.com/cmpd-dissect/cmpd-dissect/internal/layerdec"
 )
 
 const (
@@ -101,7 +100,7 @@ func (m *MAD) NextLayerType() gopacket.LayerType {
 // DecodeFromBytes decodes the common MAD header.
 func (m *MAD) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	if len(data) < madHeaderLen {
-		return layerdec.Truncated(df, "MAD", "common header", 0, madHeaderLen, len(data))
+		return truncated(df, "MAD", "common header", 0, madHeaderLen, len(data))
 	}
 	*m = MAD{
 		BaseVersion: data[0], MgmtClass: data[1], ClassVersion: data[2], Method: data[3],

@@ -9,7 +9,6 @@ import (
 
 	"github.com/cmpd-dissect/cmpd-dissect/field"
 	"github.com/cmpd-dissect/cmpd-dissect/finding"
-	"github.com/cmpd-dissect/cmpd-dissect/internal/layerdec"
 )
 
 // DDP header sizes (RFC 5041 §4).
@@ -94,7 +93,7 @@ func HeaderLen(ctrl uint8) int {
 func (d *DDP) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	*d = DDP{}
 	if len(data) < 1 {
-		return layerdec.Truncated(df, "DDP", "control", 0, 1, len(data))
+		return truncated(df, "DDP", "control", 0, 1, len(data))
 	}
 	ctrl := data[0]
 	hl := HeaderLen(ctrl)
@@ -103,7 +102,7 @@ func (d *DDP) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 		if ctrl&DDPFlagTagged != 0 {
 			what = "tagged header"
 		}
-		return layerdec.Truncated(df, "DDP", what, 0, hl, len(data))
+		return truncated(df, "DDP", what, 0, hl, len(data))
 	}
 	d.Tagged = ctrl&DDPFlagTagged != 0
 	d.Last = ctrl&DDPFlagLast != 0

@@ -11,7 +11,6 @@ import (
 
 	"github.com/cmpd-dissect/cmpd-dissect/field"
 	"github.com/cmpd-dissect/cmpd-dissect/finding"
-	"github.com/cmpd-dissect/cmpd-dissect/internal/layerdec"
 )
 
 // FPDU framing constants (RFC 5044 §4).
@@ -190,7 +189,7 @@ func (f *FPDU) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	*f = FPDU{Options: opts, scratch: scratch[:0], Markers: markers[:0]}
 	n, ok := PeekULPDULength(data, opts.StreamOffset, opts.Markers)
 	if !ok {
-		return layerdec.Truncated(df, "FPDU", "ULPDU_Length", 0, ULPDULengthLen, len(data))
+		return truncated(df, "FPDU", "ULPDU_Length", 0, ULPDULengthLen, len(data))
 	}
 	f.ULPDULength = uint16(n)
 	total := WireLen(n, opts.StreamOffset, opts.Markers)

@@ -12,7 +12,6 @@ import (
 
 	"github.com/cmpd-dissect/cmpd-dissect/field"
 	"github.com/cmpd-dissect/cmpd-dissect/finding"
-	"github.com/cmpd-dissect/cmpd-dissect/internal/layerdec"
 	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
 )
 
@@ -259,7 +258,7 @@ func FrameLen(b []byte) int {
 func (f *Frame) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	*f = Frame{}
 	if len(data) < FrameHeaderLen {
-		return layerdec.Truncated(df, "MPA frame", "header", 0, FrameHeaderLen, len(data))
+		return truncated(df, "MPA frame", "header", 0, FrameHeaderLen, len(data))
 	}
 	kind, complete := FrameKindOf(data[:16])
 	if !complete {

@@ -10,7 +10,6 @@ import (
 
 	"github.com/cmpd-dissect/cmpd-dissect/field"
 	"github.com/cmpd-dissect/cmpd-dissect/finding"
-	"github.com/cmpd-dissect/cmpd-dissect/internal/layerdec"
 )
 
 // Opcode is an RDMAP message opcode (RFC 5040 §4.2).
@@ -267,7 +266,7 @@ func (r *RDMAP) DecodeFromDDP(d *DDP, df gopacket.DecodeFeedback) error {
 	switch {
 	case r.Opcode == OpReadRequest && !d.Tagged && d.MO == 0:
 		if len(data) < ReadRequestLen {
-			return layerdec.Truncated(df, "RDMAP", "Read Request header", hoff, ReadRequestLen, len(data))
+			return truncated(df, "RDMAP", "Read Request header", hoff, ReadRequestLen, len(data))
 		}
 		r.ReadRequest = ReadRequest{
 			SinkSTag: binary.BigEndian.Uint32(data[0:4]), SinkTO: binary.BigEndian.Uint64(data[4:12]),
@@ -289,7 +288,7 @@ func (r *RDMAP) DecodeFromDDP(d *DDP, df gopacket.DecodeFeedback) error {
 
 func (r *RDMAP) decodeTerminate(data []byte, hoff int, df gopacket.DecodeFeedback) (int, error) {
 	if len(data) < TerminateControlLen {
-		return 0, layerdec.Truncated(df, "RDMAP", "Terminate Control", hoff, TerminateControlLen, len(data))
+		return 0, truncated(df, "RDMAP", "Terminate Control", hoff, TerminateControlLen, len(data))
 	}
 	t := &r.Terminate
 	t.Layer = data[0] >> 4
@@ -302,7 +301,7 @@ func (r *RDMAP) decodeTerminate(data []byte, hoff int, df gopacket.DecodeFeedbac
 	off := TerminateControlLen
 	if t.HdrM || t.HdrD {
 		if len(data) < off+2 {
-			return 0, layerdec.Truncated(df, "RDMAP", "Terminate DDP Segment Length", hoff+off, 2, len(data)-off)
+			return 0, truncated(df, "RDMAP", "Terminate DDP Segment Length", hoff+off, 2, len(data)-off)
 		}
 		t.DDPSegLen = binary.BigEndian.Uint16(data[off:])
 		t.HasDDPSegLen = true
@@ -310,18 +309,18 @@ func (r *RDMAP) decodeTerminate(data []byte, hoff int, df gopacket.DecodeFeedbac
 	}
 	if t.HdrD {
 		if len(data) < off+1 {
-			return 0, layerdec.Truncated(df, "RDMAP", "terminated DDP header", hoff+off, 1, 0)
+			return 0, truncated(df, "RDMAP", "terminated DDP header", hoff+off, 1, 0)
 		}
 		hl := HeaderLen(data[off])
 		if len(data) < off+hl {
-			return 0, layerdec.Truncated(df, "RDMAP", "terminated DDP header", hoff+off, hl, len(data)-off)
+			return 0, truncated(df, "RDMAP", "terminated DDP header", hoff+off, hl, len(data)-off)
 		}
 		t.DDPHeader = data[off : off+hl]
 		off += hl
 	}
 	if t.HdrR {
 		if len(data) < off+ReadRequestLen {
-			return 0, layerdec.Truncated(df, "RDMAP", "terminated RDMA header", hoff+off, ReadRequestLen, len(data)-off)
+			return 0, truncated(df, "RDMAP", "terminated RDMA header", hoff+off, ReadRequestLen, len(data)-off)
 		}
 		t.RDMAHeader = data[off : off+ReadRequestLen]
 		off += ReadRequestLen
