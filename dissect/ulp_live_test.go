@@ -34,6 +34,8 @@ func TestLiveOtherULPCaptures(t *testing.T) {
 		{"live-siw4-rping.pcap", []string{"REQ empty", "REP empty"}},
 		{"live-rxe4-perftest-send.pcap", []string{"REQ zero", "REP zero", "REQ zero", "REP zero"}},
 		{"live-siw4-perftest-send.pcap", []string{"REQ empty", "REP empty", "REQ empty", "REP empty"}},
+		{"live-rxe4-perftest-write.pcap", []string{"REQ zero", "REP zero", "REQ zero", "REP zero"}},
+		{"live-siw4-perftest-write.pcap", []string{"REQ empty", "REP empty", "REQ empty", "REP empty"}},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			d := New(Options{})

@@ -106,4 +106,5 @@ for l in rxe siw; do
 	scenario $l"4-nvme" $l 4 nvme
 	scenario $l"4-rping" $l 4 rping 3 64
 	scenario $l"4-perftest-send" $l 4 perftest ib_send_bw 5 64
+	scenario $l"4-perftest-write" $l 4 perftest ib_write_bw 5 64
 done
