@@ -153,10 +153,10 @@ func (c *callTable) MatchCall(r *rpcrdma.RPC) {
 		// and its first frame and time (tshark's response time is from
 		// the first call too).
 		e := c.entry(pos)
-		if e.info.chunk != 0 && c.chunks != nil {
-			// Advertised again with the call (setChunk).
-			c.chunks.forget(e.info.chunk, k.conn, k.xid)
-		}
+		// Its chunks stay, with what moved in them already (the Send
+		// sent again after a lost ACK, the Writes done); the decoder
+		// replaces them if this call advertises others.
+		info.chunk = e.info.chunk
 		info.frame, info.time = e.info.frame, e.info.time
 		r.Call = e.info.ref()
 		e.info = info

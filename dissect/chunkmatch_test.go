@@ -44,6 +44,16 @@ func (c *chunkCap) frame(toServer bool, ls ...gopacket.SerializableLayer) int {
 	return n
 }
 
+// again adds frame n once more (an RC packet sent again: same PSN).
+func (c *chunkCap) again(n int) int {
+	f := c.frames[n-1]
+	f.Number = len(c.frames) + 1
+	f.Time = time.Unix(1_700_000_000, int64(f.Number)*1000).UTC()
+	f.Data = append([]byte(nil), f.Data...)
+	c.frames = append(c.frames, f)
+	return f.Number
+}
+
 // connect adds the CM exchange (REQ with the client's RFC 8797 private
 // data, REP, RTU) of connection q.
 func (c *chunkCap) connect(q qpPair, comm uint32) {
@@ -467,5 +477,37 @@ func TestChunksNoAllocs(t *testing.T) {
 	}
 	if n := testing.AllocsPerRun(20, run); n != 0 {
 		t.Errorf("%v allocations per round of %d packets, want 0", n, len(round))
+	}
+}
+
+// A call Send seen again after the server has already written into its
+// write chunk (the requester resent it: its ACK was lost) keeps its
+// chunks and what moved in them: the reply is credited with the Write.
+// A call sent again with other chunks has those instead.
+func TestChunksCallSentAgain(t *testing.T) {
+	c := newChunkCap(t)
+	q := qpPair{ibcmtest.Client.QPN, ibcmtest.Server.QPN}
+	c.connect(q, 0x900)
+	call := &rpcrdma.Header{XID: 70, Writes: []rpcrdma.WriteChunk{oneChunk(0x90, 4096, 0x40000)}}
+	first := c.send(true, q, call, testCall(70), []byte{0, 0, 0, 0})
+	w := c.write(q, 0x90, 0x40000, make([]byte, 1000))
+	again := c.again(first)
+	rep := c.send(false, q, &rpcrdma.Header{XID: 70, Writes: []rpcrdma.WriteChunk{oneChunk(0x90, 1000, 0x40000)}}, testReply(70), nil)
+	c.send(true, q, &rpcrdma.Header{XID: 71, Writes: []rpcrdma.WriteChunk{oneChunk(0x91, 4096, 0x50000)}}, testCall(71), []byte{0, 0, 0, 0})
+	c.send(true, q, &rpcrdma.Header{XID: 71, Writes: []rpcrdma.WriteChunk{oneChunk(0x92, 4096, 0x60000)}}, testCall(71), []byte{0, 0, 0, 0})
+	w71 := c.write(q, 0x92, 0x60000, make([]byte, 10))
+	rep71 := c.send(false, q, &rpcrdma.Header{XID: 71, Writes: []rpcrdma.WriteChunk{oneChunk(0x92, 10, 0x60000)}}, testReply(71), nil)
+	r := c.run()
+	if got := r.codes(len(c.frames)); len(got) != 0 {
+		t.Errorf("findings %v, want none", got)
+	}
+	if want := fmt.Sprintf("call 0x46 %d 6 %d", testProg, first); r.rpc[again] != want {
+		t.Errorf("frame %d: %q, want the call again (%q)", again, r.rpc[again], want)
+	}
+	if cs := r.chunks[rep]; len(cs) != 1 || cs[0].Octets != 1000 || cs[0].FirstFrame != w {
+		t.Errorf("reply of xid 70: %+v, want the 1000 octets of frame %d", cs, w)
+	}
+	if cs := r.chunks[rep71]; len(cs) != 1 || cs[0].Octets != 10 || cs[0].FirstFrame != w71 {
+		t.Errorf("reply of xid 71: %+v, want the 10 octets of frame %d in the chunk advertised last", cs, w71)
 	}
 }

@@ -226,6 +226,38 @@ func (c *chunkTable) advertise(conn uint64, path uint32, setup bool, xid uint32,
 	return head
 }
 
+// same reports whether chain head of call (conn, h.XID) holds the
+// segments h advertises, in the same lists and order.
+func (c *chunkTable) same(head int, conn uint64, h *rpcrdma.Header) bool {
+	q := head
+	next := func(kind chunkKind, s rpcrdma.Segment) bool {
+		if !c.live(q, conn, h.XID) {
+			return false
+		}
+		p := &c.pool[q-1]
+		q = p.next
+		return p.kind == kind && p.handle == s.Handle && p.offset == s.Offset && p.length == s.Length
+	}
+	for _, r := range h.Reads {
+		if !next(chunkRead, r.Segment) {
+			return false
+		}
+	}
+	for _, w := range h.Writes {
+		for _, s := range w.Segments {
+			if !next(chunkWrite, s) {
+				return false
+			}
+		}
+	}
+	for _, s := range h.Reply.Segments {
+		if !next(chunkReply, s) {
+			return false
+		}
+	}
+	return !c.live(q, conn, h.XID)
+}
+
 // own notes that the call table holds the chain head of call (conn, xid).
 func (c *chunkTable) own(head int, conn uint64, xid uint32) {
 	for q := head; c.live(q, conn, xid); q = c.pool[q-1].next {

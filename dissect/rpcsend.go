@@ -122,7 +122,11 @@ func (st *rpcSends) decodeSend(rec *Record, payload []byte, info SendInfo) {
 	h := &m.Header
 	chunk := false
 	if err == nil && m.HasRPC && m.RPC.MsgType == rpcrdma.MsgCall && h.SegmentCount() > 0 {
-		st.calls.setChunk(h.XID, st.chunks.advertise(conn, info.path, info.setup, h.XID, h, false))
+		// A call sent again keeps its chunks when it advertises the same.
+		if old := st.calls.chunkOf(h.XID); old == 0 || !st.chunks.same(old, conn, h) {
+			st.chunks.forget(old, conn, h.XID)
+			st.calls.setChunk(h.XID, st.chunks.advertise(conn, info.path, info.setup, h.XID, h, false))
+		}
 	}
 	if err == nil && m.HasHeader && h.Known() && h.Proc == rpcrdma.ProcNoMsg && h.HasReply {
 		// The reply went by RDMA Write into the reply chunk (RFC 8166
