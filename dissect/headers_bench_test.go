@@ -1,12 +1,12 @@
 package dissect
 
 import (
-	"net/netip"
 	"testing"
 
 	"github.com/gopacket/gopacket/layers"
 
 	"github.com/cmpd-dissect/cmpd-dissect/field"
+	"github.com/cmpd-dissect/cmpd-dissect/field/fieldtest"
 	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
 	"github.com/cmpd-dissect/cmpd-dissect/source"
 )
@@ -61,18 +61,6 @@ func BenchmarkHeaders(b *testing.B) {
 	}
 }
 
-// countVisitor counts the fields it is given.
-type countVisitor struct{ n int }
-
-func (v *countVisitor) Uint(*field.Field, uint64)     { v.n++ }
-func (v *countVisitor) Int(*field.Field, int64)       { v.n++ }
-func (v *countVisitor) Bool(*field.Field, bool)       { v.n++ }
-func (v *countVisitor) String(*field.Field, string)   { v.n++ }
-func (v *countVisitor) Bytes(*field.Field, []byte)    { v.n++ }
-func (v *countVisitor) Addr(*field.Field, netip.Addr) { v.n++ }
-func (v *countVisitor) Begin(*field.Field)            {}
-func (v *countVisitor) End()                          {}
-
 // BenchmarkVisitHeaders times VisitFields of the header layers (Ethernet …
 // BTH and extension headers; not the frame and ULP layers) with a visitor
 // that only counts. Each of 512 frames is decoded by a Dissector of its
@@ -95,7 +83,7 @@ func BenchmarkVisitHeaders(b *testing.B) {
 		}
 		hdrs = append(hdrs, ls)
 	}
-	var v countVisitor
+	var v fieldtest.Counter
 	i := 0
 	for b.Loop() {
 		for _, l := range hdrs[i] {
