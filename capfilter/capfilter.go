@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/cmpd-dissect/cmpd-dissect/internal/exprerr"
 	"golang.org/x/net/bpf"
 )
 
@@ -45,19 +46,10 @@ const Accept = 262144
 const MaxInstructions = 4096
 
 // Error is an expression that is not understood or that does not apply
-// to the link type: Pos is the 0-based byte offset in Expr where the
-// problem is.
-type Error struct {
-	Expr string
-	Pos  int
-	Msg  string
-}
+// to the link type (its Lang is "capture filter").
+type Error = exprerr.Error
 
-// Error renders the message, the expression and a caret under the
-// position, as the display filter's errors do.
-func (e *Error) Error() string {
-	return fmt.Sprintf("capture filter: %s at column %d\n  %s\n  %s^", e.Msg, e.Pos+1, e.Expr, strings.Repeat(" ", e.Pos))
-}
+const lang = "capture filter"
 
 // Filter is a compiled capture filter.
 type Filter struct {
@@ -83,7 +75,7 @@ func Compile(expr string, linkType int) (*Filter, error) {
 	}
 	link, ok := links[linkType]
 	if !ok {
-		return nil, &Error{Expr: expr, Pos: 0, Msg: fmt.Sprintf("capture filters are not supported for link type %s: pcap-filter's syntax applies to Ethernet, Linux cooked and raw IP frames", LinkTypeName(linkType))}
+		return nil, &Error{Lang: lang, Expr: expr, Pos: 0, Msg: fmt.Sprintf("capture filters are not supported for link type %s: pcap-filter's syntax applies to Ethernet, Linux cooked and raw IP frames", LinkTypeName(linkType))}
 	}
 	toks, err := lex(expr)
 	if err != nil {
@@ -96,7 +88,7 @@ func Compile(expr string, linkType int) (*Filter, error) {
 	}
 	root = fold(root)
 	if c, ok := root.(nConst); ok && !bool(c) {
-		return nil, &Error{Expr: expr, Pos: 0, Msg: fmt.Sprintf("expression rejects all packets (on link type %s)", link.name)}
+		return nil, &Error{Lang: lang, Expr: expr, Pos: 0, Msg: fmt.Sprintf("expression rejects all packets (on link type %s)", link.name)}
 	}
 	ins, err := generate(expr, root)
 	if err != nil {

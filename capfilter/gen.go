@@ -135,7 +135,7 @@ func generate(expr string, root node) ([]bpf.Instruction, error) {
 	g.emit(bpf.RetConstant{Val: 0})
 	ins := g.resolve()
 	if len(ins) > MaxInstructions {
-		return nil, &Error{Expr: expr, Pos: 0, Msg: fmt.Sprintf("the program is too long (%d instructions; the kernel takes at most %d)", len(ins), MaxInstructions)}
+		return nil, &Error{Lang: lang, Expr: expr, Pos: 0, Msg: fmt.Sprintf("the program is too long (%d instructions; the kernel takes at most %d)", len(ins), MaxInstructions)}
 	}
 	return ins, nil
 }
@@ -186,7 +186,7 @@ func (g *generator) gen(n node, t, f label) error {
 // is computed.
 func (g *generator) toX(r arith, pos int) error {
 	if g.scratch >= 16 {
-		return &Error{Expr: g.expr, Pos: pos, Msg: "the expression is too deeply nested (BPF has 16 scratch cells)"}
+		return &Error{Lang: lang, Expr: g.expr, Pos: pos, Msg: "the expression is too deeply nested (BPF has 16 scratch cells)"}
 	}
 	slot := g.scratch
 	g.scratch++

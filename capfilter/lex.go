@@ -56,7 +56,7 @@ func lex(expr string) ([]token, error) {
 				escaped = true
 				i++
 				if i >= len(expr) || !isWordStart(expr[i]) {
-					return nil, &Error{Expr: expr, Pos: start, Msg: "a backslash must be followed by a name (\\tcp)"}
+					return nil, &Error{Lang: lang, Expr: expr, Pos: start, Msg: "a backslash must be followed by a name (\\tcp)"}
 				}
 			}
 			j := i
@@ -70,7 +70,7 @@ func lex(expr string) ([]token, error) {
 			}
 			if w == "" {
 				// "::" that is no IPv6 address
-				return nil, &Error{Expr: expr, Pos: start, Msg: fmt.Sprintf("%q is not an IPv6 address", expr[start:min(start+2, len(expr))])}
+				return nil, &Error{Lang: lang, Expr: expr, Pos: start, Msg: fmt.Sprintf("%q is not an IPv6 address", expr[start:min(start+2, len(expr))])}
 			}
 			toks = append(toks, token{kind: tkWord, text: w, pos: start, escaped: escaped})
 			i = j
@@ -86,7 +86,7 @@ func lex(expr string) ([]token, error) {
 			}
 		}
 		if !matched {
-			return nil, &Error{Expr: expr, Pos: i, Msg: fmt.Sprintf("%q is not part of the capture filter language", rune(expr[i]))}
+			return nil, &Error{Lang: lang, Expr: expr, Pos: i, Msg: fmt.Sprintf("%q is not part of the capture filter language", rune(expr[i]))}
 		}
 	}
 	return append(toks, token{kind: tkEOF, pos: len(expr)}), nil

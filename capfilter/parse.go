@@ -143,7 +143,7 @@ func (p *parser) next() token {
 }
 
 func (p *parser) errAt(pos int, format string, args ...any) error {
-	return &Error{Expr: p.expr, Pos: pos, Msg: fmt.Sprintf(format, args...)}
+	return &Error{Lang: lang, Expr: p.expr, Pos: pos, Msg: fmt.Sprintf(format, args...)}
 }
 
 // kw is t's keyword, "" for a value, a name or punctuation.

@@ -42,25 +42,13 @@ import (
 	"github.com/cmpd-dissect/cmpd-dissect/dissect"
 	"github.com/cmpd-dissect/cmpd-dissect/field"
 	"github.com/cmpd-dissect/cmpd-dissect/fieldval"
+	"github.com/cmpd-dissect/cmpd-dissect/internal/exprerr"
 )
 
-// Error is a bad display filter: Pos is the 0-based byte offset in
-// Expr where the problem is.
-type Error struct {
-	Expr string
-	Pos  int
-	Msg  string
-}
+// Error is a bad display filter (its Lang is "display filter").
+type Error = exprerr.Error
 
-// Error renders the message, the expression and a caret under the
-// position:
-//
-//	display filter: expected a value after "==" at column 15
-//	  bth.opcode ==
-//	                ^
-func (e *Error) Error() string {
-	return fmt.Sprintf("display filter: %s at column %d\n  %s\n  %s^", e.Msg, e.Pos+1, e.Expr, strings.Repeat(" ", e.Pos))
-}
+const lang = "display filter"
 
 // Filter is a compiled display filter.
 type Filter struct {
@@ -309,7 +297,7 @@ func Compile(expr string) (*Filter, error) {
 	p := &parser{src: expr, col: fieldval.New()}
 	p.next()
 	if p.tok.kind == tkEOF {
-		return nil, &Error{Expr: expr, Pos: 0, Msg: "empty expression"}
+		return nil, &Error{Lang: lang, Expr: expr, Pos: 0, Msg: "empty expression"}
 	}
 	root, err := p.parseOr()
 	if err != nil {
@@ -357,7 +345,7 @@ type parser struct {
 }
 
 func (p *parser) errf(pos int, format string, args ...any) error {
-	return &Error{Expr: p.src, Pos: pos, Msg: fmt.Sprintf(format, args...)}
+	return &Error{Lang: lang, Expr: p.src, Pos: pos, Msg: fmt.Sprintf(format, args...)}
 }
 
 func isWordByte(c byte) bool {
