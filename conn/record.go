@@ -9,6 +9,7 @@ import (
 	"github.com/cmpd-dissect/cmpd-dissect/layers/ibcm"
 	"github.com/cmpd-dissect/cmpd-dissect/layers/mpa"
 	"github.com/cmpd-dissect/cmpd-dissect/layers/rpcrdma"
+	"github.com/cmpd-dissect/cmpd-dissect/transport"
 )
 
 // frameView is what Record gathers from one record's layers before turning
@@ -229,11 +230,29 @@ func (t *Tracker) recordIBSend(rec *dissect.Record, v *frameView) {
 	if !last {
 		return
 	}
+	if resent(rec) {
+		// The requester sent the Send's last packet again (after a lost
+		// ACK, a NAK or its timeout): the Send completed before; this is
+		// no new message. The transport finding stays on the frame.
+		acc.open = false
+		return
+	}
 	ev := SendEvent{Transport: v.transport(), Src: src, Dst: dst, DestQP: v.bth.DestQP, Invalidate: op.IsInvalidate()}
 	if ev.Invalidate && v.ieth != nil {
 		ev.InvalidateSTag = v.ieth.RKey
 	}
 	t.sendComplete(rec, k, acc, &ev)
+}
+
+// resent reports whether the transport analysis found the frame's request
+// packet sent again (transport.retransmission: a PSN already seen).
+func resent(rec *dissect.Record) bool {
+	for i := range rec.Findings {
+		if f := &rec.Findings[i]; f.Code == transport.CodeRetransmission && (f.Frame == rec.Frame || f.Frame == 0) {
+			return true
+		}
+	}
+	return false
 }
 
 func (t *Tracker) recordIWARPSend(rec *dissect.Record, v *frameView) {

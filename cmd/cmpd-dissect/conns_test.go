@@ -2,10 +2,12 @@ package main
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -203,4 +205,45 @@ func TestCheckUsage(t *testing.T) {
 			t.Errorf("%v: exit %d, stderr %q", args, code, stderr)
 		}
 	}
+}
+
+// TestConnsResentSend: a Send whose packet is captured twice (the
+// requester sent it again: a duplicate here, as after a lost ACK) is one
+// message: conns counts the Sends, Invalidates and credit grants of the
+// capture without the copies, and keeps the transport finding on each
+// copy. Built from live-rxe4-nfs42.pcap with frames 8 (a call) and 11 (its
+// reply, Send with Invalidate) written twice.
+func TestConnsResentSend(t *testing.T) {
+	orig := filepath.Join(real, "live-rxe4-nfs42.pcap")
+	raw, err := os.ReadFile(orig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dup := append([]byte(nil), raw[:24]...)
+	for off, n := 24, 1; off+16 <= len(raw); n++ {
+		end := off + 16 + int(binary.LittleEndian.Uint32(raw[off+8:]))
+		dup = append(dup, raw[off:end]...)
+		if n == 8 || n == 11 {
+			dup = append(dup, raw[off:end]...)
+		}
+		off = end
+	}
+	dupPath := writeTemp(t, "resent.pcap", dup)
+	_, want, _ := runCmd(t, "conns", "-V", orig)
+	code, got, stderr := runCmd(t, "conns", "-V", dupPath)
+	if code != 0 || stderr != "" {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	lines := func(s string) (out []string) {
+		for _, l := range strings.Split(s, "\n") {
+			if strings.Contains(l, "traffic:") || strings.Contains(l, "credits:") {
+				out = append(out, l)
+			}
+		}
+		return out
+	}
+	if g, w := lines(got), lines(want); !slices.Equal(g, w) || len(w) != 2 {
+		t.Errorf("counts with the resent Sends:\n%s\nwant\n%s", strings.Join(g, "\n"), strings.Join(w, "\n"))
+	}
+	wantIn(t, "conns -V", got, "frame 9: warning transport.retransmission", "frame 13: warning transport.retransmission")
 }
