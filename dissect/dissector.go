@@ -25,10 +25,11 @@ type Dissector struct {
 	rec   Record
 	frame Frame
 
-	hdr  commonHeaders // Ethernet … UDP, TCP
-	walk headerWalk    // over hdr
-	ib   *ibcm.Stack   // the InfiniBand layers
-	roce portSet       // the UDP ports of RoCEv2
+	hdr   commonHeaders // Ethernet … UDP, TCP
+	walk  headerWalk    // over hdr
+	ib    *ibcm.Stack   // the InfiniBand layers
+	roce  portSet       // the UDP ports of RoCEv2
+	hosts hostNames     // the IP layers' names (Options.HostNames)
 
 	// truncated is set (gopacket.DecodeFeedback) by a layer that found the
 	// frame cut short by the snap length.
@@ -63,6 +64,10 @@ func New(opts Options) *Dissector {
 	d := &Dissector{ib: ibcm.NewStack()}
 	d.frame.rec = &d.rec
 	d.hdr.udp.roce = &d.roce
+	if opts.ResolveNames || opts.HostFields {
+		d.hosts = hostNames{names: opts.HostNames, resolve: opts.ResolveNames, fields: opts.HostFields}
+		d.hdr.ip4.hosts, d.hdr.ip6.hosts = &d.hosts, &d.hosts
+	}
 	d.walk.h, d.walk.df = &d.hdr, d
 	d.roce = rocePorts(opts)
 	d.rec.Layers = make([]field.Layer, 0, 24)

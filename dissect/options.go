@@ -1,6 +1,7 @@
 package dissect
 
 import (
+	"net/netip"
 	"time"
 
 	"github.com/cmpd-dissect/cmpd-dissect/internal/defaults"
@@ -59,6 +60,17 @@ type Options struct {
 	// or reject is reported (mpa.pd-length-over-512); default
 	// mpa.MaxPrivateData, RFC 5044's 512.
 	MaxPrivateData int
+
+	// Host names (tshark's network name resolution, -N n).
+	//
+	// HostNames are names of IP addresses (pcapng Name Resolution
+	// Blocks); ResolveNames shows them in place of the addresses in the
+	// summary and in ipv4/ipv6 src_host and dst_host.
+	HostNames    map[netip.Addr][]string
+	ResolveNames bool
+	// HostFields makes the IP layers report src_host and dst_host (the
+	// name when ResolveNames has one, else the address, as tshark).
+	HostFields bool
 }
 
 // DefaultOptions returns the default limits: 1 MiB Sends; RC: 16 MiB

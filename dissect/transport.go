@@ -47,6 +47,8 @@ var (
 	fIPv4Src       = ProtoIPv4.Addr("ipv4.src", "Source Address")
 	fIPv4Dst       = ProtoIPv4.Addr("ipv4.dst", "Destination Address")
 	fIPv4OptionLen = ProtoIPv4.Uint("ipv4.options_len", 8, "Options Length").WithUnit("bytes")
+	fIPv4SrcHost   = ProtoIPv4.String("ipv4.src_host", "Source Host")
+	fIPv4DstHost   = ProtoIPv4.String("ipv4.dst_host", "Destination Host")
 
 	ProtoIPv6    = field.NewProto("ipv6", "Internet Protocol Version 6")
 	fIPv6Version = ProtoIPv6.Uint("ipv6.version", 4, "Version")
@@ -57,6 +59,8 @@ var (
 	fIPv6Hlim    = ProtoIPv6.Uint("ipv6.hlim", 8, "Hop Limit")
 	fIPv6Src     = ProtoIPv6.Addr("ipv6.src", "Source Address")
 	fIPv6Dst     = ProtoIPv6.Addr("ipv6.dst", "Destination Address")
+	fIPv6SrcHost = ProtoIPv6.String("ipv6.src_host", "Source Host")
+	fIPv6DstHost = ProtoIPv6.String("ipv6.dst_host", "Destination Host")
 
 	ProtoUDP     = field.NewProto("udp", "User Datagram Protocol")
 	fUDPSrcPort  = ProtoUDP.Uint("udp.srcport", 16, "Source Port")
@@ -289,8 +293,48 @@ func (q *VLAN) VisitFields(v field.Visitor) {
 	v.Uint(fVLANType, uint64(q.Type))
 }
 
+// hostNames are the names the IP layers give their addresses (tshark's
+// network name resolution): a Dissector's options.
+type hostNames struct {
+	names   map[netip.Addr][]string
+	resolve bool // names in place of addresses
+	fields  bool // report src_host and dst_host
+}
+
+// name returns the first name of a, when names are resolved and a has one.
+func (h *hostNames) name(a netip.Addr) (string, bool) {
+	if h == nil || !h.resolve {
+		return "", false
+	}
+	if n := h.names[a]; len(n) > 0 {
+		return n[0], true
+	}
+	return "", false
+}
+
+// host is a's name, or a itself (tshark's ip.src_host without a name).
+func (h *hostNames) host(a netip.Addr) string {
+	if n, ok := h.name(a); ok {
+		return n
+	}
+	return a.String()
+}
+
+// nameOf returns the first name of address ip, when names are resolved
+// and it has one.
+func (h *hostNames) nameOf(ip net.IP) (string, bool) {
+	if h == nil || !h.resolve {
+		return "", false
+	}
+	return h.name(addrOf(ip))
+}
+
 // IPv4 is gopacket's IPv4 layer as a field.Layer.
-type IPv4 struct{ layers.IPv4 }
+type IPv4 struct {
+	layers.IPv4
+	// hosts, when set, names the addresses.
+	hosts *hostNames
+}
 
 func (ip *IPv4) Proto() *field.Proto { return ProtoIPv4 }
 
@@ -362,10 +406,27 @@ func (ip *IPv4) VisitFields(v field.Visitor) {
 	if ip.IHL > 5 {
 		v.Uint(fIPv4OptionLen, uint64(ip.IHL-5)*4)
 	}
+	if ip.hosts != nil && ip.hosts.fields {
+		v.String(fIPv4SrcHost, ip.hosts.host(addrOf(ip.SrcIP)))
+		v.String(fIPv4DstHost, ip.hosts.host(addrOf(ip.DstIP)))
+	}
 }
 
-func (ip *IPv4) AppendSrc(b []byte) []byte { return appendIPv4(b, ip.SrcIP) }
-func (ip *IPv4) AppendDst(b []byte) []byte { return appendIPv4(b, ip.DstIP) }
+// AppendSrc appends the source address, or its name when names are
+// resolved (the summary's column).
+func (ip *IPv4) AppendSrc(b []byte) []byte {
+	if n, ok := ip.hosts.nameOf(ip.SrcIP); ok {
+		return append(b, n...)
+	}
+	return appendIPv4(b, ip.SrcIP)
+}
+
+func (ip *IPv4) AppendDst(b []byte) []byte {
+	if n, ok := ip.hosts.nameOf(ip.DstIP); ok {
+		return append(b, n...)
+	}
+	return appendIPv4(b, ip.DstIP)
+}
 
 // appendIPv4 appends a four-octet address in dotted decimal, as
 // netip.Addr.AppendTo does, without making the netip.Addr (the summary
@@ -402,7 +463,11 @@ func appendIPProto(b []byte, p uint64) []byte {
 }
 
 // IPv6 is gopacket's IPv6 layer as a field.Layer.
-type IPv6 struct{ layers.IPv6 }
+type IPv6 struct {
+	layers.IPv6
+	// hosts, when set, names the addresses.
+	hosts *hostNames
+}
 
 func (ip *IPv6) Proto() *field.Proto { return ProtoIPv6 }
 
@@ -455,10 +520,25 @@ func (ip *IPv6) VisitFields(v field.Visitor) {
 	v.Uint(fIPv6Hlim, uint64(ip.HopLimit))
 	v.Addr(fIPv6Src, addrOf(ip.SrcIP))
 	v.Addr(fIPv6Dst, addrOf(ip.DstIP))
+	if ip.hosts != nil && ip.hosts.fields {
+		v.String(fIPv6SrcHost, ip.hosts.host(addrOf(ip.SrcIP)))
+		v.String(fIPv6DstHost, ip.hosts.host(addrOf(ip.DstIP)))
+	}
 }
 
-func (ip *IPv6) AppendSrc(b []byte) []byte { return addrOf(ip.SrcIP).AppendTo(b) }
-func (ip *IPv6) AppendDst(b []byte) []byte { return addrOf(ip.DstIP).AppendTo(b) }
+func (ip *IPv6) AppendSrc(b []byte) []byte {
+	if n, ok := ip.hosts.nameOf(ip.SrcIP); ok {
+		return append(b, n...)
+	}
+	return addrOf(ip.SrcIP).AppendTo(b)
+}
+
+func (ip *IPv6) AppendDst(b []byte) []byte {
+	if n, ok := ip.hosts.nameOf(ip.DstIP); ok {
+		return append(b, n...)
+	}
+	return addrOf(ip.DstIP).AppendTo(b)
+}
 
 // AppendInfo names the next header for packets nothing else decoded.
 func (ip *IPv6) AppendInfo(b []byte) []byte { return appendIPProto(b, uint64(ip.NextHeader)) }

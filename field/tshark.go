@@ -24,6 +24,9 @@ var tsharkAliases = [...]struct {
 }{
 	// either-side fields
 	{"ip.addr", "ipv4.addr", ours},
+	{"ip.src_host", "ipv4.src_host", ours},
+	{"ip.dst_host", "ipv4.dst_host", ours},
+	{"ip.host", "ipv4.host", ours},
 	{"eth.addr", "ethernet.addr", ours},
 	// ipv6.addr, tcp.port and udp.port are our own names too.
 	// aeth
@@ -307,6 +310,8 @@ var eitherFields = [...]struct {
 	{"ethernet.addr", "Source or Destination Address", [2]string{"ethernet.src", "ethernet.dst"}},
 	{"ipv4.addr", "Source or Destination Address", [2]string{"ipv4.src", "ipv4.dst"}},
 	{"ipv6.addr", "Source or Destination Address", [2]string{"ipv6.src", "ipv6.dst"}},
+	{"ipv4.host", "Source or Destination Host", [2]string{"ipv4.src_host", "ipv4.dst_host"}},
+	{"ipv6.host", "Source or Destination Host", [2]string{"ipv6.src_host", "ipv6.dst_host"}},
 	{"tcp.port", "Source or Destination Port", [2]string{"tcp.srcport", "tcp.dstport"}},
 	{"udp.port", "Source or Destination Port", [2]string{"udp.srcport", "udp.dstport"}},
 	{"grh.gid", "Source or Destination GID", [2]string{"grh.sgid", "grh.dgid"}},

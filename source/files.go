@@ -1,7 +1,9 @@
 package source
 
 import (
+	"errors"
 	"io"
+	"net/netip"
 	"os"
 	"sync/atomic"
 	"time"
@@ -155,4 +157,49 @@ func (fs *Files) Close() error {
 	}
 	fs.unmaps = nil
 	return err
+}
+
+// ReadNames reads each regular file of names to its end and returns the
+// host names of their Name Resolution Blocks (pcapng), a later file's
+// after an earlier's; nil when there are none. tshark writes these blocks
+// at the end of a file, so a one-pass reader knows the names only after
+// the packets: this is the first pass (tshark -2 -N n uses them for every
+// packet). Standard input, pipes and FIFOs are left out (they can be read
+// only once); a damaged record ends its file's pass.
+func ReadNames(names []string) (map[netip.Addr][]string, error) {
+	var all map[netip.Addr][]string
+	for _, name := range names {
+		if name == "-" {
+			continue
+		}
+		if st, err := os.Stat(name); err != nil || !st.Mode().IsRegular() {
+			continue
+		}
+		f, err := Open(name, nil)
+		if err != nil {
+			return nil, err
+		}
+		var fr Frame
+		for n := 1; ; n++ {
+			err := f.Next(&fr, n)
+			var re *RecordError
+			if errors.As(err, &re) || err == io.EOF {
+				break
+			}
+			if err != nil {
+				f.Close()
+				return nil, err
+			}
+		}
+		for a, ns := range f.Names() {
+			if all == nil {
+				all = map[netip.Addr][]string{}
+			}
+			all[a] = append(all[a], ns...)
+		}
+		if err := f.Close(); err != nil {
+			return nil, err
+		}
+	}
+	return all, nil
 }

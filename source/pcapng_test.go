@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"testing"
@@ -424,5 +426,29 @@ func TestPcapNGLinkType(t *testing.T) {
 	defer f.Close()
 	if f.LinkType() != LinkTypeEthernet || f.Format() != FormatPcapNG {
 		t.Fatalf("link type %d, format %v", f.LinkType(), f.Format())
+	}
+}
+
+// TestReadNames: the names of the Name Resolution Block tshark wrote after
+// the packets, from a first pass; files without one, and standard input,
+// add none.
+func TestReadNames(t *testing.T) {
+	names, err := ReadNames([]string{"-", "../testdata/pcaps/real/live-rxe4-rfc8797.pcap", convertedDir + "live-rxe4-rfc8797.tshark-nrb.pcapng",
+		convertedDir + "live-siw4-rfc8797.tshark-nrb.pcapng"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[netip.Addr][]string{
+		netip.MustParseAddr("192.0.2.1"): {"nfs-client.lab"}, netip.MustParseAddr("192.0.2.2"): {"nfs-server.lab"},
+		netip.MustParseAddr("198.51.100.1"): {"siw-client.lab"}, netip.MustParseAddr("198.51.100.2"): {"siw-server.lab"},
+	}
+	if fmt.Sprint(names) != fmt.Sprint(want) {
+		t.Errorf("names %v, want %v", names, want)
+	}
+	if names, err := ReadNames([]string{"../testdata/pcaps/real/live-rxe4-rfc8797.pcap"}); names != nil || err != nil {
+		t.Errorf("pcap: %v, %v", names, err)
+	}
+	if _, err := ReadNames([]string{convertedDir + "no-such-file.pcapng"}); err != nil {
+		t.Errorf("a missing file is the run's to report: %v", err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
 	"os"
 	"os/signal"
 	"runtime"
@@ -38,6 +39,16 @@ type inputFlags struct {
 	// queuePairs: the command reads the transport analysis' summaries of
 	// the queue pairs (conns, export); others let them go as they end.
 	queuePairs bool
+	// names are the packet views' host names (-N n), hostFields whether
+	// the IP layers report src_host and dst_host.
+	names      *hostNaming
+	hostFields bool
+}
+
+// hostNaming is -N n's name resolution: the names of the files' Name
+// Resolution Blocks.
+type hostNaming struct {
+	hosts map[netip.Addr][]string
 }
 
 func (in *inputFlags) register(cmd *cobra.Command) {
@@ -299,7 +310,11 @@ func (in *inputFlags) dissector() *dissect.Dissector {
 // dissectorOptions are the Dissector's options from these flags: the
 // RoCE ports and the limits.
 func (in *inputFlags) dissectorOptions() dissect.Options {
-	return in.limits.apply(dissect.Options{RoCEPorts: in.rocePorts})
+	o := dissect.Options{RoCEPorts: in.rocePorts, HostFields: in.hostFields}
+	if in.names != nil {
+		o.HostNames, o.ResolveNames = in.names.hosts, true
+	}
+	return in.limits.apply(o)
 }
 
 // each reads every frame, dissects it and calls fn; keep reports whether

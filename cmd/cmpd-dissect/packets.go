@@ -13,6 +13,7 @@ import (
 	"github.com/cmpd-dissect/cmpd-dissect/dissect"
 	"github.com/cmpd-dissect/cmpd-dissect/field"
 	"github.com/cmpd-dissect/cmpd-dissect/finding"
+	"github.com/cmpd-dissect/cmpd-dissect/source"
 	"github.com/cmpd-dissect/cmpd-dissect/view"
 )
 
@@ -53,6 +54,8 @@ type packetFlags struct {
 	summary  bool     // -P
 	timeFmt  string   // -t
 	expand   string   // -O
+	resolve  string   // -N
+	noNames  bool     // -n
 }
 
 // setupPacketView makes the packet view the root command's own flags and
@@ -94,6 +97,8 @@ unreadable capture.`
 	f.StringVarP(&pf.expand, "expand", "O", "", "with -V (implied): show the fields of these `PROTOCOLS` only (comma-separated; the others show their title line)")
 	f.BoolVar(&pf.check, "check", false, "exit 1 if any error finding was raised")
 	f.BoolVar(&pf.findings, "findings", false, "print every finding on stderr as it is raised")
+	f.StringVarP(&pf.resolve, "name-resolution", "N", "", "enable name resolution as tshark: `FLAGS` n shows the host names of the files' pcapng Name Resolution Blocks for IP addresses (summary, ip.src_host, ip.dst_host, ip.host); tshark's other flags (d, m, N, t, v) are accepted and change nothing")
+	f.BoolVarP(&pf.noNames, "no-name-resolution", "n", false, "disable all name resolution (the default; -N overrides it, as in tshark)")
 	root.RegisterFlagCompletionFunc("output-format", cobra.FixedCompletions([]string{"text", "json", "fields"}, cobra.ShellCompDirectiveNoFileComp))
 	root.RegisterFlagCompletionFunc("time-format", cobra.FixedCompletions(view.TimeFormats, cobra.ShellCompDirectiveNoFileComp))
 	root.RegisterFlagCompletionFunc("color", cobra.FixedCompletions([]string{"auto", "always", "never"}, cobra.ShellCompDirectiveNoFileComp))
@@ -236,6 +241,9 @@ func runPackets(cmd *cobra.Command, args []string, pf *packetFlags) error {
 		}
 		pf.verbose = true
 	}
+	if err := pf.setNaming(args); err != nil {
+		return err
+	}
 	var filter *dfilter.Filter
 	if pf.filter != "" {
 		if filter, err = dfilter.Compile(pf.filter); err != nil {
@@ -345,4 +353,32 @@ func escapeLine(s string) string {
 		}
 		return r
 	}, s)
+}
+
+// setNaming reads -N: with n, the host names of the input files' Name
+// Resolution Blocks name IP addresses; src_host and dst_host are
+// reported when names are resolved or -e or -Y asks for them (tshark
+// gives them always: the address when there is no name).
+func (pf *packetFlags) setNaming(args []string) error {
+	for i, c := range pf.resolve {
+		if !strings.ContainsRune("dmnNtv", c) {
+			return optionError("-N", pf.resolve, i, "%q is not a name resolution flag (d, m, n, N, t, v)", c)
+		}
+	}
+	asked := strings.Contains(pf.filter, "host")
+	for _, e := range pf.fields {
+		if f, ok := field.Lookup(e); ok && strings.HasSuffix(f.Name, "host") {
+			asked = true
+		}
+	}
+	pf.in.hostFields = asked
+	if !strings.Contains(pf.resolve, "n") {
+		return nil
+	}
+	names, err := source.ReadNames(append(append([]string(nil), pf.in.reads...), args...))
+	if err != nil {
+		return err
+	}
+	pf.in.names, pf.in.hostFields = &hostNaming{hosts: names}, true
+	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -414,11 +415,11 @@ func TestLiveReportAndPrivileges(t *testing.T) {
 // TestCompletionOfTsharkNames: -e completes tshark's names as well as ours.
 func TestCompletionOfTsharkNames(t *testing.T) {
 	got, _ := completeFieldNames(nil, nil, "ip.s")
-	if len(got) != 1 || got[0] != "ip.src\tSource Address" {
-		t.Errorf("ip.s completes to %q", got)
+	if want := []string{"ip.src\tSource Address", "ip.src_host\tSource Host"}; !slices.Equal(got, want) {
+		t.Errorf("ip.s completes to %q, want %q", got, want)
 	}
 	got, _ = completeFieldNames(nil, nil, "ipv4.s")
-	if len(got) != 1 || got[0] != "ipv4.src\tSource Address" {
-		t.Errorf("ipv4.s completes to %q", got)
+	if want := []string{"ipv4.src\tSource Address", "ipv4.src_host\tSource Host"}; !slices.Equal(got, want) {
+		t.Errorf("ipv4.s completes to %q, want %q", got, want)
 	}
 }

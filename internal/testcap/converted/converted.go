@@ -30,4 +30,6 @@ var Captures = []Capture{
 	{"live-rxe4-rfc8797.dumpcap-lo.pcapng", []string{"real/live-rxe4-rfc8797.pcap"}, false},
 	{"live-siw4-rfc8797.dumpcap-lo.pcapng", []string{"real/live-siw4-rfc8797.pcap"}, false},
 	{"empty.dumpcap-lo.pcapng", nil, false},
+	{"live-rxe4-rfc8797.tshark-nrb.pcapng", []string{"real/live-rxe4-rfc8797.pcap"}, true},
+	{"live-siw4-rfc8797.tshark-nrb.pcapng", []string{"real/live-siw4-rfc8797.pcap"}, true},
 }
