@@ -245,10 +245,11 @@ func (t *Tracker) recordIBSend(rec *dissect.Record, v *frameView) {
 }
 
 // resent reports whether the transport analysis found the frame's request
-// packet sent again (transport.retransmission: a PSN already seen).
+// packet sent again, its original captured before (a retransmission
+// of a packet the capture lost is the first copy seen).
 func resent(rec *dissect.Record) bool {
 	for i := range rec.Findings {
-		if f := &rec.Findings[i]; f.Code == transport.CodeRetransmission && (f.Frame == rec.Frame || f.Frame == 0) {
+		if f := &rec.Findings[i]; (f.Frame == rec.Frame || f.Frame == 0) && transport.SentBefore(f) {
 			return true
 		}
 	}

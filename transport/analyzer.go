@@ -15,6 +15,7 @@
 package transport
 
 import (
+	"strings"
 	"time"
 
 	"github.com/cmpd-dissect/cmpd-dissect/dissect"
@@ -378,6 +379,18 @@ func (a *Analyzer) request(rec *dissect.Record, f *frameFacts, q *qp, now int64)
 	q.ePSN, q.eHi = (p+lo)&psnMask, (p+hi)&psnMask
 }
 
+// notCaptured is what a retransmission finding says when the capture
+// never showed the original (SentBefore).
+const notCaptured = ", the original is not in the capture"
+
+// SentBefore reports whether f is a transport.retransmission finding of a
+// request whose original the capture showed (or may have shown, longer
+// ago than the analysis remembers): the packet repeats one already seen.
+// A retransmission of a packet the capture lost is the first copy seen.
+func SentBefore(f *finding.Finding) bool {
+	return f.Code == CodeRetransmission && !strings.Contains(f.Message, notCaptured)
+}
+
 // resent reports a request whose PSN was already passed.
 func (a *Analyzer) resent(rec *dissect.Record, f *frameFacts, q *qp, p uint32, now int64) {
 	q.sum.Retransmissions++
@@ -388,7 +401,7 @@ func (a *Analyzer) resent(rec *dissect.Record, f *frameFacts, q *qp, p uint32, n
 		msg += ", first sent in frame " + itoa(uint64(s.frame)) + " " + durationText(time.Duration(now-s.t)) + " earlier"
 		s.tag |= slotResent
 	case q.gapOpen && psnDiff(p, q.gapFrom) >= 0 && psnDiff(p, q.gapTo) <= 0:
-		msg += ", the original is not in the capture (gap reported in frame " + itoa(uint64(q.gapFrame)) + ")"
+		msg += notCaptured + " (gap reported in frame " + itoa(uint64(q.gapFrame)) + ")"
 		if q.gapLost {
 			msg += ": the network lost it, the responder asked for it again"
 		}

@@ -246,4 +246,12 @@ func TestConnsResentSend(t *testing.T) {
 		t.Errorf("counts with the resent Sends:\n%s\nwant\n%s", strings.Join(g, "\n"), strings.Join(w, "\n"))
 	}
 	wantIn(t, "conns -V", got, "frame 9: warning transport.retransmission", "frame 13: warning transport.retransmission")
+	// The real RNR capture: one Send, refused twice by RNR NAK and sent
+	// again after each. The synthetic loss capture: of its two resent
+	// Sends, one's original was never captured (the first copy seen, a
+	// message) and one's was: five messages.
+	_, got, _ = runCmd(t, "conns", "-V", filepath.Join(real, "live-rxe4-rnr-nfsnull.pcap"))
+	wantIn(t, "conns -V of the RNR capture", got, "traffic: client → server 1 Sends (1 RPC-over-RDMA")
+	_, got, _ = runCmd(t, "conns", "-V", filepath.Join(pcaps, "synthetic", "synth-transport-rocev2-loss.pcap"))
+	wantIn(t, "conns -V of the loss capture", got, "traffic: client → server 5 Sends (5 RPC-over-RDMA")
 }
