@@ -49,14 +49,20 @@ func (p *PrivateData) Proto() *field.Proto { return Proto }
 
 // VisitFields reports the length, the ULP label, the RFC 8797 reading (for
 // RPC-over-RDMA data, or wherever an identifier was seen) or the other
-// ULP's fields, and whether the readers diverge.
+// ULP's fields, and, for data not recognised as another ULP's, whether
+// the RFC 8797 readers diverge.
 func (p *PrivateData) VisitFields(v field.Visitor) {
 	v.Uint(fLength, uint64(len(p.Data)))
 	p.ULP.VisitFields(v)
 	if p.ULP.Kind == ULPRPCRDMA || p.Reading.Found || p.Reading.NumCandidates() > 0 {
 		p.Reading.VisitFields(v)
 	}
-	v.Bool(fDivergence, p.Divergent)
+	if !p.ULP.Kind.Other() {
+		// Another ULP's data holds no Format Identifier (it would be
+		// RPC-over-RDMA's), so the RFC 8797 readers cannot disagree on
+		// it: nothing of RFC 8797 is shown with it.
+		v.Bool(fDivergence, p.Divergent)
+	}
 }
 
 // AppendFindings appends what the reading noticed and the reader divergence,
