@@ -34,7 +34,14 @@ type anySocket struct {
 const sllHeaderLen = 16
 
 // openAny opens the socket for "-i any".
-func openAny(opts LiveOptions) (*anySocket, error) {
+func openAny(opts LiveOptions) (*anySocket, error) { return openCooked(opts, 0) }
+
+// openCooked opens a cooked socket on the interface of index ifindex, or
+// on every interface (0). libpcap captures an interface whose link layer
+// it has no link type for (IPoIB's ARPHRD_INFINIBAND, a tun device's
+// ARPHRD_NONE …) so too: what the kernel hands a raw socket there is no
+// Ethernet frame.
+func openCooked(opts LiveOptions, ifindex int) (*anySocket, error) {
 	flt, err := capfilter.Compile(opts.Filter, LinkTypeLinuxSLL)
 	if err != nil {
 		return nil, err
@@ -61,13 +68,19 @@ func openAny(opts LiveOptions) (*anySocket, error) {
 	binary.BigEndian.PutUint16(proto[:], unix.ETH_P_ALL)
 	a.fd, err = unix.Socket(unix.AF_PACKET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, int(binary.NativeEndian.Uint16(proto[:])))
 	if err != nil {
-		return nil, permissionHint("any", err)
+		return nil, permissionHint(opts.Interface, err)
+	}
+	if ifindex != 0 {
+		if err := unix.Bind(a.fd, &unix.SockaddrLinklayer{Protocol: binary.NativeEndian.Uint16(proto[:]), Ifindex: ifindex}); err != nil {
+			unix.Close(a.fd)
+			return nil, permissionHint(opts.Interface, err)
+		}
 	}
 	// A receive timeout, so that Next sees Stop, the deadline and Idle.
 	tv := unix.NsecToTimeval(pollTimeout.Nanoseconds())
 	if err := unix.SetsockoptTimeval(a.fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv); err != nil {
 		unix.Close(a.fd)
-		return nil, permissionHint("any", err)
+		return nil, permissionHint(opts.Interface, err)
 	}
 	return a, nil
 }

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
+	"strings"
 	"syscall"
 	"time"
 
@@ -18,7 +20,9 @@ import (
 )
 
 // Live captures from a network interface with an AF_PACKET socket (no cgo,
-// no libpcap). Frames are Ethernet (loopback too).
+// no libpcap). Frames are Ethernet (loopback too), or Linux cooked
+// (LINKTYPE_LINUX_SLL) for "any" and for interfaces whose link layer is
+// not Ethernet (IPoIB, tun), as libpcap gives them.
 type Live struct {
 	opts     LiveOptions
 	tp       *afpacket.TPacket
@@ -41,8 +45,17 @@ const pollTimeout = 50 * time.Millisecond
 
 // OpenLive starts capturing on opts.Interface.
 func OpenLive(opts LiveOptions) (*Live, error) {
-	if opts.Interface == AnyInterface {
-		a, err := openAny(opts)
+	if opts.Interface == AnyInterface || !ethernetLike(opts.Interface) {
+		ifindex := 0
+		if opts.Interface != AnyInterface {
+			ifc, err := net.InterfaceByName(opts.Interface)
+			if err != nil {
+				_, err = checkInterface(opts.Interface)
+				return nil, err
+			}
+			ifindex = ifc.Index
+		}
+		a, err := openCooked(opts, ifindex)
 		if err != nil {
 			return nil, err
 		}
@@ -269,4 +282,22 @@ func DropPrivileges(u *PrivUser) error {
 		return fmt.Errorf("-Z %s: still uid %d gid %d after setuid", u.Name, os.Geteuid(), os.Getegid())
 	}
 	return nil
+}
+
+// ethernetLike reports whether the interface's frames are Ethernet frames
+// on a raw packet socket: its ARPHRD_ type (sysfs) is Ethernet or
+// loopback, or cannot be read (then the raw socket is tried as before).
+func ethernetLike(name string) bool {
+	if strings.Contains(name, "/") {
+		return true
+	}
+	b, err := os.ReadFile("/sys/class/net/" + name + "/type")
+	if err != nil {
+		return true
+	}
+	switch strings.TrimSpace(string(b)) {
+	case "1", "772":
+		return true
+	}
+	return false
 }
