@@ -140,22 +140,28 @@ func generate(expr string, root node) ([]bpf.Instruction, error) {
 	return ins, nil
 }
 
+// then generates "a and b" (or false) or "a or b" (or true): a is
+// tested first; where its outcome does not settle the answer (true for
+// "and", false for "or") b is tested next.
+func (g *generator) then(a, b node, t, f label, or bool) error {
+	mid := g.newLabel()
+	at, af := mid, f
+	if or {
+		at, af = t, mid
+	}
+	if err := g.gen(a, at, af); err != nil {
+		return err
+	}
+	g.placeLabel(mid)
+	return g.gen(b, t, f)
+}
+
 func (g *generator) gen(n node, t, f label) error {
 	switch n := n.(type) {
 	case nAnd:
-		mid := g.newLabel()
-		if err := g.gen(n.a, mid, f); err != nil {
-			return err
-		}
-		g.placeLabel(mid)
-		return g.gen(n.b, t, f)
+		return g.then(n.a, n.b, t, f, false)
 	case nOr:
-		mid := g.newLabel()
-		if err := g.gen(n.a, t, mid); err != nil {
-			return err
-		}
-		g.placeLabel(mid)
-		return g.gen(n.b, t, f)
+		return g.then(n.a, n.b, t, f, true)
 	case nNot:
 		return g.gen(n.a, f, t)
 	case nConst:

@@ -516,6 +516,20 @@ func (p *parser) number(what string) (uint32, error) {
 	return 0, p.errAt(t.pos, "%q is not a number", t.text)
 }
 
+// maskLength reads "/BITS", the "/" next, and checks BITS against the
+// address's width; at is where BITS is.
+func (p *parser) maskLength(width uint32) (bits uint32, at int, err error) {
+	p.next()
+	at = p.peek().pos
+	if bits, err = p.number("after \"/\""); err != nil {
+		return 0, at, err
+	}
+	if bits > width {
+		return 0, at, p.errAt(at, "mask length must be <= %d", width)
+	}
+	return bits, at, nil
+}
+
 // genValue generates the primitive of one value with its qualifiers.
 func (p *parser) genValue(t token, q qual) (node, error) {
 	w := t.text
@@ -526,18 +540,13 @@ func (p *parser) genValue(t token, q qual) (node, error) {
 		if isIPv6(w) {
 			bits := 128
 			if isOp(p.peek(), "/") {
-				p.next()
-				lt := p.peek()
-				v, err := p.number("after \"/\"")
+				v, at, err := p.maskLength(128)
 				if err != nil {
 					return nil, err
 				}
-				if v > 128 {
-					return nil, p.errAt(lt.pos, "mask length must be <= 128")
-				}
 				bits = int(v)
 				if q.addr == aDefault || q.addr == aHost {
-					return nil, p.errAt(lt.pos, "mask syntax is for networks only (net %s/%d)", w, v)
+					return nil, p.errAt(at, "mask syntax is for networks only (net %s/%d)", w, v)
 				}
 			}
 			return p.genHost6(t, netip.MustParseAddr(w), bits, q)
@@ -578,14 +587,9 @@ func (p *parser) genIPv4(t token, v uint32, bits int, q qual) (node, error) {
 	}
 	switch {
 	case isOp(p.peek(), "/"):
-		p.next()
-		lt := p.peek()
-		n, err := p.number("after \"/\"")
+		n, _, err := p.maskLength(32)
 		if err != nil {
 			return nil, err
-		}
-		if n > 32 {
-			return nil, p.errAt(lt.pos, "mask length must be <= 32")
 		}
 		mask = 0
 		if n > 0 {
