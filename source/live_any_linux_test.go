@@ -13,11 +13,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// TestLiveAny: "-i any" gives a packet sent on lo as libpcap does, one
-// LINKTYPE_LINUX_SLL frame (the outgoing copy on lo dropped): packet type
-// to us, ARPHRD_LOOPBACK, the Ethernet source, EtherType IPv4, then the
-// IP packet; the capture filter applies to it. Needs root (CAP_NET_RAW).
-func TestLiveAny(t *testing.T) {
+// loopback is lo, for the live tests that send frames on it and capture
+// them; the test is skipped without root (CAP_NET_RAW) or lo.
+func loopback(t *testing.T) *net.Interface {
+	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("live capture needs root")
 	}
@@ -25,45 +24,72 @@ func TestLiveAny(t *testing.T) {
 	if err != nil {
 		t.Skip("no lo")
 	}
-	// An IPv4/UDP packet to a port nothing else uses, behind an Ethernet
-	// header from 02:00:00:00:00:01 to lo's address (zero). The IP header
-	// checksum is 0x3ccb, the UDP checksum left out (0).
-	ip := []byte{0x45, 0, 0, 32, 0, 0, 0x40, 0, 64, 17, 0x3c, 0xcb, 127, 0, 0, 1, 127, 0, 0, 1,
-		0xbb, 0x7f, 0xbb, 0x7e, 0, 12, 0, 0, 'c', 'm', 'p', 'd'}
-	frame := append([]byte{0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 1, 0x08, 0x00}, ip...)
+	return lo
+}
 
-	l, err := OpenLive(LiveOptions{Interface: AnyInterface, Filter: "udp dst port 47998", Count: 1, Duration: 3 * time.Second})
-	if err != nil {
-		t.Fatal(err)
+// loUDP is a frame to send on lo: an IPv4/UDP packet from 127.0.0.1:1234
+// to 127.0.0.1:port (a port nothing else uses) with the payload "cmpd",
+// behind an Ethernet header from 02:00:00:00:00:01 to lo's address (zero)
+// with the given 802.1Q tags. The IP header checksum is 0x3ccb, the UDP
+// checksum left out (0).
+func loUDP(port uint16, tags ...uint16) []byte {
+	ip := []byte{0x45, 0, 0, 32, 0, 0, 0x40, 0, 64, 17, 0x3c, 0xcb, 127, 0, 0, 1, 127, 0, 0, 1,
+		0x04, 0xd2, 0, 0, 0, 12, 0, 0, 'c', 'm', 'p', 'd'}
+	binary.BigEndian.PutUint16(ip[22:], port)
+	f := []byte{0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 1}
+	for _, vid := range tags {
+		f = append(f, 0x81, 0x00, byte(vid>>8), byte(vid))
 	}
-	defer l.Close()
+	return append(append(f, 0x08, 0x00), ip...)
+}
+
+// sendOn sends frames on the interface, in order, through a packet socket.
+func sendOn(t *testing.T, ifi *net.Interface, frames ...[]byte) {
+	t.Helper()
 	fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer unix.Close(fd)
-	var proto [2]byte
-	binary.BigEndian.PutUint16(proto[:], 0x0800)
-	to := &unix.SockaddrLinklayer{Ifindex: lo.Index, Protocol: binary.NativeEndian.Uint16(proto[:]), Halen: 6}
-	// Another port first: the filter drops it.
-	other := append([]byte(nil), frame...)
-	other[14+23] = 0x7d
-	for _, f := range [][]byte{other, frame} {
+	to := &unix.SockaddrLinklayer{Ifindex: ifi.Index, Halen: 6}
+	for _, f := range frames {
 		if err := unix.Sendto(fd, f, 0, to); err != nil {
 			t.Fatal(err)
 		}
 	}
-	var got []Frame
+}
+
+// readLive returns the frames of l until it ends, each with its own bytes.
+func readLive(l *Live) []Frame {
+	var out []Frame
 	var f Frame
 	for l.Next(&f) == nil {
 		f.Data = append([]byte(nil), f.Data...)
-		got = append(got, f)
+		out = append(out, f)
 	}
+	return out
+}
+
+// TestLiveAny: "-i any" gives a packet sent on lo as libpcap does, one
+// LINKTYPE_LINUX_SLL frame (the outgoing copy on lo dropped): packet type
+// to us, ARPHRD_LOOPBACK, the Ethernet source, EtherType IPv4, then the
+// IP packet; the capture filter applies to it.
+func TestLiveAny(t *testing.T) {
+	lo := loopback(t)
+	l, err := OpenLive(LiveOptions{Interface: AnyInterface, Filter: "udp dst port 47998", Count: 1, Duration: 3 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	// Another port first: the filter drops it.
+	frame := loUDP(47998)
+	sendOn(t, lo, loUDP(47997), frame)
+	got := readLive(l)
 	if len(got) != 1 {
 		t.Fatalf("%d frames, want 1", len(got))
 	}
 	g := got[0]
-	want := append([]byte{0, 0, 0x03, 0x04, 0, 6, 2, 0, 0, 0, 0, 1, 0, 0, 0x08, 0x00}, ip...)
+	want := append([]byte{0, 0, 0x03, 0x04, 0, 6, 2, 0, 0, 0, 0, 1, 0, 0, 0x08, 0x00}, frame[14:]...)
 	if g.LinkType != LinkTypeLinuxSLL || !bytes.Equal(g.Data, want) || g.Length != len(want) || g.CaptureLength != len(want) || g.Source != "any" {
 		t.Fatalf("link type %d, %d/%d octets from %q:\n% x\nwant\n% x", g.LinkType, g.CaptureLength, g.Length, g.Source, g.Data, want)
 	}

@@ -5,37 +5,18 @@ package source
 import (
 	"bytes"
 	"encoding/binary"
-	"net"
-	"os"
 	"testing"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // TestLiveFilter: the capture filter selects on a live socket what it
 // selects in a file: in the kernel (portrange and not), in this program
 // when it tests VLAN tags (the kernel strips them before the socket's
 // filter runs), and on "-i any"'s cooked frames (inbound). Frames are
-// sent on lo; needs root (CAP_NET_RAW).
+// sent on lo.
 func TestLiveFilter(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("live capture needs root")
-	}
-	lo, err := net.InterfaceByName("lo")
-	if err != nil {
-		t.Skip("no lo")
-	}
-	udp := func(port uint16, tags ...uint16) []byte {
-		ip := []byte{0x45, 0, 0, 32, 0, 0, 0x40, 0, 64, 17, 0, 0, 127, 0, 0, 1, 127, 0, 0, 1,
-			0x04, 0xd2, 0, 0, 0, 12, 0, 0, 'c', 'm', 'p', 'd'}
-		binary.BigEndian.PutUint16(ip[22:], port)
-		f := []byte{0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 1}
-		for _, vid := range tags {
-			f = append(f, 0x81, 0x00, byte(vid>>8), byte(vid))
-		}
-		return append(append(f, 0x08, 0x00), ip...)
-	}
+	lo := loopback(t)
+	udp := loUDP
 	for _, tc := range []struct {
 		iface, filter string
 		send          [][]byte
@@ -51,21 +32,10 @@ func TestLiveFilter(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%q: %v", tc.filter, err)
 		}
-		fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		to := &unix.SockaddrLinklayer{Ifindex: lo.Index, Halen: 6}
-		for _, f := range tc.send {
-			if err := unix.Sendto(fd, f, 0, to); err != nil {
-				t.Fatal(err)
-			}
-		}
-		unix.Close(fd)
+		sendOn(t, lo, tc.send...)
 		var got [][]byte
-		var f Frame
-		for l.Next(&f) == nil {
-			got = append(got, append([]byte(nil), f.Data...))
+		for _, f := range readLive(l) {
+			got = append(got, f.Data)
 		}
 		l.Close()
 		if len(got) != 1 {
