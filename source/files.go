@@ -159,13 +159,14 @@ func (fs *Files) Close() error {
 	return err
 }
 
-// ReadNames reads each regular file of names to its end and returns the
+// ReadNames reads each regular pcapng file of names to its end and returns the
 // host names of their Name Resolution Blocks (pcapng), a later file's
 // after an earlier's; nil when there are none. tshark writes these blocks
 // at the end of a file, so a one-pass reader knows the names only after
 // the packets: this is the first pass (tshark -2 -N n uses them for every
 // packet). Standard input, pipes and FIFOs are left out (they can be read
-// only once); a damaged record ends its file's pass.
+// only once); a damaged record ends its file's pass, and a file that
+// cannot be opened is left to the run to report.
 func ReadNames(names []string) (map[netip.Addr][]string, error) {
 	var all map[netip.Addr][]string
 	for _, name := range names {
@@ -177,7 +178,14 @@ func ReadNames(names []string) (map[netip.Addr][]string, error) {
 		}
 		f, err := Open(name, nil)
 		if err != nil {
-			return nil, err
+			continue // the run reports it when it opens the file
+		}
+		if f.Format() != FormatPcapNG {
+			// A classic pcap has no names: not read through.
+			if err := f.Close(); err != nil {
+				return nil, err
+			}
+			continue
 		}
 		var fr Frame
 		for n := 1; ; n++ {
