@@ -25,9 +25,12 @@ func TestLiveOtherULPCaptures(t *testing.T) {
 	}{
 		{"live-rxe4-nvme.pcap", nvmeQueues},
 		{"live-siw4-nvme.pcap", nvmeQueues},
+		{"live-rxe6-nvme.pcap", nvmeQueues},
+		{"live-siw6-nvme.pcap", nvmeQueues},
 		// ib_iser and ib_isert: zero-based virtual addresses not
 		// supported, Send with Invalidate supported.
 		{"live-rxe4-iser.pcap", []string{"REQ iser flags=0x80", "REP iser flags=0x80"}},
+		{"live-rxe6-iser.pcap", []string{"REQ iser flags=0x80", "REP iser flags=0x80"}},
 		// rping and perftest set no private data: RoCE's CM pads with
 		// zeros, iWARP's MPA frames carry IRD/ORD only.
 		{"live-rxe4-rping.pcap", []string{"REQ zero", "REP zero"}},

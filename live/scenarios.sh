@@ -102,9 +102,14 @@ CAPIF=any CAPLINK=LINUX_SLL scenario siw4-nfs42-sll siw 4 nfs 4.2 0 0 0
 # with a real socket, no port mapper), so rdma_listen fails with
 # EADDRINUSE.
 scenario rxe4-iser rxe 4 iser
+scenario rxe6-iser rxe 6 iser
 for l in rxe siw; do
 	scenario $l"4-nvme" $l 4 nvme
 	scenario $l"4-rping" $l 4 rping 3 64
 	scenario $l"4-perftest-send" $l 4 perftest ib_send_bw 5 64
 	scenario $l"4-perftest-write" $l 4 perftest ib_write_bw 5 64
 done
+# NVMe-oF over IPv6: the rdma_cm header's IPv6 addresses (RoCE), TCP over
+# IPv6 (iWARP).
+scenario rxe6-nvme rxe 6 nvme
+scenario siw6-nvme siw 6 nvme
