@@ -632,10 +632,12 @@ func Relevant(r *Record) bool {
 		return true
 	}
 	for _, l := range r.Layers {
-		// A LINKTYPE_IPOIB link layer is transport; its protocol is also
-		// that of IPoIB-CM inside RC Sends, which is not.
-		if _, link := l.(*IPoIBLink); !link && !IsTransport(l.Proto()) {
-			return true
+		if !IsTransport(l.Proto()) {
+			// A LINKTYPE_IPOIB link layer is transport; its protocol is
+			// also that of IPoIB-CM inside RC Sends, which is not.
+			if _, link := l.(*IPoIBLink); !link {
+				return true
+			}
 		}
 	}
 	return false
