@@ -139,6 +139,12 @@ type Analyzer struct {
 	cache     [cacheMask + 1]int32
 
 	retired []QPSummary
+	// retiredIdx finds retired summaries by queue pair and seeding REP
+	// (built by Summary as far as indexed: the connection views ask for
+	// every connection's, and a scan per question grew with the square of
+	// the connections).
+	retiredIdx posindex.Index[retiredKey]
+	indexed    int
 	// RetiredDropped counts summaries not kept past MaxRetired.
 	RetiredDropped int
 
@@ -676,15 +682,29 @@ func (a *Analyzer) Summary(host Host, qpn uint32, frame int) (QPSummary, bool) {
 	if frame == 0 {
 		return QPSummary{}, false
 	}
-	hk := hostKeyOf(host)
-	for i := len(a.retired) - 1; i >= 0; i-- {
-		// (Compared as keys: a summary's address is unmapped, the one
-		// asked for may be IPv4-mapped IPv6, as a RoCEv1 GID gives it.)
-		if s := a.retired[i]; s.Frame == frame && s.QPN == qpn && hostKeyOf(s.Host) == hk {
-			return s, true
-		}
+	// (Keyed by host key: a summary's address is unmapped, the one asked
+	// for may be IPv4-mapped IPv6, as a RoCEv1 GID gives it. A queue pair
+	// retired twice for one REP is found by its later summary.)
+	for ; a.indexed < len(a.retired); a.indexed++ {
+		s := &a.retired[a.indexed]
+		a.retiredIdx.Set(retiredKey{hostKeyOf(s.Host), s.QPN, s.Frame}, a.indexed)
+	}
+	if i, ok := a.retiredIdx.Get(retiredKey{hostKeyOf(host), qpn, frame}); ok {
+		return a.retired[i], true
 	}
 	return QPSummary{}, false
+}
+
+// retiredKey is a retired summary's queue pair and the REP that seeded it.
+type retiredKey struct {
+	host  hostKey
+	qpn   uint32
+	frame int
+}
+
+func (k retiredKey) Hash() uint32 {
+	h := qpKey{k.host, k.qpn}.Hash() ^ uint32(k.frame)*0x85ebca6b
+	return h ^ h>>15
 }
 
 // Pairs returns the IP address pairs' counters.
