@@ -23,6 +23,14 @@ type (
 
 func rel(l, r arith, cond bpf.JumpTest) node { return nRel{l: l, r: r, cond: cond} }
 
+// join is "a and b" (and) or "a or b".
+func join(and bool, a, b node) node {
+	if and {
+		return nAnd{a, b}
+	}
+	return nOr{a, b}
+}
+
 // Arithmetic: 32-bit unsigned values, as BPF's.
 type arith interface{}
 
@@ -140,14 +148,14 @@ func generate(expr string, root node) ([]bpf.Instruction, error) {
 	return ins, nil
 }
 
-// then generates "a and b" (or false) or "a or b" (or true): a is
-// tested first; where its outcome does not settle the answer (true for
-// "and", false for "or") b is tested next.
-func (g *generator) then(a, b node, t, f label, or bool) error {
+// then generates "a and b" (and) or "a or b": a is tested first; where
+// its outcome does not settle the answer (true for "and", false for "or")
+// b is tested next.
+func (g *generator) then(and bool, a, b node, t, f label) error {
 	mid := g.newLabel()
-	at, af := mid, f
-	if or {
-		at, af = t, mid
+	at, af := t, mid
+	if and {
+		at, af = mid, f
 	}
 	if err := g.gen(a, at, af); err != nil {
 		return err
@@ -159,9 +167,9 @@ func (g *generator) then(a, b node, t, f label, or bool) error {
 func (g *generator) gen(n node, t, f label) error {
 	switch n := n.(type) {
 	case nAnd:
-		return g.then(n.a, n.b, t, f, false)
+		return g.then(true, n.a, n.b, t, f)
 	case nOr:
-		return g.then(n.a, n.b, t, f, true)
+		return g.then(false, n.a, n.b, t, f)
 	case nNot:
 		return g.gen(n.a, f, t)
 	case nConst:
@@ -256,24 +264,30 @@ func (g *generator) arith(a arith) error {
 	return nil
 }
 
+// positions returns where each label placed in items is (the index of
+// the instruction after it) and the number of instructions.
+func positions(items []item) (pos map[label]int, n int) {
+	pos = map[label]int{}
+	for _, it := range items {
+		if it.place {
+			pos[it.at] = n
+		} else {
+			n++
+		}
+	}
+	return pos, n
+}
+
 // resolve turns labels into relative jumps. A conditional jump reaches
 // at most 255 instructions ahead: a farther target gets an unconditional
 // jump (32-bit offset) inserted after it.
 func (g *generator) resolve() []bpf.Instruction {
 	items := g.dropJumpsToNext(g.items)
 	for {
-		pos := map[label]int{}
-		n := 0
-		for _, it := range items {
-			if it.place {
-				pos[it.at] = n
-			} else {
-				n++
-			}
-		}
+		pos, _ := positions(items)
 		fixed := false
 		var out []item
-		n = 0
+		n := 0
 		for _, it := range items {
 			if it.place {
 				out = append(out, it)
@@ -309,15 +323,7 @@ func (g *generator) resolve() []bpf.Instruction {
 			break
 		}
 	}
-	pos := map[label]int{}
-	n := 0
-	for _, it := range items {
-		if it.place {
-			pos[it.at] = n
-		} else {
-			n++
-		}
-	}
+	pos, n := positions(items)
 	ins := make([]bpf.Instruction, 0, n)
 	for _, it := range items {
 		i := len(ins)

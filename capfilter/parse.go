@@ -238,11 +238,7 @@ func (p *parser) parseExpr(inh qual) (node, qual, error) {
 		if err != nil {
 			return nil, q, err
 		}
-		if and {
-			n = nAnd{n, m}
-		} else {
-			n = nOr{n, m}
-		}
+		n = join(and, n, m)
 	}
 }
 
@@ -476,11 +472,7 @@ func (p *parser) parseID(q qual) (node, qual, error) {
 			if err != nil {
 				return nil, q, err
 			}
-			if and {
-				n = nAnd{n, m}
-			} else {
-				n = nOr{n, m}
-			}
+			n = join(and, n, m)
 		}
 	}
 	if t.kind != tkWord || kw(t) != "" {
