@@ -40,61 +40,50 @@ type message struct {
 	hdr    int    // octets before the private data
 	pd     int    // private data octets
 	kind   pvtdata.MsgKind
-	// reserved reports reserved bits set in the fixed fields (nil: the
-	// message has none).
-	reserved func(b []byte) bool
 }
 
 var messages = map[uint16]message{
-	AttrClassPortInfo: {"ClassPortInfo", "cm.cpi", classPortInfoLen, 0, pvtdata.MsgUnknown, cpiReserved},
-	AttrREQ:           {"REQ", "cm.req", 140, 92, pvtdata.MsgRequest, reqReserved},
-	AttrMRA:           {"MRA", "cm.mra", 10, 222, pvtdata.MsgUnknown, mraReserved},
-	AttrREJ:           {"REJ", "cm.rej", 84, 148, pvtdata.MsgReject, rejReserved},
-	AttrREP:           {"REP", "cm.rep", 36, 196, pvtdata.MsgReply, repReserved},
-	AttrRTU:           {"RTU", "cm.rtu", 8, 224, pvtdata.MsgUnknown, nil},
-	AttrDREQ:          {"DREQ", "cm.dreq", 12, 220, pvtdata.MsgUnknown, dreqReserved},
-	AttrDREP:          {"DREP", "cm.drep", 8, 224, pvtdata.MsgUnknown, nil},
-	AttrSIDRReq:       {"SIDR_REQ", "cm.sidr_req", 16, 216, pvtdata.MsgRequest, sidrReqReserved},
-	AttrSIDRRep:       {"SIDR_REP", "cm.sidr_rep", 96, 136, pvtdata.MsgReply, nil},
-	AttrLAP:           {"LAP", "cm.lap", 64, 168, pvtdata.MsgUnknown, lapReserved},
-	AttrAPR:           {"APR", "cm.apr", 84, 148, pvtdata.MsgUnknown, aprReserved},
+	AttrClassPortInfo: {"ClassPortInfo", "cm.cpi", classPortInfoLen, 0, pvtdata.MsgUnknown},
+	AttrREQ:           {"REQ", "cm.req", 140, 92, pvtdata.MsgRequest},
+	AttrMRA:           {"MRA", "cm.mra", 10, 222, pvtdata.MsgUnknown},
+	AttrREJ:           {"REJ", "cm.rej", 84, 148, pvtdata.MsgReject},
+	AttrREP:           {"REP", "cm.rep", 36, 196, pvtdata.MsgReply},
+	AttrRTU:           {"RTU", "cm.rtu", 8, 224, pvtdata.MsgUnknown},
+	AttrDREQ:          {"DREQ", "cm.dreq", 12, 220, pvtdata.MsgUnknown},
+	AttrDREP:          {"DREP", "cm.drep", 8, 224, pvtdata.MsgUnknown},
+	AttrSIDRReq:       {"SIDR_REQ", "cm.sidr_req", 16, 216, pvtdata.MsgRequest},
+	AttrSIDRRep:       {"SIDR_REP", "cm.sidr_rep", 96, 136, pvtdata.MsgReply},
+	AttrLAP:           {"LAP", "cm.lap", 64, 168, pvtdata.MsgUnknown},
+	AttrAPR:           {"APR", "cm.apr", 84, 148, pvtdata.MsgUnknown},
 }
 
-// body is what each CM message type implements: its fixed fields read
-// from, written to and reported from the CM attribute data.
-type body interface {
-	decode(b []byte)
-	encode(b []byte)
-	visit(v field.Visitor)
-}
-
-// body returns the message of c's attribute ID (nil for an unknown one).
-func (c *CM) body() body {
+// body returns the layout of c's attribute ID (nil for an unknown one).
+func (c *CM) body() fixed {
 	switch c.AttributeID {
 	case AttrClassPortInfo:
-		return &c.ClassPortInfo
+		return cpiLayout
 	case AttrREQ:
-		return &c.REQ
+		return reqLayout
 	case AttrMRA:
-		return &c.MRA
+		return mraLayout
 	case AttrREJ:
-		return &c.REJ
+		return rejLayout
 	case AttrREP:
-		return &c.REP
+		return repLayout
 	case AttrRTU:
-		return &c.RTU
+		return rtuLayout
 	case AttrDREQ:
-		return &c.DREQ
+		return dreqLayout
 	case AttrDREP:
-		return &c.DREP
+		return drepLayout
 	case AttrSIDRReq:
-		return &c.SIDRReq
+		return sidrReqLayout
 	case AttrSIDRRep:
-		return &c.SIDRRep
+		return sidrRepLayout
 	case AttrLAP:
-		return &c.LAP
+		return lapLayout
 	case AttrAPR:
-		return &c.APR
+		return aprLayout
 	}
 	return nil
 }
@@ -244,13 +233,13 @@ func (c *CM) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	c.pdOffset = m.hdr
 	c.PrivateData = data[m.hdr:end:end]
 	c.Contents = data[:end]
-	c.body().decode(data)
+	c.body().decode(c, data)
 	if c.AttributeID == AttrREJ {
 		if _, ok := rejReasons[c.REJ.Reason]; !ok {
 			c.probs |= cmProbRejReason
 		}
 	}
-	if m.reserved != nil && m.reserved(data) {
+	if c.body().reserved(data) {
 		c.probs |= cmProbReserved
 	}
 	if !c.methodExpected() {
@@ -332,7 +321,7 @@ func (c *CM) VisitFields(v field.Visitor) {
 		v.Bytes(fCMUndecoded, c.Contents)
 		return
 	}
-	c.body().visit(v)
+	c.body().visit(c, v)
 	if c.AttributeID == AttrClassPortInfo {
 		return // no private data
 	}
@@ -508,7 +497,7 @@ func (c *CM) SerializeTo(b gopacket.SerializeBuffer, _ gopacket.SerializeOptions
 		return err
 	}
 	clear(w)
-	c.body().encode(w)
+	c.body().encode(c, w)
 	copy(w[m.hdr:], c.PrivateData)
 	return nil
 }

@@ -108,11 +108,13 @@ type REJ struct {
 func (r *REJ) ARIInfo() []byte { return r.ARI[:min(int(r.RejInfoLen), len(r.ARI))] }
 
 var (
-	fREJ            = newCommIDFields("cm.rej")
-	fREJMsgRej      = ProtoCM.Uint("cm.rej.msgrej", 2, "Message REJected").WithNames(msgRejNames)
-	fREJInfoLen     = ProtoCM.Uint("cm.rej.rejinfolen", 7, "Reject Info Length").WithUnit("octets")
-	fREJReason      = ProtoCM.Uint("cm.rej.reason", 16, "Reason").WithNames(rejReasonNames)
-	fREJARI         = ProtoCM.Bytes("cm.rej.ari", "Additional Rejection Information")
+	rejLayout = newLayout(AttrREJ, func(c *CM) *REJ { return &c.REJ },
+		ids[REJ]("cm.rej"),
+		num(ProtoCM.Uint("cm.rej.msgrej", 2, "Message REJected").WithNames(msgRejNames), func(r *REJ) *uint8 { return &r.MessageRejected }, at(8, 0)),
+		num(ProtoCM.Uint("cm.rej.rejinfolen", 7, "Reject Info Length").WithUnit("octets"), func(r *REJ) *uint8 { return &r.RejInfoLen }, at(9, 0)),
+		num(ProtoCM.Uint("cm.rej.reason", 16, "Reason").WithNames(rejReasonNames), func(r *REJ) *uint16 { return &r.Reason }, at(10, 0)),
+		octets(ProtoCM.Bytes("cm.rej.ari", "Additional Rejection Information"), func(r *REJ) *[]byte { return &r.ARI }, 12, 72),
+	)
 	fARIGroup       = ProtoCM.Group("cm.rej.ari.decoded", "Additional Rejection Information, decoded")
 	fARIGID         = ProtoCM.Addr("cm.rej.ari.gid", "Acceptable GID")
 	fARILID         = ProtoCM.Uint("cm.rej.ari.lid", 16, "Acceptable LID")
@@ -130,28 +132,8 @@ var (
 	fARIRedirectCPI = newClassPortInfoFields("cm.rej.ari.cpi")
 )
 
-func (r *REJ) decode(b []byte) {
-	r.decodeIDs(b)
-	r.MessageRejected = b[8] >> 6
-	r.RejInfoLen = b[9] >> 1
-	r.Reason = binary.BigEndian.Uint16(b[10:])
-	r.ARI = b[12:84:84]
-}
-
-func (r *REJ) encode(b []byte) {
-	r.encodeIDs(b)
-	b[8] = r.MessageRejected << 6
-	b[9] = r.RejInfoLen << 1
-	binary.BigEndian.PutUint16(b[10:], r.Reason)
-	copy(b[12:84], r.ARI)
-}
-
-func (r *REJ) visit(v field.Visitor) {
-	fREJ.visit(v, &r.commIDs)
-	v.Uint(fREJMsgRej, uint64(r.MessageRejected))
-	v.Uint(fREJInfoLen, uint64(r.RejInfoLen))
-	v.Uint(fREJReason, uint64(r.Reason))
-	v.Bytes(fREJARI, r.ARI)
+// visitAfter reports the meaningful part of the ARI as the reason says.
+func (r *REJ) visitAfter(v field.Visitor) {
 	info := r.ARIInfo()
 	kind := rejReasons[r.Reason].ari
 	if kind == ariNone || len(info) == 0 {

@@ -1,11 +1,5 @@
 package ibcm
 
-import (
-	"encoding/binary"
-
-	"github.com/cmpd-dissect/cmpd-dissect/field"
-)
-
 var failoverNames = map[uint64]string{0: "Failover accepted", 1: "Failover not supported", 2: "Alternate path rejected", 3: "Reserved"}
 
 // REP is the Connection Reply (IBTA vol. 1 §12.6.8 table 110). Private
@@ -29,77 +23,24 @@ type REP struct {
 	LocalCAGUID      uint64
 }
 
-var (
-	fREPLocalCommID  = ProtoCM.Hex("cm.rep.localcommid", 32, "Local Communication ID")
-	fREPRemoteCommID = ProtoCM.Hex("cm.rep.remotecommid", 32, "Remote Communication ID")
-	fREPQKey         = ProtoCM.Hex("cm.rep.localqkey", 32, "Local Q_Key")
-	fREPQPN          = ProtoCM.Hex("cm.rep.localqpn", 24, "Local QPN")
-	fREPEECN         = ProtoCM.Hex("cm.rep.localeecn", 24, "Local EE Context Number")
-	fREPPSN          = ProtoCM.Uint("cm.rep.startpsn", 24, "Starting PSN")
-	fREPVendorID     = ProtoCM.Hex("cm.rep.vendorid", 24, "Vendor ID")
-	fREPRespRes      = ProtoCM.Uint("cm.rep.respres", 8, "Responder Resources")
-	fREPInitDepth    = ProtoCM.Uint("cm.rep.initdepth", 8, "Initiator Depth")
-	fREPAckDelay     = ProtoCM.Uint("cm.rep.tgtackdelay", 5, "Target ACK Delay (4.096 µs · 2^n)")
-	fREPFailover     = ProtoCM.Uint("cm.rep.failoveracc", 2, "Failover Accepted").WithNames(failoverNames)
-	fREPE2E          = ProtoCM.Bool("cm.rep.e2eflowctrl", "End-to-End Flow Control")
-	fREPRNR          = ProtoCM.Uint("cm.rep.rnrretrcount", 3, "RNR Retry Count")
-	fREPSRQ          = ProtoCM.Bool("cm.rep.srq", "SRQ")
-	fREPReserved     = ProtoCM.Hex("cm.rep.reserved", 4, "Reserved")
-	fREPCAGUID       = ProtoCM.EUI64("cm.rep.localcaguid", "Local CA GUID")
+var repLayout = newLayout(AttrREP, func(c *CM) *REP { return &c.REP },
+	num(ProtoCM.Hex("cm.rep.localcommid", 32, "Local Communication ID"), func(r *REP) *uint32 { return &r.LocalCommID }, at(0, 0)),
+	num(ProtoCM.Hex("cm.rep.remotecommid", 32, "Remote Communication ID"), func(r *REP) *uint32 { return &r.RemoteCommID }, at(4, 0)),
+	num(ProtoCM.Hex("cm.rep.localqkey", 32, "Local Q_Key"), func(r *REP) *uint32 { return &r.LocalQKey }, at(8, 0)),
+	num(ProtoCM.Hex("cm.rep.localqpn", 24, "Local QPN"), func(r *REP) *uint32 { return &r.LocalQPN }, at(12, 0)),
+	num(ProtoCM.Hex("cm.rep.localeecn", 24, "Local EE Context Number"), func(r *REP) *uint32 { return &r.LocalEECN }, at(16, 0)),
+	num(ProtoCM.Uint("cm.rep.startpsn", 24, "Starting PSN"), func(r *REP) *uint32 { return &r.StartingPSN }, at(20, 0)),
+	num(ProtoCM.Hex("cm.rep.vendorid", 24, "Vendor ID"), func(r *REP) *uint32 { return &r.VendorID }, piece(15, 0, 8), piece(19, 0, 8), piece(23, 0, 8)),
+	num(ProtoCM.Uint("cm.rep.respres", 8, "Responder Resources"), func(r *REP) *uint8 { return &r.RespResources }, at(24, 0)),
+	num(ProtoCM.Uint("cm.rep.initdepth", 8, "Initiator Depth"), func(r *REP) *uint8 { return &r.InitiatorDepth }, at(25, 0)),
+	num(ProtoCM.Uint("cm.rep.tgtackdelay", 5, "Target ACK Delay (4.096 µs · 2^n)"), func(r *REP) *uint8 { return &r.TargetAckDelay }, at(26, 0)),
+	num(ProtoCM.Uint("cm.rep.failoveracc", 2, "Failover Accepted").WithNames(failoverNames), func(r *REP) *uint8 { return &r.FailoverAccepted }, at(26, 5)),
+	flag(ProtoCM.Bool("cm.rep.e2eflowctrl", "End-to-End Flow Control"), func(r *REP) *bool { return &r.E2EFlowControl }, at(26, 7)),
+	num(ProtoCM.Uint("cm.rep.rnrretrcount", 3, "RNR Retry Count"), func(r *REP) *uint8 { return &r.RNRRetryCount }, at(27, 0)),
+	flag(ProtoCM.Bool("cm.rep.srq", "SRQ"), func(r *REP) *bool { return &r.SRQ }, at(27, 3)),
+	reserved(num(ProtoCM.Hex("cm.rep.reserved", 4, "Reserved"), func(r *REP) *uint8 { return &r.Reserved }, at(27, 4))),
+	num(ProtoCM.EUI64("cm.rep.localcaguid", "Local CA GUID"), func(r *REP) *uint64 { return &r.LocalCAGUID }, at(28, 0)),
 )
-
-func (r *REP) decode(b []byte) {
-	*r = REP{
-		LocalCommID:      binary.BigEndian.Uint32(b[0:]),
-		RemoteCommID:     binary.BigEndian.Uint32(b[4:]),
-		LocalQKey:        binary.BigEndian.Uint32(b[8:]),
-		LocalQPN:         binary.BigEndian.Uint32(b[12:]) >> 8,
-		LocalEECN:        binary.BigEndian.Uint32(b[16:]) >> 8,
-		StartingPSN:      binary.BigEndian.Uint32(b[20:]) >> 8,
-		VendorID:         uint32(b[15])<<16 | uint32(b[19])<<8 | uint32(b[23]),
-		RespResources:    b[24],
-		InitiatorDepth:   b[25],
-		TargetAckDelay:   b[26] >> 3,
-		FailoverAccepted: b[26] >> 1 & 0x03,
-		E2EFlowControl:   b[26]&0x01 != 0,
-		RNRRetryCount:    b[27] >> 5,
-		SRQ:              b[27]&0x10 != 0,
-		Reserved:         b[27] & 0x0f,
-		LocalCAGUID:      binary.BigEndian.Uint64(b[28:]),
-	}
-}
-
-func (r *REP) encode(b []byte) {
-	binary.BigEndian.PutUint32(b[0:], r.LocalCommID)
-	binary.BigEndian.PutUint32(b[4:], r.RemoteCommID)
-	binary.BigEndian.PutUint32(b[8:], r.LocalQKey)
-	binary.BigEndian.PutUint32(b[12:], r.LocalQPN<<8|r.VendorID>>16&0xff)
-	binary.BigEndian.PutUint32(b[16:], r.LocalEECN<<8|r.VendorID>>8&0xff)
-	binary.BigEndian.PutUint32(b[20:], r.StartingPSN<<8|r.VendorID&0xff)
-	b[24], b[25] = r.RespResources, r.InitiatorDepth
-	b[26] = r.TargetAckDelay<<3 | r.FailoverAccepted&0x03<<1 | boolBit(r.E2EFlowControl, 1)
-	b[27] = r.RNRRetryCount<<5 | boolBit(r.SRQ, 0x10) | r.Reserved&0x0f
-	binary.BigEndian.PutUint64(b[28:], r.LocalCAGUID)
-}
-
-func (r *REP) visit(v field.Visitor) {
-	v.Uint(fREPLocalCommID, uint64(r.LocalCommID))
-	v.Uint(fREPRemoteCommID, uint64(r.RemoteCommID))
-	v.Uint(fREPQKey, uint64(r.LocalQKey))
-	v.Uint(fREPQPN, uint64(r.LocalQPN))
-	v.Uint(fREPEECN, uint64(r.LocalEECN))
-	v.Uint(fREPPSN, uint64(r.StartingPSN))
-	v.Uint(fREPVendorID, uint64(r.VendorID))
-	v.Uint(fREPRespRes, uint64(r.RespResources))
-	v.Uint(fREPInitDepth, uint64(r.InitiatorDepth))
-	v.Uint(fREPAckDelay, uint64(r.TargetAckDelay))
-	v.Uint(fREPFailover, uint64(r.FailoverAccepted))
-	v.Bool(fREPE2E, r.E2EFlowControl)
-	v.Uint(fREPRNR, uint64(r.RNRRetryCount))
-	v.Bool(fREPSRQ, r.SRQ)
-	v.Uint(fREPReserved, uint64(r.Reserved))
-	v.Uint(fREPCAGUID, r.LocalCAGUID)
-}
 
 // commIDs is the pair of communication IDs that opens RTU, DREQ, DREP, MRA,
 // REJ, LAP and APR.
@@ -117,59 +58,31 @@ func (c *CM) CommIDs() (local, remote *uint32) {
 	if c.AttributeID == AttrREP {
 		return &c.REP.LocalCommID, &c.REP.RemoteCommID
 	}
-	if m, ok := c.body().(interface{ ids() *commIDs }); ok {
+	if b := c.body(); b == nil {
+		return nil, nil
+	} else if m, ok := b.message(c).(interface{ ids() *commIDs }); ok {
 		ids := m.ids()
 		return &ids.LocalCommID, &ids.RemoteCommID
 	}
 	return nil, nil
 }
 
-func (c *commIDs) decodeIDs(b []byte) {
-	c.LocalCommID = binary.BigEndian.Uint32(b[0:])
-	c.RemoteCommID = binary.BigEndian.Uint32(b[4:])
-}
-
-func (c *commIDs) encodeIDs(b []byte) {
-	binary.BigEndian.PutUint32(b[0:], c.LocalCommID)
-	binary.BigEndian.PutUint32(b[4:], c.RemoteCommID)
-}
-
-type commIDFields struct{ local, remote *field.Field }
-
-func newCommIDFields(prefix string) commIDFields {
-	return commIDFields{
-		local:  ProtoCM.Hex(prefix+".localcommid", 32, "Local Communication ID"),
-		remote: ProtoCM.Hex(prefix+".remotecommid", 32, "Remote Communication ID"),
-	}
-}
-
-func (f *commIDFields) visit(v field.Visitor, c *commIDs) {
-	v.Uint(f.local, uint64(c.LocalCommID))
-	v.Uint(f.remote, uint64(c.RemoteCommID))
+// ids is the layout of the communication IDs at the start of M.
+func ids[M any, PM interface {
+	*M
+	ids() *commIDs
+}](prefix string) wire[M] {
+	return part(nil, func(m *M) *commIDs { return PM(m).ids() }, 0, wires[commIDs]{
+		num(ProtoCM.Hex(prefix+".localcommid", 32, "Local Communication ID"), func(c *commIDs) *uint32 { return &c.LocalCommID }, at(0, 0)),
+		num(ProtoCM.Hex(prefix+".remotecommid", 32, "Remote Communication ID"), func(c *commIDs) *uint32 { return &c.RemoteCommID }, at(4, 0)),
+	})
 }
 
 // RTU is Ready To Use (table 111); private data (224 octets) in
 // CM.PrivateData.
 type RTU struct{ commIDs }
 
-var fRTU = newCommIDFields("cm.rtu")
-
-func (r *RTU) decode(b []byte)        { r.decodeIDs(b) }
-func (r *RTU) encode(b []byte)        { r.encodeIDs(b) }
-func (r *RTU) visit(v field.Visitor)  { fRTU.visit(v, &r.commIDs) }
-func (r *DREP) decode(b []byte)       { r.decodeIDs(b) }
-func (r *DREP) encode(b []byte)       { r.encodeIDs(b) }
-func (r *DREP) visit(v field.Visitor) { fDREP.visit(v, &r.commIDs) }
-func dreqReserved(b []byte) bool      { return b[11] != 0 }
-func mraReserved(b []byte) bool       { return b[8]&0x3f != 0 || b[9]&0x07 != 0 }
-func rejReserved(b []byte) bool       { return b[8]&0x3f != 0 || b[9]&0x01 != 0 }
-func repReserved(b []byte) bool       { return b[27]&0x0f != 0 }
-func sidrReqReserved(b []byte) bool   { return b[6] != 0 || b[7] != 0 }
-func aprReserved(b []byte) bool       { return b[10] != 0 || b[11] != 0 }
-func lapReserved(b []byte) bool {
-	return binary.BigEndian.Uint32(b[8:]) != 0 || b[15]&0x07 != 0 || binary.BigEndian.Uint32(b[16:]) != 0 || lapPathReserved(b[20:64])
-}
-func cpiReserved(b []byte) bool { return b[32] != 0 }
+var rtuLayout = newLayout(AttrRTU, func(c *CM) *RTU { return &c.RTU }, ids[RTU]("cm.rtu"))
 
 // DREQ is the Disconnection Request (table 112); private data (220 octets)
 // in CM.PrivateData.
@@ -183,25 +96,12 @@ type DREQ struct {
 type DREP struct{ commIDs }
 
 var (
-	fDREQ          = newCommIDFields("cm.dreq")
-	fDREQRemoteQPN = ProtoCM.Hex("cm.dreq.remoteqpneecn", 24, "Remote QPN/EECN")
-	fDREP          = newCommIDFields("cm.drep")
+	dreqLayout = newLayout(AttrDREQ, func(c *CM) *DREQ { return &c.DREQ },
+		ids[DREQ]("cm.dreq"),
+		num(ProtoCM.Hex("cm.dreq.remoteqpneecn", 24, "Remote QPN/EECN"), func(r *DREQ) *uint32 { return &r.RemoteQPN }, at(8, 0)),
+	)
+	drepLayout = newLayout(AttrDREP, func(c *CM) *DREP { return &c.DREP }, ids[DREP]("cm.drep"))
 )
-
-func (r *DREQ) decode(b []byte) {
-	r.decodeIDs(b)
-	r.RemoteQPN = binary.BigEndian.Uint32(b[8:]) >> 8
-}
-
-func (r *DREQ) encode(b []byte) {
-	r.encodeIDs(b)
-	binary.BigEndian.PutUint32(b[8:], r.RemoteQPN<<8)
-}
-
-func (r *DREQ) visit(v field.Visitor) {
-	fDREQ.visit(v, &r.commIDs)
-	v.Uint(fDREQRemoteQPN, uint64(r.RemoteQPN))
-}
 
 var mraNames = map[uint64]string{0: "REQ", 1: "REP", 2: "LAP", 3: "Reserved"}
 
@@ -213,26 +113,8 @@ type MRA struct {
 	ServiceTimeout uint8 // 4.096 µs · 2^n
 }
 
-var (
-	fMRA        = newCommIDFields("cm.mra")
-	fMRAMsg     = ProtoCM.Uint("cm.mra.msgmraed", 2, "Message MRAed").WithNames(mraNames)
-	fMRATimeout = ProtoCM.Uint("cm.mra.serviceto", 5, "Service Timeout (4.096 µs · 2^n)")
+var mraLayout = newLayout(AttrMRA, func(c *CM) *MRA { return &c.MRA },
+	ids[MRA]("cm.mra"),
+	num(ProtoCM.Uint("cm.mra.msgmraed", 2, "Message MRAed").WithNames(mraNames), func(r *MRA) *uint8 { return &r.MessageMRAed }, at(8, 0)),
+	num(ProtoCM.Uint("cm.mra.serviceto", 5, "Service Timeout (4.096 µs · 2^n)"), func(r *MRA) *uint8 { return &r.ServiceTimeout }, at(9, 0)),
 )
-
-func (r *MRA) decode(b []byte) {
-	r.decodeIDs(b)
-	r.MessageMRAed = b[8] >> 6
-	r.ServiceTimeout = b[9] >> 3
-}
-
-func (r *MRA) encode(b []byte) {
-	r.encodeIDs(b)
-	b[8] = r.MessageMRAed << 6
-	b[9] = r.ServiceTimeout << 3
-}
-
-func (r *MRA) visit(v field.Visitor) {
-	fMRA.visit(v, &r.commIDs)
-	v.Uint(fMRAMsg, uint64(r.MessageMRAed))
-	v.Uint(fMRATimeout, uint64(r.ServiceTimeout))
-}

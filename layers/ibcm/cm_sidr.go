@@ -1,8 +1,6 @@
 package ibcm
 
 import (
-	"encoding/binary"
-
 	"github.com/cmpd-dissect/cmpd-dissect/field"
 )
 
@@ -14,29 +12,11 @@ type SIDRReq struct {
 	ServiceID ServiceID
 }
 
-var (
-	fSIDRReqID      = ProtoCM.Hex("cm.sidr_req.requestid", 32, "Request ID")
-	fSIDRReqPKey    = ProtoCM.Hex("cm.sidr_req.pkey", 16, "Partition Key")
-	fSIDRReqService = newServiceIDFields("cm.sidr_req")
+var sidrReqLayout = newLayout(AttrSIDRReq, func(c *CM) *SIDRReq { return &c.SIDRReq },
+	num(ProtoCM.Hex("cm.sidr_req.requestid", 32, "Request ID"), func(r *SIDRReq) *uint32 { return &r.RequestID }, at(0, 0)),
+	num(ProtoCM.Hex("cm.sidr_req.pkey", 16, "Partition Key"), func(r *SIDRReq) *uint16 { return &r.PKey }, at(4, 0)),
+	serviceID(newServiceIDFields("cm.sidr_req"), func(r *SIDRReq) *ServiceID { return &r.ServiceID }, 8),
 )
-
-func (r *SIDRReq) decode(b []byte) {
-	r.RequestID = binary.BigEndian.Uint32(b[0:])
-	r.PKey = binary.BigEndian.Uint16(b[4:])
-	r.ServiceID = ServiceID(binary.BigEndian.Uint64(b[8:]))
-}
-
-func (r *SIDRReq) encode(b []byte) {
-	binary.BigEndian.PutUint32(b[0:], r.RequestID)
-	binary.BigEndian.PutUint16(b[4:], r.PKey)
-	binary.BigEndian.PutUint64(b[8:], uint64(r.ServiceID))
-}
-
-func (r *SIDRReq) visit(v field.Visitor) {
-	v.Uint(fSIDRReqID, uint64(r.RequestID))
-	v.Uint(fSIDRReqPKey, uint64(r.PKey))
-	fSIDRReqService.visit(v, r.ServiceID)
-}
 
 var sidrStatusNames = map[uint64]string{0: "Valid", 1: "Service ID not supported", 2: "Rejected by service provider",
 	3: "No QP available", 4: "Redirect (ClassPortInfo)", 5: "Unsupported class version"}
@@ -55,50 +35,23 @@ type SIDRRep struct {
 }
 
 var (
-	fSIDRRepID      = ProtoCM.Hex("cm.sidr_rep.requestid", 32, "Request ID")
-	fSIDRRepStatus  = ProtoCM.Uint("cm.sidr_rep.status", 8, "Status").WithNames(sidrStatusNames)
-	fSIDRRepInfoLen = ProtoCM.Uint("cm.sidr_rep.addinfolen", 8, "Additional Information Length").WithUnit("octets")
-	fSIDRRepVendor  = ProtoCM.Hex("cm.sidr_rep.vendorid", 24, "Vendor ID")
-	fSIDRRepQPN     = ProtoCM.Hex("cm.sidr_rep.qpn", 24, "QPN")
-	fSIDRRepService = newServiceIDFields("cm.sidr_rep")
-	fSIDRRepQKey    = ProtoCM.Hex("cm.sidr_rep.qkey", 32, "Q_Key")
-	fSIDRRepInfo    = ProtoCM.Bytes("cm.sidr_rep.addinfo", "Additional Information")
+	sidrRepLayout = newLayout(AttrSIDRRep, func(c *CM) *SIDRRep { return &c.SIDRRep },
+		num(ProtoCM.Hex("cm.sidr_rep.requestid", 32, "Request ID"), func(r *SIDRRep) *uint32 { return &r.RequestID }, at(0, 0)),
+		num(ProtoCM.Uint("cm.sidr_rep.status", 8, "Status").WithNames(sidrStatusNames), func(r *SIDRRep) *uint8 { return &r.Status }, at(4, 0)),
+		num(ProtoCM.Uint("cm.sidr_rep.addinfolen", 8, "Additional Information Length").WithUnit("octets"), func(r *SIDRRep) *uint8 { return &r.AddInfoLen }, at(5, 0)),
+		num(ProtoCM.Hex("cm.sidr_rep.vendorid", 24, "Vendor ID"), func(r *SIDRRep) *uint32 { return &r.VendorID }, piece(6, 0, 16), piece(11, 0, 8)),
+		num(ProtoCM.Hex("cm.sidr_rep.qpn", 24, "QPN"), func(r *SIDRRep) *uint32 { return &r.QPN }, at(8, 0)),
+		serviceID(newServiceIDFields("cm.sidr_rep"), func(r *SIDRRep) *ServiceID { return &r.ServiceID }, 12),
+		num(ProtoCM.Hex("cm.sidr_rep.qkey", 32, "Q_Key"), func(r *SIDRRep) *uint32 { return &r.QKey }, at(20, 0)),
+		octets(ProtoCM.Bytes("cm.sidr_rep.addinfo", "Additional Information"), func(r *SIDRRep) *[]byte { return &r.AddInfo }, 24, 72),
+	)
 	fSIDRRepCPI     = newClassPortInfoFields("cm.sidr_rep.cpi")
 	fSIDRRepVersion = ProtoCM.Uint("cm.sidr_rep.classversion", 8, "Highest Class Version supported")
 )
 
-func (r *SIDRRep) decode(b []byte) {
-	*r = SIDRRep{
-		RequestID:  binary.BigEndian.Uint32(b[0:]),
-		Status:     b[4],
-		AddInfoLen: b[5],
-		VendorID:   uint32(binary.BigEndian.Uint16(b[6:]))<<8 | uint32(b[11]),
-		QPN:        binary.BigEndian.Uint32(b[8:]) >> 8,
-		ServiceID:  ServiceID(binary.BigEndian.Uint64(b[12:])),
-		QKey:       binary.BigEndian.Uint32(b[20:]),
-		AddInfo:    b[24:96:96],
-	}
-}
-
-func (r *SIDRRep) encode(b []byte) {
-	binary.BigEndian.PutUint32(b[0:], r.RequestID)
-	b[4], b[5] = r.Status, r.AddInfoLen
-	binary.BigEndian.PutUint16(b[6:], uint16(r.VendorID>>8))
-	binary.BigEndian.PutUint32(b[8:], r.QPN<<8|r.VendorID&0xff)
-	binary.BigEndian.PutUint64(b[12:], uint64(r.ServiceID))
-	binary.BigEndian.PutUint32(b[20:], r.QKey)
-	copy(b[24:96], r.AddInfo)
-}
-
-func (r *SIDRRep) visit(v field.Visitor) {
-	v.Uint(fSIDRRepID, uint64(r.RequestID))
-	v.Uint(fSIDRRepStatus, uint64(r.Status))
-	v.Uint(fSIDRRepInfoLen, uint64(r.AddInfoLen))
-	v.Uint(fSIDRRepVendor, uint64(r.VendorID))
-	v.Uint(fSIDRRepQPN, uint64(r.QPN))
-	fSIDRRepService.visit(v, r.ServiceID)
-	v.Uint(fSIDRRepQKey, uint64(r.QKey))
-	v.Bytes(fSIDRRepInfo, r.AddInfo)
+// visitAfter reports the ClassPortInfo a SIDR_REP redirects to, or the
+// class version it supports.
+func (r *SIDRRep) visitAfter(v field.Visitor) {
 	switch {
 	case r.Status == 4:
 		fSIDRRepCPI.visitIn(v, r.AddInfo)

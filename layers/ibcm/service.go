@@ -22,8 +22,6 @@ const (
 	PortSpaceIB    = 0x013f
 )
 
-var portSpaceNames = map[uint64]string{PortSpaceIPoIB: "IPoIB", PortSpaceTCP: "TCP", PortSpaceUDP: "UDP", PortSpaceIB: "IB"}
-
 // PortNFS is NFS's IANA port; NFS/RDMA servers may listen there as well as
 // on pvtdata.PortNFSRDMA.
 const PortNFS = 2049
