@@ -18,7 +18,7 @@ var (
 		ids[LAP]("cm.lap"),
 		num(ProtoCM.Hex("cm.lap.remoteqpneecn", 24, "Remote QPN/EECN"), func(r *LAP) *uint32 { return &r.RemoteQPN }, at(12, 0)),
 		num(ProtoCM.Uint("cm.lap.remoteresptout", 5, "Remote CM Response Timeout (4.096 µs · 2^n)"), func(r *LAP) *uint8 { return &r.RemoteCMRespTimeout }, at(15, 0)),
-		newPathFields("cm.lap.alt_", "Alternate Path").lap(func(r *LAP) *Path { return &r.Alternate }, 20),
+		lapPath("cm.lap.alt_", "Alternate Path", func(r *LAP) *Path { return &r.Alternate }, 20),
 	)
 	aprStatusNames = map[uint64]string{0: "Path loaded", 1: "Invalid Communication ID", 2: "Unsupported request",
 		3: "Rejected", 4: "Redirect (ClassPortInfo)", 5: "Is current path", 6: "Invalid QPN/EECN", 7: "Invalid LID",

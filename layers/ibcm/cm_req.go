@@ -39,39 +39,39 @@ func newPathFields(prefix, desc string) pathFields {
 	}
 }
 
-// req is the REQ layout of a path (44 octets at octet of the REQ).
-func (f pathFields) req(p func(*REQ) *Path, octet int) wire[REQ] {
-	return part(f.group, p, octet, wires[Path]{
+// path is the layout of a path (44 octets at octet of the message): the
+// REQ and the LAP differ only in where the packet rate, the traffic class
+// and the hop limit are (octets 39–41), given by rateTCHop.
+func path[M any](f pathFields, p func(*M) *Path, octet int, rateTCHop ...wire[Path]) wire[M] {
+	return part(f.group, p, octet, append(wires[Path]{
 		num(f.localLID, func(p *Path) *uint16 { return &p.LocalLID }, at(0, 0)),
 		num(f.remoteLID, func(p *Path) *uint16 { return &p.RemoteLID }, at(2, 0)),
 		gid(f.localGID, func(p *Path) *[16]byte { return &p.LocalGID }, 4),
 		gid(f.remoteGID, func(p *Path) *[16]byte { return &p.RemoteGID }, 20),
 		num(f.flowLabel, func(p *Path) *uint32 { return &p.FlowLabel }, at(36, 0)),
-		num(f.rate, func(p *Path) *uint8 { return &p.PacketRate }, at(39, 2)),
-		num(f.tclass, func(p *Path) *uint8 { return &p.TrafficClass }, at(40, 0)),
-		num(f.hopLimit, func(p *Path) *uint8 { return &p.HopLimit }, at(41, 0)),
+	}, append(rateTCHop,
 		num(f.sl, func(p *Path) *uint8 { return &p.SL }, at(42, 0)),
 		flag(f.subnetLocal, func(p *Path) *bool { return &p.SubnetLocal }, at(42, 4)),
 		num(f.ackTimeout, func(p *Path) *uint8 { return &p.LocalAckTimeout }, at(43, 0)),
-	})
+	)...))
 }
 
-// lap is the LAP layout of a path (44 octets at octet of the LAP): the
-// traffic class follows the flow label, the rate the hop limit.
-func (f pathFields) lap(p func(*LAP) *Path, octet int) wire[LAP] {
-	return part(f.group, p, octet, wires[Path]{
-		num(f.localLID, func(p *Path) *uint16 { return &p.LocalLID }, at(0, 0)),
-		num(f.remoteLID, func(p *Path) *uint16 { return &p.RemoteLID }, at(2, 0)),
-		gid(f.localGID, func(p *Path) *[16]byte { return &p.LocalGID }, 4),
-		gid(f.remoteGID, func(p *Path) *[16]byte { return &p.RemoteGID }, 20),
-		num(f.flowLabel, func(p *Path) *uint32 { return &p.FlowLabel }, at(36, 0)),
+// reqPath is a REQ path: rate, traffic class, hop limit.
+func reqPath(prefix, desc string, p func(*REQ) *Path, octet int) wire[REQ] {
+	f := newPathFields(prefix, desc)
+	return path(f, p, octet,
+		num(f.rate, func(p *Path) *uint8 { return &p.PacketRate }, at(39, 2)),
+		num(f.tclass, func(p *Path) *uint8 { return &p.TrafficClass }, at(40, 0)),
+		num(f.hopLimit, func(p *Path) *uint8 { return &p.HopLimit }, at(41, 0)))
+}
+
+// lapPath is a LAP path: traffic class, hop limit, rate.
+func lapPath(prefix, desc string, p func(*LAP) *Path, octet int) wire[LAP] {
+	f := newPathFields(prefix, desc)
+	return path(f, p, octet,
 		num(f.tclass, func(p *Path) *uint8 { return &p.TrafficClass }, at(39, 0)),
 		num(f.hopLimit, func(p *Path) *uint8 { return &p.HopLimit }, at(40, 0)),
-		num(f.rate, func(p *Path) *uint8 { return &p.PacketRate }, at(41, 2)),
-		num(f.sl, func(p *Path) *uint8 { return &p.SL }, at(42, 0)),
-		flag(f.subnetLocal, func(p *Path) *bool { return &p.SubnetLocal }, at(42, 4)),
-		num(f.ackTimeout, func(p *Path) *uint8 { return &p.LocalAckTimeout }, at(43, 0)),
-	})
+		num(f.rate, func(p *Path) *uint8 { return &p.PacketRate }, at(41, 2)))
 }
 
 // REQ is the Connection Request (IBTA vol. 1 §12.6.5 table 106). Private
@@ -129,7 +129,7 @@ var reqLayout = newLayout(AttrREQ, func(c *CM) *REQ { return &c.REQ },
 	num(ProtoCM.Uint("cm.req.maxcmretr", 4, "Max CM Retries"), func(r *REQ) *uint8 { return &r.MaxCMRetries }, at(51, 0)),
 	flag(ProtoCM.Bool("cm.req.srq", "SRQ"), func(r *REQ) *bool { return &r.SRQ }, at(51, 4)),
 	num(ProtoCM.Uint("cm.req.ext_transport", 3, "Extended Transport Type").WithNames(extTransportNames), func(r *REQ) *uint8 { return &r.ExtTransportType }, at(51, 5)),
-	newPathFields("cm.req.prim_", "Primary Path").req(func(r *REQ) *Path { return &r.Primary }, 52),
-	newPathFields("cm.req.alt_", "Alternate Path").req(func(r *REQ) *Path { return &r.Alternate }, 96),
+	reqPath("cm.req.prim_", "Primary Path", func(r *REQ) *Path { return &r.Primary }, 52),
+	reqPath("cm.req.alt_", "Alternate Path", func(r *REQ) *Path { return &r.Alternate }, 96),
 	flag(ProtoCM.Bool("cm.req.sap_supported", "SAP Supported"), func(r *REQ) *bool { return &r.SAPSupported }, at(139, 5)),
 )

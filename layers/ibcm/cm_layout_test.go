@@ -1,0 +1,87 @@
+package ibcm
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/gopacket/gopacket"
+)
+
+// cmReserved are the reserved bits of each CM message's fixed fields, as
+// IBTA vol. 1 §12.6 (and §13.4.8.1 for ClassPortInfo) gives them: octet →
+// bits.
+var cmReserved = map[uint16]map[int]byte{
+	AttrClassPortInfo: {32: 0xff},
+	AttrREQ: {4: 0xff, 24: 0xff, 25: 0xff, 26: 0xff, 27: 0xff,
+		52 + 38: 0x0f, 52 + 39: 0xc0, 52 + 42: 0x07, 52 + 43: 0x07, // primary path
+		96 + 38: 0x0f, 96 + 39: 0xc0, 96 + 42: 0x07, 96 + 43: 0x03}, // alternate path; bit 2 of octet 139 is SAP Supported
+	AttrMRA:     {8: 0x3f, 9: 0x07},
+	AttrREJ:     {8: 0x3f, 9: 0x01},
+	AttrREP:     {27: 0x0f},
+	AttrRTU:     {},
+	AttrDREQ:    {11: 0xff},
+	AttrDREP:    {},
+	AttrSIDRReq: {6: 0xff, 7: 0xff},
+	AttrSIDRRep: {},
+	AttrLAP: {8: 0xff, 9: 0xff, 10: 0xff, 11: 0xff, 15: 0x07, 16: 0xff, 17: 0xff, 18: 0xff, 19: 0xff,
+		20 + 38: 0x0f, 20 + 41: 0xc0, 20 + 42: 0x07, 20 + 43: 0x07},
+	AttrAPR: {10: 0xff, 11: 0xff},
+}
+
+// TestCMLayoutReserved checks, bit by bit, that a message's layout
+// reports exactly the reserved bits of the specification.
+func TestCMLayoutReserved(t *testing.T) {
+	for id, m := range messages {
+		want, ok := cmReserved[id]
+		if !ok {
+			t.Errorf("%s: no reserved bits listed", m.name)
+			continue
+		}
+		l := (&CM{AttributeID: id}).body()
+		b := make([]byte, m.hdr)
+		for i := range b {
+			for bit := byte(0x80); bit != 0; bit >>= 1 {
+				b[i] = bit
+				if got := l.reserved(b); got != (want[i]&bit != 0) {
+					t.Errorf("%s octet %d bit %#02x: reserved %v", m.name, i, bit, got)
+				}
+			}
+			b[i] = 0
+		}
+	}
+}
+
+// TestCMLayoutRoundTrip decodes fixed fields of random values (reserved
+// bits clear) and encodes them again: every bit of a message must land
+// in a field and back in place, split fields (REP and SIDR_REP Vendor ID)
+// included.
+func TestCMLayoutRoundTrip(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for id, m := range messages {
+		for range 20 {
+			data := make([]byte, CMDataLen)
+			for i := range data {
+				data[i] = byte(r.Uint32())
+			}
+			for i, bits := range cmReserved[id] {
+				data[i] &^= bits
+			}
+			c := NewCM(&MAD{AttributeID: id, Method: MethodSend})
+			if err := c.DecodeFromBytes(data, gopacket.NilDecodeFeedback); err != nil {
+				t.Fatalf("%s: %v", m.name, err)
+			}
+			buf := gopacket.NewSerializeBuffer()
+			if err := c.SerializeTo(buf, gopacket.SerializeOptions{}); err != nil {
+				t.Fatalf("%s: %v", m.name, err)
+			}
+			got := buf.Bytes()
+			if m.pd == 0 { // ClassPortInfo: zeros after its 72 octets
+				clear(data[m.hdr:])
+			}
+			if !bytes.Equal(got, data) {
+				t.Fatalf("%s: encoded\n%x\nwant\n%x", m.name, got, data)
+			}
+		}
+	}
+}
