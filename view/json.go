@@ -52,6 +52,15 @@ func (j *JSON) add(f *field.Field, lo int) {
 	j.ent = append(j.ent, jentry{f: f, lo: lo, hi: len(j.val), parent: j.cur})
 }
 
+// put takes val, j.val with f's value appended, as j.val and records the
+// value (an argument is evaluated before the call: j.val still ends where
+// the value begins).
+func (j *JSON) put(f *field.Field, val []byte) {
+	lo := len(j.val)
+	j.val = val
+	j.add(f, lo)
+}
+
 func (j *JSON) Uint(f *field.Field, v uint64) {
 	lo := len(j.val)
 	switch {
@@ -71,38 +80,16 @@ func (j *JSON) Uint(f *field.Field, v uint64) {
 	j.add(f, lo)
 }
 
-func (j *JSON) Int(f *field.Field, v int64) {
-	lo := len(j.val)
-	j.val = appendInt(j.val, v)
-	j.add(f, lo)
-}
-
-func (j *JSON) Bool(f *field.Field, v bool) {
-	lo := len(j.val)
-	j.val = appendBool(j.val, v)
-	j.add(f, lo)
-}
-
-func (j *JSON) String(f *field.Field, v string) {
-	lo := len(j.val)
-	j.val = appendJSONString(j.val, v)
-	j.add(f, lo)
-}
+func (j *JSON) Int(f *field.Field, v int64)     { j.put(f, appendInt(j.val, v)) }
+func (j *JSON) Bool(f *field.Field, v bool)     { j.put(f, appendBool(j.val, v)) }
+func (j *JSON) String(f *field.Field, v string) { j.put(f, appendJSONString(j.val, v)) }
 
 func (j *JSON) Bytes(f *field.Field, v []byte) {
-	lo := len(j.val)
-	j.val = append(j.val, '"')
-	j.val = appendHexBytes(j.val, v)
-	j.val = append(j.val, '"')
-	j.add(f, lo)
+	j.put(f, append(appendHexBytes(append(j.val, '"'), v), '"'))
 }
 
 func (j *JSON) Addr(f *field.Field, v netip.Addr) {
-	lo := len(j.val)
-	j.val = append(j.val, '"')
-	j.val = appendAddr(j.val, v)
-	j.val = append(j.val, '"')
-	j.add(f, lo)
+	j.put(f, append(appendAddr(append(j.val, '"'), v), '"'))
 }
 
 func (j *JSON) Begin(f *field.Field) {
