@@ -1,6 +1,8 @@
 package ibcm
 
 import (
+	"sync"
+
 	"github.com/cmpd-dissect/cmpd-dissect/field"
 )
 
@@ -78,7 +80,13 @@ func (f *classPortInfoFields) visitIn(v field.Visitor, b []byte) {
 	if len(b) < classPortInfoLen {
 		return
 	}
-	var c ClassPortInfo
-	f.decode(&c, b)
-	f.visit(&c, v)
+	c := redirects.Get().(*ClassPortInfo)
+	f.decode(c, b) // sets every field
+	f.visit(c, v)
+	redirects.Put(c)
 }
+
+// redirects holds the ClassPortInfo visitIn decodes into: the layout's
+// walk takes a pointer it cannot prove stays on the stack, and a view of
+// a redirect should not allocate.
+var redirects = sync.Pool{New: func() any { return new(ClassPortInfo) }}

@@ -3,9 +3,12 @@ package ibcm
 import (
 	"bytes"
 	"math/rand/v2"
+	"net/netip"
 	"testing"
 
 	"github.com/gopacket/gopacket"
+
+	"github.com/cmpd-dissect/cmpd-dissect/field"
 )
 
 // cmReserved are the reserved bits of each CM message's fixed fields, as
@@ -85,3 +88,36 @@ func TestCMLayoutRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// TestCMRedirectVisitAllocs checks that showing a redirect's ClassPortInfo
+// (decoded from the APR's Additional Information) does not allocate.
+func TestCMRedirectVisitAllocs(t *testing.T) {
+	data := make([]byte, CMDataLen)
+	data[9] = 4          // AP Status: redirect
+	data[12+1] = 2       // the ClassPortInfo's Class Version
+	data[12+36+3] = 0x99 // its Redirect Q_Key
+	c := NewCM(&MAD{AttributeID: AttrAPR, Method: MethodSend})
+	if err := c.DecodeFromBytes(data, gopacket.NilDecodeFeedback); err != nil {
+		t.Fatal(err)
+	}
+	seen := uintVisitor{}
+	c.VisitFields(seen)
+	if seen["cm.apr.cpi.classversion"] != 2 || seen["cm.apr.cpi.redirectqkey"] != 0x99 {
+		t.Fatalf("the redirect's ClassPortInfo is not shown: %v", seen)
+	}
+	if n := testing.AllocsPerRun(100, func() { c.VisitFields(field.NopVisitor{}) }); n != 0 {
+		t.Errorf("VisitFields of an APR redirect: %v allocations", n)
+	}
+}
+
+// uintVisitor records the integer fields a layer shows, by name.
+type uintVisitor map[string]uint64
+
+func (u uintVisitor) Uint(f *field.Field, v uint64) { u[f.Name] = v }
+func (uintVisitor) Int(*field.Field, int64)         {}
+func (uintVisitor) Bool(*field.Field, bool)         {}
+func (uintVisitor) String(*field.Field, string)     {}
+func (uintVisitor) Bytes(*field.Field, []byte)      {}
+func (uintVisitor) Addr(*field.Field, netip.Addr)   {}
+func (uintVisitor) Begin(*field.Field)              {}
+func (uintVisitor) End()                            {}
