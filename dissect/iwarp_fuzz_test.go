@@ -17,8 +17,9 @@ import (
 // from the input, with and without a SYN, and a server direction. Nothing
 // may panic, pending memory must stay under the caps, and everything must
 // be released by Flush. Each segment is decoded when it arrives, as tshark
-// does: one that brings no new octets (a duplicate, or a late one that
-// fills a hole) reports no MPA frame or FPDU, and an iwarp.stream-gap
+// does: one that brings no new octets (a duplicate) reports no MPA frame or
+// FPDU, no octet is reported in two of them (a late segment that fills a
+// hole decodes only what was never decoded), and an iwarp.stream-gap
 // finding comes only on a segment that starts after a hole, at most one.
 //
 // Input: ctl[0] flags (bit 0 SYN, bit 1 reorder, bit 2 duplicate, bit 3
@@ -46,6 +47,12 @@ func FuzzIWARPStream(f *testing.F) {
 		// highest octet seen.
 		var next [2]uint32
 		var known [2]bool
+		// got marks the client octets seen (by offset from the first
+		// segment); reported counts the octets of the client's MPA frames
+		// and FPDUs.
+		var got []bool
+		var base uint32
+		reported, distinct := 0, 0
 		seg := func(fromClient bool, syn bool, seq uint32, pl []byte) {
 			dir := 0
 			if !fromClient {
@@ -56,6 +63,26 @@ func FuzzIWARPStream(f *testing.F) {
 				end++
 			}
 			old := known[dir] && int32(end-next[dir]) <= 0
+			if fromClient {
+				if !known[0] {
+					base = seq
+				}
+				old = known[0]
+				for i := range pl {
+					o := int(int32(seq + uint32(i) - base))
+					if o < 0 {
+						old = false
+						continue
+					}
+					for len(got) <= o {
+						got = append(got, false)
+					}
+					if !got[o] {
+						old, got[o] = false, true
+						distinct++
+					}
+				}
+			}
 			hole := known[dir] && int32(seq-next[dir]) > 0
 			if !known[dir] || int32(end-next[dir]) > 0 {
 				next[dir], known[dir] = end, true
@@ -75,13 +102,19 @@ func FuzzIWARPStream(f *testing.F) {
 			if st := w.Stats(); st.PendingBytes > cfg.MaxTCPBufferedBytes {
 				t.Fatalf("pending %d > %d", st.PendingBytes, cfg.MaxTCPBufferedBytes)
 			}
-			if old && len(pl) > 0 {
-				for _, l := range rec.Layers {
-					switch l.(type) {
-					case *mpa.Frame, *mpa.FPDU:
+			for _, l := range rec.Layers {
+				switch x := l.(type) {
+				case *mpa.Frame, *mpa.FPDU:
+					if old && len(pl) > 0 {
 						t.Fatalf("frame %d (seq %d, %d octets, all seen before) reports %s", frame, seq, len(pl), l.Proto().Name)
 					}
+					if fromClient {
+						reported += len(x.(interface{ LayerContents() []byte }).LayerContents())
+					}
 				}
+			}
+			if reported > distinct {
+				t.Fatalf("frame %d: %d octets reported in MPA frames and FPDUs, of %d octets seen: some twice", frame, reported, distinct)
 			}
 			gaps := 0
 			for _, f := range rec.Findings {

@@ -86,7 +86,46 @@ type iwarpHalf struct {
 	// markersOn is whether h carries markers when the MPA frame that says
 	// so was lost, once markersDecided (decideMarkers).
 	markersOn, markersDecided bool
+	// holes are the stretches of the stream never decoded (a hole and
+	// the octets around it no PDU could be framed in), oldest first, for
+	// a late segment that fills one (lateSegment); lateSends collects
+	// the Sends such segments carry, orphans the DDP segments after a
+	// hole that end a message begun in it.
+	holes     []streamHole
+	gapCut    int // while inGap: where the unfinished PDU before the hole begins, or -1
+	lateSends map[uint32]*partialSend
+	orphans   []orphanSegment
+	lateMode  bool // decoding a late segment (decodeLate)
 }
+
+// streamHole is a stretch [start, end) of a direction's stream that was
+// never decoded. pre holds the octets captured from start on (the
+// unfinished PDU before the hole), post those captured up to end (skipped
+// before framing was found again); boundary is set when start is where a
+// PDU begins.
+type streamHole struct {
+	start, end int
+	gapEnd     int  // where the octets never captured end (post begins)
+	open       bool // framing not found again yet: end is not known
+	boundary   bool
+	pre, post  []byte
+}
+
+// orphanSegment is a DDP segment of a Send whose first octets were lost in
+// a hole, kept in case a late segment brings them.
+type orphanSegment struct {
+	msn, mo uint32
+	last    bool
+	payload []byte
+}
+
+// Bounds of what is held for late segments, per direction.
+const (
+	maxHoles          = 8
+	maxHoleOctets     = 64 << 10
+	maxOrphanSegments = 16
+	maxOrphanBytes    = 64 << 10
+)
 
 // partialSend collects the DDP segments of one untagged Send (one MSN).
 type partialSend struct {
@@ -119,6 +158,14 @@ func (s *iwarpStream) Accept(tcp *layers.TCP, ci gopacket.CaptureInfo, dir reass
 		}
 		h.seqKnown = true
 	}
+	if nextSeq != -1 && len(tcp.Payload) > 0 && len(h.holes) > 0 {
+		// Octets before what the assembler handed over: the assembler
+		// drops them, but those that fill a hole are decoded here.
+		a := int(int32(tcp.Seq - h.seqBase))
+		if next := int(int32(uint32(nextSeq) - h.seqBase)); a < next {
+			h.late(a, tcp.Payload[:min(len(tcp.Payload), next-a)])
+		}
+	}
 	return true
 }
 
@@ -142,15 +189,36 @@ func (s *iwarpStream) ReassembledSG(sg reassembly.ScatterGather, ac reassembly.A
 		// unfinished PDU there is lost, not reported on its own), then
 		// look for framing after it.
 		lost := 0
+		// Where the undecoded stretch begins, and whether a PDU begins
+		// there: a stream seen from its SYN begins with its MPA frame.
+		hole := streamHole{start: h.pos + len(h.pend), open: true,
+			boundary: h.state == stateFPDU || h.state == stateNew && h.synSeen && h.pos == 0}
 		if len(h.pend) > 0 && h.state != stateIgnore {
-			h.pend0, h.inGap = len(h.pend), true
+			boundary := h.state == stateFPDU || h.state == stateFrame
+			h.pend0, h.inGap, h.gapCut = len(h.pend), true, -1
 			used := h.process(h.pend, nil, true)
 			h.inGap = false
 			lost = len(h.pend) - used
+			if c := h.gapCut - h.pos; boundary && c >= 0 && c < len(h.pend) && len(h.pend)-c <= maxHoleOctets {
+				hole.start, hole.pre, hole.boundary = h.pos+c, append([]byte(nil), h.pend[c:]...), true
+			} else {
+				hole.boundary = false
+			}
 		}
 		h.pos += len(h.pend) + skip
 		h.setPend(nil, 0)
+		if h.state != stateIgnore {
+			hole.end, hole.gapEnd = h.pos, h.pos
+			h.addHole(hole)
+		}
 		s.gap(h, skip, lost)
+	}
+	if n := len(h.holes); n > 0 && h.holes[n-1].open && avail > 0 {
+		// Octets after the hole are kept until framing is found again:
+		// a late segment may need them to complete its last PDU.
+		if last := &h.holes[n-1]; len(last.post)+avail <= maxHoleOctets {
+			last.post = append(last.post, sg.Fetch(avail)...)
+		}
 	}
 	if h.state == stateIgnore || avail == 0 {
 		h.pos += avail
@@ -315,11 +383,12 @@ func (s *iwarpStream) complete() {
 	}
 }
 
-// incomplete reports a stream that ends inside a PDU: have of want octets
-// (want 0 when not known).
-func (h *iwarpHalf) incomplete(have, want int) {
+// incomplete reports a stream that ends inside a PDU (at stream position
+// at): have of want octets (want 0 when not known).
+func (h *iwarpHalf) incomplete(at, have, want int) {
 	if h.inGap {
-		return // the hole's finding says so
+		h.gapCut = at // where the PDU the hole cuts begins
+		return        // the hole's finding says so
 	}
 	msg := fmt.Sprintf("TCP %d→%d ended inside an MPA %s: %d octets of it were captured", h.srcPort, h.dstPort, h.pduName(), have)
 	if want > 0 {
@@ -420,7 +489,7 @@ func (h *iwarpHalf) frame(b []byte, p int, final bool) (int, bool) {
 			return 0, false
 		}
 		if len(b) < mpa.FrameHeaderLen {
-			h.incomplete(len(b), mpa.FrameHeaderLen)
+			h.incomplete(h.pos+p, len(b), mpa.FrameHeaderLen)
 			return len(b), true
 		}
 		n = len(b)
@@ -577,7 +646,7 @@ func (h *iwarpHalf) fpdu(b []byte, p int, final bool) (int, bool) {
 	n, ok := mpa.PeekULPDULength(b, opts.StreamOffset, opts.Markers)
 	if !ok {
 		if final {
-			h.incomplete(len(b), 0)
+			h.incomplete(at, len(b), 0)
 			return len(b), true
 		}
 		return 0, false
@@ -596,7 +665,7 @@ func (h *iwarpHalf) fpdu(b []byte, p int, final bool) (int, bool) {
 	wl := mpa.WireLen(n, opts.StreamOffset, opts.Markers)
 	if len(b) < wl {
 		if final {
-			h.incomplete(len(b), wl)
+			h.incomplete(at, len(b), wl)
 			return len(b), true
 		}
 		return 0, false
@@ -675,7 +744,10 @@ func (h *iwarpHalf) send(r *mpa.RDMAP, firstFrame int) {
 	if r.MO == 0 {
 		h.cutSend = false
 	} else if ps == nil && h.cutSend {
-		return // the end of a message begun in a hole (gap)
+		// The end of a message begun in a hole (gap): kept in case a
+		// late segment brings its beginning.
+		h.keepOrphan(r)
+		return
 	}
 	if ps != nil && r.MO == 0 {
 		// A new message reusing the MSN (after a hole): start again.
@@ -714,6 +786,9 @@ func (h *iwarpHalf) send(r *mpa.RDMAP, firstFrame int) {
 	}
 	if r.Last {
 		ps.total = end
+	}
+	if h.lateMode {
+		h.adoptOrphans(r.MSN, ps)
 	}
 	if ps.total >= 0 && ps.got >= ps.total {
 		delete(h.sends, r.MSN)
@@ -766,6 +841,7 @@ func (h *iwarpHalf) resync(b []byte, p int, final bool) (int, bool) {
 			// first octets of it).
 			h.scanned += q
 			h.state = stateFrame
+			h.closeHole(at)
 			return q, true
 		}
 		opts := h.options(at)
@@ -846,6 +922,7 @@ func (h *iwarpHalf) resync(b []byte, p int, final bool) (int, bool) {
 				fmt.Sprintf("TCP %d→%d: FPDU framing found at stream offset %d after skipping %d octets", h.srcPort, h.dstPort, at, skipped))
 		}
 		h.state, h.synced, h.scanned, h.afterGap = stateFPDU, true, 0, false
+		h.closeHole(at)
 		return q, true
 	}
 	// Nothing here: keep the tail a header could start in.
@@ -943,4 +1020,228 @@ func plausibleFPDU(b []byte, n int) bool {
 		return false
 	}
 	return true
+}
+
+// addHole records a stretch of the stream never decoded, for a late
+// segment that fills it. An open hole before it ends where it begins.
+func (h *iwarpHalf) addHole(hl streamHole) {
+	if n := len(h.holes); n > 0 && h.holes[n-1].open {
+		h.closeHole(hl.start)
+	}
+	if len(h.holes) >= maxHoles {
+		h.holes = slices.Delete(h.holes, 0, 1)
+	}
+	h.holes = append(h.holes, hl)
+}
+
+// closeHole notes where framing was found again after the last hole (at):
+// the octets after the hole up to there were not decoded.
+func (h *iwarpHalf) closeHole(at int) {
+	n := len(h.holes)
+	if n == 0 || !h.holes[n-1].open {
+		return
+	}
+	hl := &h.holes[n-1]
+	hl.open = false
+	hl.end = max(at, hl.gapEnd)
+	if k := hl.end - hl.gapEnd; k <= len(hl.post) {
+		hl.post = hl.post[:k]
+	} else {
+		hl.post = nil // not all kept
+	}
+}
+
+// late decodes the octets of a segment that arrived after later ones
+// (stream position a): those that fill a hole, together with the octets
+// kept around it, are decoded on this frame when a PDU can be framed there:
+// at the hole's start when a PDU began there, else where a plausible FPDU
+// header is confirmed by its CRC or by FPDUs that end exactly where the
+// octets at hand end (senders align FPDUs with segments, RFC 5044 §8).
+// Octets already decoded are a retransmission and not decoded again.
+func (h *iwarpHalf) late(a int, data []byte) {
+	if h.state == stateIgnore {
+		return
+	}
+	b := a + len(data)
+	for i := range h.holes {
+		hl := &h.holes[i]
+		missing := hl.start + len(hl.pre)
+		lo, hi := max(a, hl.start), min(b, hl.gapEnd)
+		if hi <= max(lo, missing) {
+			continue // nothing missing in it
+		}
+		var run []byte
+		runStart, known := lo, false
+		if lo <= missing {
+			run = append(run, hl.pre[:lo-hl.start]...)
+			runStart, known = hl.start, hl.boundary
+		}
+		run = append(run, data[lo-a:hi-a]...)
+		withPost := hi == hl.gapEnd
+		if withPost {
+			run = append(run, hl.post...)
+		}
+		used := h.decodeLate(run, runStart, known)
+		end := runStart + used
+		switch {
+		case used == 0 && runStart == hl.start && len(run) <= maxHoleOctets:
+			// Nothing to frame yet: keep the octets for the segment
+			// that brings what is still missing.
+			if withPost {
+				run = run[:len(run)-len(hl.post)]
+			}
+			hl.pre = run
+		case used == 0:
+		case hl.open && end >= hl.gapEnd:
+			// The late octets framed what came after the hole: the
+			// stream is in step again from where they end.
+			if end >= h.pos && end <= h.pos+len(h.pend) && h.state == stateResync {
+				h.setPend(h.pend[end-h.pos:], h.pendFrame)
+				h.pos = end
+				h.state, h.synced, h.scanned, h.afterGap = stateFPDU, true, 0, false
+			}
+			h.holes = slices.Delete(h.holes, i, i+1)
+		default:
+			// What is left of the hole begins where the decoded PDUs end.
+			var rest []streamHole
+			if end < hl.gapEnd {
+				rest = append(rest, streamHole{start: end, end: hl.end, gapEnd: hl.gapEnd, open: hl.open, boundary: true,
+					pre: append([]byte(nil), run[used:hi-runStart]...), post: hl.post})
+			}
+			if runStart > hl.start {
+				// The octets before the late ones are still missing.
+				hl.end, hl.gapEnd, hl.open, hl.post = runStart, runStart, false, nil
+				h.holes = slices.Insert(h.holes, i+1, rest...)
+			} else {
+				h.holes = slices.Replace(h.holes, i, i+1, rest...)
+			}
+		}
+		return
+	}
+}
+
+// decodeLate decodes the PDUs at the start of run (octets from stream
+// position at0 a late segment completed) on the current frame, and returns
+// how many octets they took. known is set when a PDU begins at at0;
+// otherwise the first FPDU must be confirmed. Nothing that cannot be framed
+// is decoded, so mis-framed octets raise no finding.
+func (h *iwarpHalf) decodeLate(run []byte, at0 int, known bool) int {
+	w := h.s.w
+	pos, sg, pend0, pendFrame, state, synced := h.pos, h.sg, h.pend0, h.pendFrame, h.state, h.synced
+	sends, cut := h.sends, h.cutSend
+	h.pos, h.sg, h.pend0, h.pendFrame = at0, nil, len(run), w.cur.frame
+	// Sends are collected apart from the stream's own; a segment whose
+	// message began in what is still missing is not one to complain of.
+	h.sends, h.cutSend, h.lateMode = h.lateSends, true, true
+	defer func() {
+		h.lateSends = h.sends
+		h.pos, h.sg, h.pend0, h.pendFrame, h.synced = pos, sg, pend0, pendFrame, synced
+		h.sends, h.cutSend, h.lateMode = sends, cut, false
+		if h.state != stateIgnore {
+			h.state = state
+		}
+	}()
+	p := 0
+	if at0 == 0 && known && mpa.IsKeyPrefix(run) {
+		// The MPA request or reply that starts the stream.
+		n := mpa.FrameLen(run)
+		if kind, _ := mpa.FrameKindOf(run); kind == 0 || n == 0 || n > len(run) {
+			return 0
+		}
+		h.state = stateFrame
+		if m, ok := h.frame(run, 0, true); ok && h.state != stateResync {
+			p = m
+		}
+		if h.state == stateIgnore || p == 0 {
+			return p
+		}
+	}
+	for p < len(run) {
+		at := at0 + p
+		opts := h.options(at)
+		n, ok := mpa.PeekULPDULength(run[p:], opts.StreamOffset, opts.Markers)
+		if !ok {
+			break
+		}
+		var hb [2 + mpa.DDPUntaggedHeaderLen]byte
+		hdr := unmarked(hb[:0], run[p:], opts)
+		if len(hdr) < 2+mpa.DDPTaggedHeaderLen || !plausibleFPDU(hdr, n) {
+			break
+		}
+		wl := mpa.WireLen(n, opts.StreamOffset, opts.Markers)
+		if p+wl > len(run) {
+			break
+		}
+		if !known {
+			f := mpa.FPDU{Options: opts}
+			if f.DecodeFromBytes(run[p:p+wl], gopacket.NilDecodeFeedback) != nil || !markersAgree(&f) {
+				break
+			}
+			if f.CRCStatus != mpa.CRCStatusGood && len(f.Markers) == 0 && !h.tiles(run[p:], at) {
+				break
+			}
+			known = true
+		}
+		h.decodeFPDU(run[p:p+wl], p, opts)
+		p += wl
+	}
+	return p
+}
+
+// tiles reports whether plausible FPDUs follow one another from the start
+// of b (stream position at) to exactly its end.
+func (h *iwarpHalf) tiles(b []byte, at int) bool {
+	for len(b) > 0 {
+		opts := h.options(at)
+		var hb [2 + mpa.DDPUntaggedHeaderLen]byte
+		hdr := unmarked(hb[:0], b, opts)
+		if len(hdr) < 2+mpa.DDPTaggedHeaderLen {
+			return false
+		}
+		n := int(binary.BigEndian.Uint16(hdr))
+		wl := mpa.WireLen(n, opts.StreamOffset, opts.Markers)
+		if !plausibleFPDU(hdr, n) || wl > len(b) {
+			return false
+		}
+		b, at = b[wl:], at+wl
+	}
+	return true
+}
+
+// keepOrphan keeps a DDP segment of a Send whose beginning was lost in a
+// hole, within bounds (the oldest go first).
+func (h *iwarpHalf) keepOrphan(r *mpa.RDMAP) {
+	if len(r.Payload) > maxOrphanBytes {
+		return
+	}
+	size := len(r.Payload)
+	for _, o := range h.orphans {
+		size += len(o.payload)
+	}
+	for len(h.orphans) > 0 && (len(h.orphans) >= maxOrphanSegments || size > maxOrphanBytes) {
+		size -= len(h.orphans[0].payload)
+		h.orphans = slices.Delete(h.orphans, 0, 1)
+	}
+	h.orphans = append(h.orphans, orphanSegment{msn: r.MSN, mo: r.MO, last: r.Last, payload: append([]byte(nil), r.Payload...)})
+}
+
+// adoptOrphans appends to ps, a Send a late segment continued, the
+// segments of it kept after the hole that follow on from what it has.
+func (h *iwarpHalf) adoptOrphans(msn uint32, ps *partialSend) {
+	for again := true; again; {
+		again = false
+		for i, o := range h.orphans {
+			if o.msn != msn || int(o.mo) != ps.got {
+				continue
+			}
+			ps.buf = append(ps.buf, o.payload...)
+			ps.got += len(o.payload)
+			if o.last {
+				ps.total = ps.got
+			}
+			h.orphans = slices.Delete(h.orphans, i, i+1)
+			again = true
+			break
+		}
+	}
 }
