@@ -261,3 +261,140 @@ func TestIWARPGapMarkersLostFrame(t *testing.T) {
 		}
 	}
 }
+
+// TestIWARPReorderRealCaptures reorders the real siw captures (and the
+// synthetic one with markers and CRC) as a lossy link does: a segment
+// carrying whole FPDUs swapped with the next segment of its direction, or
+// moved 2 or 3 frames later (a retransmission after later data). Every
+// RDMAP message of the undamaged capture is reported exactly once, on the
+// frame that carried it (the late segment decodes its own FPDUs), one
+// stream-gap finding marks the hole, and no error comes from the damage.
+// Two segments moved later in reverse order: the first to arrive fills the
+// middle of the hole and is framed by FPDUs that end exactly with it.
+func TestIWARPReorderRealCaptures(t *testing.T) {
+	for _, path := range []string{testcap.Real("live-siw4-nfs42.pcap"), testcap.Real("live-siw4-crc-nfs42.pcap"),
+		testcap.Real("live-siw4-nfs3.pcap"), testcap.Synthetic("synth-iwarp-markers-crc.pcap")} {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			frames := testcap.Frames(t, path)
+			orig := summarise(frames)
+			tried := 0
+			for k := range frames {
+				if o := orig[k+1]; o == nil || len(o.rdmaps) == 0 || !o.placed {
+					continue
+				}
+				dir, seq, _, _ := tcpSegment(&frames[k])
+				next := -1
+				for j := k + 1; j < len(frames); j++ {
+					if d, s, n, ok := tcpSegment(&frames[j]); ok && d == dir && n > 0 {
+						if s != seq {
+							next = j
+						}
+						break
+					}
+				}
+				// The next segment of the direction must begin with an
+				// FPDU (else the late one completes that FPDU, and
+				// reports it) and must not resend this one.
+				if o := orig[next+1]; next < 0 || o == nil || len(o.rdmaps) == 0 || !o.placed {
+					continue
+				}
+				tried++
+				// order[i] is the index in frames of the i-th frame of
+				// the reordered copy.
+				var orders [][]int
+				var holes []int // stream-gap findings each order gives
+				swap := make([]int, len(frames))
+				for i := range swap {
+					swap[i] = i
+				}
+				swap[k], swap[next] = next, k
+				orders, holes = append(orders, swap), append(holes, 1)
+				for _, by := range []int{2, 3} {
+					if k+by >= len(frames) {
+						continue
+					}
+					moved := make([]int, 0, len(frames))
+					for i := range frames {
+						if i != k {
+							moved = append(moved, i)
+						}
+						if i == k+by {
+							moved = append(moved, k)
+						}
+					}
+					orders, holes = append(orders, moved), append(holes, b2i(next <= k+by))
+				}
+				// Both segments later, the second first: it fills the
+				// middle of the hole, framed by its own FPDUs.
+				// (After the next segment that begins with an FPDU and
+				// resends neither, so that the hole is seen first.)
+				_, nseq, _, _ := tcpSegment(&frames[next])
+				after := -1
+				for j := next + 1; j < len(frames); j++ {
+					if d, s, n, ok := tcpSegment(&frames[j]); ok && d == dir && n > 0 {
+						if o := orig[j+1]; s != seq && s != nseq && o != nil && len(o.rdmaps) > 0 && o.placed {
+							after = j
+						}
+						break
+					}
+				}
+				if after >= 0 {
+					both := make([]int, 0, len(frames))
+					for i := range frames {
+						if i != k && i != next {
+							both = append(both, i)
+						}
+						if i == after {
+							both = append(both, next, k)
+						}
+					}
+					orders, holes = append(orders, both), append(holes, 1)
+				}
+				for oi, order := range orders {
+					copyFrames := make([]source.Frame, len(order))
+					for i, o := range order {
+						copyFrames[i] = frames[o]
+					}
+					got := summarise(copyFrames)
+					errorf := func(format string, a ...any) {
+						t.Helper()
+						t.Errorf("frame %d moved (order %v…): "+format, append([]any{k + 1, order[max(0, k-1):min(len(order), k+5)]}, a...)...)
+					}
+					gaps := 0
+					for i, o := range order {
+						n, m := o+1, i+1
+						want, g := orig[n], got[m]
+						if want == nil {
+							want = &frameSum{}
+						}
+						if g == nil {
+							g = &frameSum{}
+						}
+						gaps += g.gaps
+						for _, c := range g.bad {
+							if !slices.Contains(want.bad, c) && !strings.HasPrefix(c, "rpcrdma.") {
+								errorf("frame %d (%d in the copy): finding %s", n, m, c)
+							}
+						}
+						if !slices.Equal(g.rdmaps, want.rdmaps) {
+							errorf("frame %d (%d in the copy): RDMAP %q, want %q", n, m, g.rdmaps, want.rdmaps)
+						}
+					}
+					if e := got[0]; e != nil {
+						gaps += e.gaps
+						if len(e.rdmaps) > 0 {
+							errorf("end of input: RDMAP %q", e.rdmaps)
+						}
+					}
+					if gaps != holes[oi] {
+						errorf("%d stream-gap findings, want %d", gaps, holes[oi])
+					}
+				}
+			}
+			if tried == 0 {
+				t.Fatal("no frame with whole FPDUs")
+			}
+			t.Logf("%d segments reordered", tried)
+		})
+	}
+}

@@ -1100,7 +1100,12 @@ func (h *iwarpHalf) late(a int, data []byte) {
 				h.pos = end
 				h.state, h.synced, h.scanned, h.afterGap = stateFPDU, true, 0, false
 			}
-			h.holes = slices.Delete(h.holes, i, i+1)
+			if runStart > hl.start {
+				// The octets before the late ones are still missing.
+				hl.end, hl.gapEnd, hl.open, hl.post = runStart, runStart, false, nil
+			} else {
+				h.holes = slices.Delete(h.holes, i, i+1)
+			}
 		default:
 			// What is left of the hole begins where the decoded PDUs end.
 			var rest []streamHole
