@@ -81,8 +81,8 @@ func (w *IWARP) assembler() *reassembly.Assembler {
 	// page queued out of order is handed over at once with the hole
 	// skipped, as tshark (tcp.reassemble_out_of_order off) decodes a
 	// segment after "previous segment not captured". Its FPDUs are thus
-	// reported on the frame that carried them, and a late segment that
-	// fills the hole is a retransmission of octets already passed.
+	// reported on the frame that carried them; a late segment that fills
+	// the hole is decoded on its own frame (iwarpHalf.late).
 	w.asm.MaxBufferedPagesPerConnection = 1
 	return w.asm
 }

@@ -316,7 +316,7 @@ func aliases(a, b []byte) bool {
 
 // gap notes octets missing from a stream: the segment being assembled
 // starts after a hole (the capture lost the octets, or they come later as
-// a retransmission, which is then not decoded, as in tshark). It is
+// a late segment, decoded on its own when it can be framed: late). It is
 // reported on the frame after the hole, and the stream looks for framing
 // from there.
 func (s *iwarpStream) gap(h *iwarpHalf, skip, lost int) {
@@ -325,7 +325,7 @@ func (s *iwarpStream) gap(h *iwarpHalf, skip, lost int) {
 		return
 	}
 	if h.state == stateFPDU || h.state == stateFrame {
-		msg := fmt.Sprintf("TCP %d→%d: %d octets of the iWARP stream are missing before this segment (not captured, or out of order: a segment that fills the hole later is not decoded); %d octets of an unfinished PDU before them are lost; resynchronising on the next FPDU",
+		msg := fmt.Sprintf("TCP %d→%d: %d octets of the iWARP stream are missing before this segment (not captured, or out of order: a segment that fills the hole later is decoded on its own frame); %d octets of an unfinished PDU before them are lost; resynchronising on the next FPDU",
 			h.srcPort, h.dstPort, skip, lost)
 		if len(h.sends) > 0 {
 			// Messages begun before the hole cannot be completed.
