@@ -103,74 +103,77 @@ func tcpSegment(f *source.Frame) (dir string, seq uint32, n int, ok bool) {
 // comes from the damage. When the next segment resends the lost octets
 // (a retransmission), there is no gap: it reports what the lost one did.
 func TestIWARPGapRealCaptures(t *testing.T) {
-	for _, path := range []string{testcap.Real("live-siw4-nfs42.pcap"), testcap.Real("live-siw4-nfs42-inline.pcap"),
+	eachWholeFPDUSegment(t, []string{testcap.Real("live-siw4-nfs42.pcap"), testcap.Real("live-siw4-nfs42-inline.pcap"),
 		testcap.Real("live-siw4-crc-nfs42.pcap"), testcap.Real("live-siw4-nfs3.pcap"), testcap.Real("live-siw4-nfs3-inline.pcap"),
-		testcap.Synthetic("synth-iwarp-markers-crc.pcap"), testcap.Synthetic("synth-iwarp-rdmap-opcodes.pcap")} {
+		testcap.Synthetic("synth-iwarp-markers-crc.pcap"), testcap.Synthetic("synth-iwarp-rdmap-opcodes.pcap")},
+		func(t *testing.T, frames []source.Frame, orig map[int]*frameSum, k int) bool {
+			dir, seq, _, _ := tcpSegment(&frames[k])
+			next, refill := 0, false
+			for j := k + 1; j < len(frames); j++ {
+				if d, s, n, ok := tcpSegment(&frames[j]); ok && d == dir && n > 0 {
+					next, refill = j+1, s == seq
+					break
+				}
+			}
+			got := summarise(slices.Delete(slices.Clone(frames), k, k+1))
+			errorf := func(format string, a ...any) {
+				t.Helper()
+				t.Errorf("without frame %d: "+format, append([]any{k + 1}, a...)...)
+			}
+			gaps := 0
+			for n := 1; n <= len(frames); n++ {
+				if n == k+1 {
+					continue
+				}
+				m := n
+				if n > k+1 {
+					m = n - 1
+				}
+				o, g := frameSums(orig, got, n, m)
+				gaps += g.gaps
+				for _, c := range g.bad {
+					if !slices.Contains(o.bad, c) {
+						errorf("frame %d (%d in the damaged copy): finding %s", n, m, c)
+					}
+				}
+				want := o.rdmaps
+				switch {
+				case n == next && refill:
+					want = orig[k+1].rdmaps
+				case n == next:
+					if g.gaps != 1 {
+						errorf("frame %d (%d in the damaged copy), the first after the hole: %d stream-gap findings", n, m, g.gaps)
+					}
+					if !o.placed && len(g.rdmaps) <= len(o.rdmaps) && slices.Equal(g.rdmaps, o.rdmaps[len(o.rdmaps)-len(g.rdmaps):]) {
+						want = g.rdmaps // an FPDU begun in the lost segment is lost too
+					}
+				}
+				if !slices.Equal(g.rdmaps, want) {
+					errorf("frame %d (%d in the damaged copy): RDMAP %q, want %q", n, m, g.rdmaps, want)
+				}
+			}
+			if e := got[0]; e != nil {
+				gaps += e.gaps
+			}
+			if wantGaps := b2i(next > 0 && !refill); gaps != wantGaps {
+				errorf("%d stream-gap findings, want %d", gaps, wantGaps)
+			}
+			return true
+		})
+}
+
+// eachWholeFPDUSegment runs fn, for each capture of paths, on every frame
+// (index k) whose FPDUs all lie wholly in it; fn reports whether it made a
+// damaged copy of the capture from it.
+func eachWholeFPDUSegment(t *testing.T, paths []string, fn func(t *testing.T, frames []source.Frame, orig map[int]*frameSum, k int) bool) {
+	for _, path := range paths {
 		t.Run(filepath.Base(path), func(t *testing.T) {
 			frames := testcap.Frames(t, path)
 			orig := summarise(frames)
 			tried := 0
 			for k := range frames {
-				if o := orig[k+1]; o == nil || len(o.rdmaps) == 0 || !o.placed {
-					continue
-				}
-				tried++
-				dir, seq, _, _ := tcpSegment(&frames[k])
-				next, refill := 0, false
-				for j := k + 1; j < len(frames); j++ {
-					if d, s, n, ok := tcpSegment(&frames[j]); ok && d == dir && n > 0 {
-						next, refill = j+1, s == seq
-						break
-					}
-				}
-				got := summarise(slices.Delete(slices.Clone(frames), k, k+1))
-				errorf := func(format string, a ...any) {
-					t.Helper()
-					t.Errorf("without frame %d: "+format, append([]any{k + 1}, a...)...)
-				}
-				gaps := 0
-				for n := 1; n <= len(frames); n++ {
-					if n == k+1 {
-						continue
-					}
-					m := n
-					if n > k+1 {
-						m = n - 1
-					}
-					o, g := orig[n], got[m]
-					if o == nil {
-						o = &frameSum{}
-					}
-					if g == nil {
-						g = &frameSum{}
-					}
-					gaps += g.gaps
-					for _, c := range g.bad {
-						if !slices.Contains(o.bad, c) {
-							errorf("frame %d (%d in the damaged copy): finding %s", n, m, c)
-						}
-					}
-					want := o.rdmaps
-					switch {
-					case n == next && refill:
-						want = orig[k+1].rdmaps
-					case n == next:
-						if g.gaps != 1 {
-							errorf("frame %d (%d in the damaged copy), the first after the hole: %d stream-gap findings", n, m, g.gaps)
-						}
-						if !o.placed && len(g.rdmaps) <= len(o.rdmaps) && slices.Equal(g.rdmaps, o.rdmaps[len(o.rdmaps)-len(g.rdmaps):]) {
-							want = g.rdmaps // an FPDU begun in the lost segment is lost too
-						}
-					}
-					if !slices.Equal(g.rdmaps, want) {
-						errorf("frame %d (%d in the damaged copy): RDMAP %q, want %q", n, m, g.rdmaps, want)
-					}
-				}
-				if e := got[0]; e != nil {
-					gaps += e.gaps
-				}
-				if wantGaps := b2i(next > 0 && !refill); gaps != wantGaps {
-					errorf("%d stream-gap findings, want %d", gaps, wantGaps)
+				if o := orig[k+1]; o != nil && len(o.rdmaps) > 0 && o.placed && fn(t, frames, orig, k) {
+					tried++
 				}
 			}
 			if tried == 0 {
@@ -179,6 +182,19 @@ func TestIWARPGapRealCaptures(t *testing.T) {
 			t.Logf("%d damaged copies", tried)
 		})
 	}
+}
+
+// frameSums returns what frame n of the whole capture and frame m of a
+// damaged copy reported (empty when nothing).
+func frameSums(orig, got map[int]*frameSum, n, m int) (o, g *frameSum) {
+	o, g = orig[n], got[m]
+	if o == nil {
+		o = &frameSum{}
+	}
+	if g == nil {
+		g = &frameSum{}
+	}
+	return o, g
 }
 
 func b2i(b bool) int {
@@ -272,129 +288,110 @@ func TestIWARPGapMarkersLostFrame(t *testing.T) {
 // Two segments moved later in reverse order: the first to arrive fills the
 // middle of the hole and is framed by FPDUs that end exactly with it.
 func TestIWARPReorderRealCaptures(t *testing.T) {
-	for _, path := range []string{testcap.Real("live-siw4-nfs42.pcap"), testcap.Real("live-siw4-crc-nfs42.pcap"),
-		testcap.Real("live-siw4-nfs3.pcap"), testcap.Synthetic("synth-iwarp-markers-crc.pcap")} {
-		t.Run(filepath.Base(path), func(t *testing.T) {
-			frames := testcap.Frames(t, path)
-			orig := summarise(frames)
-			tried := 0
-			for k := range frames {
-				if o := orig[k+1]; o == nil || len(o.rdmaps) == 0 || !o.placed {
-					continue
-				}
-				dir, seq, _, _ := tcpSegment(&frames[k])
-				next := -1
-				for j := k + 1; j < len(frames); j++ {
-					if d, s, n, ok := tcpSegment(&frames[j]); ok && d == dir && n > 0 {
-						if s != seq {
-							next = j
-						}
-						break
+	eachWholeFPDUSegment(t, []string{testcap.Real("live-siw4-nfs42.pcap"), testcap.Real("live-siw4-crc-nfs42.pcap"),
+		testcap.Real("live-siw4-nfs3.pcap"), testcap.Synthetic("synth-iwarp-markers-crc.pcap")},
+		func(t *testing.T, frames []source.Frame, orig map[int]*frameSum, k int) bool {
+			dir, seq, _, _ := tcpSegment(&frames[k])
+			next := -1
+			for j := k + 1; j < len(frames); j++ {
+				if d, s, n, ok := tcpSegment(&frames[j]); ok && d == dir && n > 0 {
+					if s != seq {
+						next = j
 					}
-				}
-				// The next segment of the direction must begin with an
-				// FPDU (else the late one completes that FPDU, and
-				// reports it) and must not resend this one.
-				if o := orig[next+1]; next < 0 || o == nil || len(o.rdmaps) == 0 || !o.placed {
-					continue
-				}
-				tried++
-				// order[i] is the index in frames of the i-th frame of
-				// the reordered copy.
-				var orders [][]int
-				var holes []int // stream-gap findings each order gives
-				swap := make([]int, len(frames))
-				for i := range swap {
-					swap[i] = i
-				}
-				swap[k], swap[next] = next, k
-				orders, holes = append(orders, swap), append(holes, 1)
-				for _, by := range []int{2, 3} {
-					if k+by >= len(frames) {
-						continue
-					}
-					moved := make([]int, 0, len(frames))
-					for i := range frames {
-						if i != k {
-							moved = append(moved, i)
-						}
-						if i == k+by {
-							moved = append(moved, k)
-						}
-					}
-					orders, holes = append(orders, moved), append(holes, b2i(next <= k+by))
-				}
-				// Both segments later, the second first: it fills the
-				// middle of the hole, framed by its own FPDUs.
-				// (After the next segment that begins with an FPDU and
-				// resends neither, so that the hole is seen first.)
-				_, nseq, _, _ := tcpSegment(&frames[next])
-				after := -1
-				for j := next + 1; j < len(frames); j++ {
-					if d, s, n, ok := tcpSegment(&frames[j]); ok && d == dir && n > 0 {
-						if o := orig[j+1]; s != seq && s != nseq && o != nil && len(o.rdmaps) > 0 && o.placed {
-							after = j
-						}
-						break
-					}
-				}
-				if after >= 0 {
-					both := make([]int, 0, len(frames))
-					for i := range frames {
-						if i != k && i != next {
-							both = append(both, i)
-						}
-						if i == after {
-							both = append(both, next, k)
-						}
-					}
-					orders, holes = append(orders, both), append(holes, 1)
-				}
-				for oi, order := range orders {
-					copyFrames := make([]source.Frame, len(order))
-					for i, o := range order {
-						copyFrames[i] = frames[o]
-					}
-					got := summarise(copyFrames)
-					errorf := func(format string, a ...any) {
-						t.Helper()
-						t.Errorf("frame %d moved (order %v…): "+format, append([]any{k + 1, order[max(0, k-1):min(len(order), k+5)]}, a...)...)
-					}
-					gaps := 0
-					for i, o := range order {
-						n, m := o+1, i+1
-						want, g := orig[n], got[m]
-						if want == nil {
-							want = &frameSum{}
-						}
-						if g == nil {
-							g = &frameSum{}
-						}
-						gaps += g.gaps
-						for _, c := range g.bad {
-							if !slices.Contains(want.bad, c) && !strings.HasPrefix(c, "rpcrdma.") {
-								errorf("frame %d (%d in the copy): finding %s", n, m, c)
-							}
-						}
-						if !slices.Equal(g.rdmaps, want.rdmaps) {
-							errorf("frame %d (%d in the copy): RDMAP %q, want %q", n, m, g.rdmaps, want.rdmaps)
-						}
-					}
-					if e := got[0]; e != nil {
-						gaps += e.gaps
-						if len(e.rdmaps) > 0 {
-							errorf("end of input: RDMAP %q", e.rdmaps)
-						}
-					}
-					if gaps != holes[oi] {
-						errorf("%d stream-gap findings, want %d", gaps, holes[oi])
-					}
+					break
 				}
 			}
-			if tried == 0 {
-				t.Fatal("no frame with whole FPDUs")
+			// The next segment of the direction must begin with an
+			// FPDU (else the late one completes that FPDU, and
+			// reports it) and must not resend this one.
+			if o := orig[next+1]; next < 0 || o == nil || len(o.rdmaps) == 0 || !o.placed {
+				return false
 			}
-			t.Logf("%d segments reordered", tried)
+			// order[i] is the index in frames of the i-th frame of
+			// the reordered copy.
+			var orders [][]int
+			var holes []int // stream-gap findings each order gives
+			swap := make([]int, len(frames))
+			for i := range swap {
+				swap[i] = i
+			}
+			swap[k], swap[next] = next, k
+			orders, holes = append(orders, swap), append(holes, 1)
+			for _, by := range []int{2, 3} {
+				if k+by >= len(frames) {
+					continue
+				}
+				moved := make([]int, 0, len(frames))
+				for i := range frames {
+					if i != k {
+						moved = append(moved, i)
+					}
+					if i == k+by {
+						moved = append(moved, k)
+					}
+				}
+				orders, holes = append(orders, moved), append(holes, b2i(next <= k+by))
+			}
+			// Both segments later, the second first: it fills the
+			// middle of the hole, framed by its own FPDUs.
+			// (After the next segment that begins with an FPDU and
+			// resends neither, so that the hole is seen first.)
+			_, nseq, _, _ := tcpSegment(&frames[next])
+			after := -1
+			for j := next + 1; j < len(frames); j++ {
+				if d, s, n, ok := tcpSegment(&frames[j]); ok && d == dir && n > 0 {
+					if o := orig[j+1]; s != seq && s != nseq && o != nil && len(o.rdmaps) > 0 && o.placed {
+						after = j
+					}
+					break
+				}
+			}
+			if after >= 0 {
+				both := make([]int, 0, len(frames))
+				for i := range frames {
+					if i != k && i != next {
+						both = append(both, i)
+					}
+					if i == after {
+						both = append(both, next, k)
+					}
+				}
+				orders, holes = append(orders, both), append(holes, 1)
+			}
+			for oi, order := range orders {
+				copyFrames := make([]source.Frame, len(order))
+				for i, o := range order {
+					copyFrames[i] = frames[o]
+				}
+				got := summarise(copyFrames)
+				errorf := func(format string, a ...any) {
+					t.Helper()
+					t.Errorf("frame %d moved (order %v…): "+format, append([]any{k + 1, order[max(0, k-1):min(len(order), k+5)]}, a...)...)
+				}
+				gaps := 0
+				for i, o := range order {
+					n, m := o+1, i+1
+					want, g := frameSums(orig, got, n, m)
+					gaps += g.gaps
+					for _, c := range g.bad {
+						if !slices.Contains(want.bad, c) && !strings.HasPrefix(c, "rpcrdma.") {
+							errorf("frame %d (%d in the copy): finding %s", n, m, c)
+						}
+					}
+					if !slices.Equal(g.rdmaps, want.rdmaps) {
+						errorf("frame %d (%d in the copy): RDMAP %q, want %q", n, m, g.rdmaps, want.rdmaps)
+					}
+				}
+				if e := got[0]; e != nil {
+					gaps += e.gaps
+					if len(e.rdmaps) > 0 {
+						errorf("end of input: RDMAP %q", e.rdmaps)
+					}
+				}
+				if gaps != holes[oi] {
+					errorf("%d stream-gap findings, want %d", gaps, holes[oi])
+				}
+			}
+			return true
 		})
-	}
 }
