@@ -36,16 +36,16 @@ func TestSteadyState(t *testing.T) {
 	runtime.GC()
 	var allocs uint64
 	for round := 0; round < 5; round++ {
-		var m uint64
 		// A round that saw the runtime allocate for itself (an OS thread
-		// started when the world restarts) is measured again.
-		for try := 0; try < 3; try++ {
+		// started when the world restarts, which a loaded machine makes
+		// likely) is measured again; the fewest of the tries counts, so an
+		// allocation of the replay itself, made by every try, still fails.
+		m := ^uint64(0)
+		for try := 0; try < 10 && m != 0; try++ {
 			runtime.ReadMemStats(&before)
 			replay()
 			runtime.ReadMemStats(&after)
-			if m = after.Mallocs - before.Mallocs; m == 0 {
-				break
-			}
+			m = min(m, after.Mallocs-before.Mallocs)
 		}
 		allocs += m
 	}
