@@ -151,6 +151,40 @@ func (w *headerWalk) walk(rec *Record, t gopacket.LayerType, data []byte) {
 	h, df, until, frame := w.h, w.df, w.until, rec.Data
 	n, ip, v6, last, tags := len(rec.Layers), -1, false, header(0), 0
 	var err error
+	// The RoCEv2 frame, Ethernet → IPv4 → UDP, by straight-line code: the
+	// loop's dispatch per header was a visible share of the walk. What
+	// follows (other headers, or a frame that is not that) is the loop's.
+	if t == layers.LayerTypeEthernet && until != t {
+		if err = h.eth.DecodeFromBytes(data, df); err != nil {
+			goto out
+		}
+		rec.Add(&h.eth, offsetIn(frame, h.eth.Contents))
+		last, data, t = hdrEthernet, h.eth.Payload, h.eth.NextLayerType()
+		if len(data) == 0 {
+			goto out
+		}
+		if t == layers.LayerTypeIPv4 && until != t {
+			if err = h.ip4.DecodeFromBytes(data, df); err != nil {
+				goto out
+			}
+			ip, v6 = offsetIn(frame, h.ip4.Contents), false
+			rec.Add(&h.ip4, ip)
+			last, data, t = hdrIPv4, h.ip4.Payload, h.ip4.NextLayerType()
+			if len(data) == 0 {
+				goto out
+			}
+			if t == layers.LayerTypeUDP && until != t {
+				if err = h.udp.DecodeFromBytes(data, df); err != nil {
+					goto out
+				}
+				rec.Add(&h.udp, offsetIn(frame, h.udp.Contents))
+				last, data, t = hdrUDP, h.udp.Payload, h.udp.NextLayerType()
+				if len(data) == 0 {
+					goto out
+				}
+			}
+		}
+	}
 	for t != until {
 		switch t {
 		case layers.LayerTypeEthernet:

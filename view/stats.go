@@ -36,11 +36,12 @@ type Stats struct {
 	col       *fieldval.Collector
 	counter   valueCounter
 	one       oneCounter
-	// byProto is protoCounts' index+1 by Proto.ID.
-	byProto []int32
+	// byProto is the counters by Proto.ID (nil: not seen yet; index 0:
+	// never set, the Protos without an ID are scanned for).
+	byProto []*protoCount
 	// protoCounts counts frames per protocol; a short slice scanned
 	// linearly is cheaper than a map for the dozen protocols a capture has.
-	protoCounts []protoCount
+	protoCounts []*protoCount
 	// dense counts, per collector slot, the values below denseValues
 	// (opcodes, message types, procedures: nearly every value); Flush
 	// moves them into ByValue, larger values go there directly.
@@ -76,21 +77,18 @@ type slotField struct {
 // field.UintGetter; a protocol with more is visited.
 const maxGot = 4
 
-// protoCount returns p's counter, made on first sight; found by
-// Proto.ID's index (byProto), or by a scan for a Proto without one.
+// protoCount returns p's counter, made on first sight; found by a scan
+// for a Proto without an ID. (Print finds one seen before by its Proto.ID
+// in byProto itself: a call per layer was a visible share of its time.)
 func (s *Stats) protoCount(p *field.Proto) *protoCount {
-	if id := p.ID; id > 0 && id < len(s.byProto) {
-		if i := s.byProto[id]; i > 0 {
-			return &s.protoCounts[i-1]
-		}
-	} else if id <= 0 {
-		for i := range s.protoCounts {
-			if s.protoCounts[i].p == p {
-				return &s.protoCounts[i]
+	if p.ID <= 0 {
+		for _, pc := range s.protoCounts {
+			if pc.p == p {
+				return pc
 			}
 		}
 	}
-	pc := protoCount{p: p, stamp: -1, wanted: s.col.WantsProto(p)}
+	pc := &protoCount{p: p, stamp: -1, wanted: s.col.WantsProto(p)}
 	for i, f := range s.col.Wanted() {
 		if f.Proto == p {
 			pc.fields = append(pc.fields, slotField{f, i})
@@ -105,11 +103,11 @@ func (s *Stats) protoCount(p *field.Proto) *protoCount {
 	s.protoCounts = append(s.protoCounts, pc)
 	if id := p.ID; id > 0 {
 		if id >= len(s.byProto) {
-			s.byProto = append(s.byProto, make([]int32, id+1-len(s.byProto))...)
+			s.byProto = append(s.byProto, make([]*protoCount, id+1-len(s.byProto))...)
 		}
-		s.byProto[id] = int32(len(s.protoCounts))
+		s.byProto[id] = pc
 	}
-	return &s.protoCounts[len(s.protoCounts)-1]
+	return pc
 }
 
 // NewStats counts values of the named fields (each must be an integer
@@ -154,7 +152,14 @@ func (s *Stats) Print(r *dissect.Record) error {
 		s.Bytes += int64(r.Length)
 	}
 	for _, l := range r.Layers {
-		pc := s.protoCount(l.Proto())
+		p := l.Proto()
+		var pc *protoCount
+		if id := uint(p.ID); id < uint(len(s.byProto)) {
+			pc = s.byProto[id]
+		}
+		if pc == nil {
+			pc = s.protoCount(p)
+		}
 		if pc.stamp != s.Packets {
 			// A frame with two layers of one protocol counts once.
 			pc.stamp = s.Packets
