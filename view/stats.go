@@ -198,6 +198,21 @@ func (s *Stats) Print(r *dissect.Record) error {
 // countGot counts pc's breakdown fields as g gives them and reports whether
 // g knew them all (else nothing is counted and the layer is visited).
 func (s *Stats) countGot(g field.UintGetter, pc *protoCount) bool {
+	if f := pc.only; f != nil {
+		// The usual case, one field: no values to hold until all are known.
+		v, has, known := g.GetUint(f)
+		if !known {
+			return false
+		}
+		if has {
+			if v < denseValues {
+				s.dense[pc.onlySlot][v]++
+			} else {
+				s.ByValue[f][v]++
+			}
+		}
+		return true
+	}
 	var vals [maxGot]uint64
 	var haves [maxGot]bool
 	for i, w := range pc.fields {
