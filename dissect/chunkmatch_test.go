@@ -119,31 +119,42 @@ func (c *chunkCap) write(q qpPair, rkey uint32, va uint64, data []byte) int {
 // client's responses of at most mtu octets each; it returns the last
 // frame.
 func (c *chunkCap) read(q qpPair, rkey uint32, va uint64, data []byte, mtu int) int {
-	req := c.bth(ibcm.OpRCReadRequest, q.cli)
-	c.frame(false, req, &ibcm.RETH{VA: va, RKey: rkey, DMALen: uint32(len(data))})
-	// The responses carry the request's PSNs (IBTA 9.7.5.1.3).
-	psn := req.PSN
+	psn := c.readRequest(q, rkey, va, len(data))
 	last := 0
 	for at := 0; at < len(data); at += mtu {
-		end := min(at+mtu, len(data))
-		op := ibcm.OpRCReadRespMiddle
-		switch {
-		case at == 0 && end == len(data):
-			op = ibcm.OpRCReadRespOnly
-		case at == 0:
-			op = ibcm.OpRCReadRespFirst
-		case end == len(data):
-			op = ibcm.OpRCReadRespLast
-		}
-		ls := []gopacket.SerializableLayer{&ibcm.BTH{OpCode: op, PKey: 0xffff, DestQP: q.srv, PSN: psn}}
-		if op != ibcm.OpRCReadRespMiddle {
-			ls = append(ls, &ibcm.AETH{Syndrome: 0x1f, MSN: 1})
-		}
-		ls = append(ls, gopacket.Payload(data[at:end]))
-		last = c.frame(true, ls...)
+		last = c.readResponse(q, psn, data, at, mtu)
 		psn = (psn + 1) & 0xffffff
 	}
 	return last
+}
+
+// readRequest adds the server's RDMA READ_REQUEST of n octets of the
+// client's memory on connection q; it returns its PSN.
+func (c *chunkCap) readRequest(q qpPair, rkey uint32, va uint64, n int) uint32 {
+	req := c.bth(ibcm.OpRCReadRequest, q.cli)
+	c.frame(false, req, &ibcm.RETH{VA: va, RKey: rkey, DMALen: uint32(n)})
+	return req.PSN
+}
+
+// readResponse adds the client's Read Response packet that carries
+// data[at:at+mtu] of the whole read data, with PSN psn (the responses
+// carry the request's PSNs, IBTA 9.7.5.1.3).
+func (c *chunkCap) readResponse(q qpPair, psn uint32, data []byte, at, mtu int) int {
+	end := min(at+mtu, len(data))
+	op := ibcm.OpRCReadRespMiddle
+	switch {
+	case at == 0 && end == len(data):
+		op = ibcm.OpRCReadRespOnly
+	case at == 0:
+		op = ibcm.OpRCReadRespFirst
+	case end == len(data):
+		op = ibcm.OpRCReadRespLast
+	}
+	ls := []gopacket.SerializableLayer{&ibcm.BTH{OpCode: op, PKey: 0xffff, DestQP: q.srv, PSN: psn}}
+	if op != ibcm.OpRCReadRespMiddle {
+		ls = append(ls, &ibcm.AETH{Syndrome: 0x1f, MSN: 1})
+	}
+	return c.frame(true, append(ls, gopacket.Payload(data[at:end]))...)
 }
 
 // chunkRun is what dissecting a chunkCap gave, per frame.
@@ -349,6 +360,55 @@ func TestChunksRead(t *testing.T) {
 	}
 	if cs := r.chunks[rep22]; len(cs) != 1 || cs[0].Octets != 0 {
 		t.Errorf("reply of xid 22: %+v, want the read list with nothing read", cs)
+	}
+}
+
+// Two QPs between the same two hosts (NFS nconnect) each carry an RDMA
+// Read of a call's read chunk, with the same PSN (each QP numbers its own
+// packets), their requests and responses interleaved: each response is
+// matched by PSN on the QP it comes back to (the one its call went to),
+// so each call is credited with its own octets and none is unread. A
+// synthetic capture: the lab's captures have one QP per host pair.
+func TestChunksReadsTwoQPsSamePSN(t *testing.T) {
+	for _, setup := range []bool{true, false} {
+		t.Run(fmt.Sprintf("setup=%v", setup), func(t *testing.T) {
+			c := newChunkCap(t)
+			a, b := qpPair{0x12, 0x13}, qpPair{0x22, 0x23}
+			if setup {
+				c.connect(a, 0x700)
+				c.connect(b, 0x800)
+			}
+			read := func(xid, handle uint32, va uint64, n uint32) *rpcrdma.Header {
+				return &rpcrdma.Header{XID: xid, Reads: []rpcrdma.ReadSegment{{Position: 100, Segment: rpcrdma.Segment{Handle: handle, Length: n, Offset: va}}}}
+			}
+			dataA, dataB := bytes.Repeat([]byte{'a'}, 4096), bytes.Repeat([]byte{'b'}, 3000)
+			c.send(true, a, read(50, 0x55, 0x9000, 4096), testCall(50), make([]byte, 100))
+			c.send(true, b, read(51, 0x66, 0xa000, 3000), testCall(51), make([]byte, 100))
+			psnA := c.readRequest(a, 0x55, 0x9000, len(dataA))
+			psnB := c.readRequest(b, 0x66, 0xa000, len(dataB))
+			if psnA != psnB {
+				t.Fatalf("PSNs %d and %d: the test needs the same PSN on both QPs", psnA, psnB)
+			}
+			firstA := c.readResponse(a, psnA, dataA, 0, 2048)
+			firstB := c.readResponse(b, psnB, dataB, 0, 2048)
+			lastB := c.readResponse(b, psnB+1, dataB, 2048, 2048)
+			lastA := c.readResponse(a, psnA+1, dataA, 2048, 2048)
+			repA := c.send(false, a, &rpcrdma.Header{XID: 50}, testReply(50), nil)
+			repB := c.send(false, b, &rpcrdma.Header{XID: 51}, testReply(51), nil)
+			r := c.run()
+			if got := r.codes(len(c.frames)); len(got) != 0 {
+				t.Errorf("findings %v, want none", got)
+			}
+			for _, w := range []struct {
+				frame, first, last int
+				octets             uint64
+			}{{repA, firstA, lastA, 4096}, {repB, firstB, lastB, 3000}} {
+				if cs := r.chunks[w.frame]; len(cs) != 1 || cs[0].Kind != rpcrdma.ChunkDataRead || cs[0].Octets != w.octets ||
+					cs[0].FirstFrame != w.first || cs[0].LastFrame != w.last {
+					t.Errorf("reply in frame %d: chunk data %+v, want %d octets of read list in frames %d..%d", w.frame, cs, w.octets, w.first, w.last)
+				}
+			}
+		})
 	}
 }
 

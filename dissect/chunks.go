@@ -51,7 +51,11 @@ type chunkSeg struct {
 	// when setup is set.
 	path  uint32
 	setup bool
-	kind  chunkKind
+	// qp is the QP the call was delivered to (IB; 0 on iWARP): the
+	// responder's RDMA Reads of the segment go out from it, so their
+	// responses come back to it.
+	qp   uint32
+	kind chunkKind
 	// index is the write chunk's place in the write list; for a read
 	// segment, its place in the read list.
 	index uint16
@@ -100,11 +104,14 @@ type qpWriteKey struct {
 }
 
 // readKey finds an RDMA Read in progress: IB by the PSN of its request
-// (the responses come back with it), iWARP by the sink STag the Read
+// (the responses come back with it) and the QP they come back to (the
+// Read requester's: PSNs are per QP, and two QPs between the same hosts
+// may use the same ones at once), iWARP by the sink STag the Read
 // Response is tagged with.
 type readKey struct {
 	conn uint64
 	id   uint32
+	qp   uint32
 	ib   bool
 }
 
@@ -170,10 +177,11 @@ func newChunkTable(opts Options) *chunkTable {
 func (c *chunkTable) waiting() bool { return c.n > 0 }
 
 // advertise remembers the chunks of call xid on conn (transfers on path;
-// setup: the connection's setup was captured); nomsg says the call itself
+// setup: the connection's setup was captured; qp: the IB QP the call was
+// delivered to, 0 on iWARP); nomsg says the call itself
 // is in its position-zero read chunk. It returns the chain of the
 // segments (the first one's position plus one; 0: none) for forget.
-func (c *chunkTable) advertise(conn uint64, path uint32, setup bool, xid uint32, h *rpcrdma.Header, nomsg bool) int {
+func (c *chunkTable) advertise(conn uint64, path uint32, setup bool, qp, xid uint32, h *rpcrdma.Header, nomsg bool) int {
 	head := 0
 	add := func(s rpcrdma.Segment, kind chunkKind, index int, position uint32) {
 		if c.n >= maxSegsHeld {
@@ -188,7 +196,7 @@ func (c *chunkTable) advertise(conn uint64, path uint32, setup bool, xid uint32,
 		}
 		k := segKey{conn, s.Handle}
 		c.pool[pos] = chunkSeg{conn: conn, xid: xid, handle: s.Handle, offset: s.Offset, length: s.Length,
-			path: path, setup: setup, kind: kind, index: uint16(index), position: position,
+			path: path, setup: setup, qp: qp, kind: kind, index: uint16(index), position: position,
 			hold: kind == chunkReply || nomsg && kind == chunkRead && position == 0,
 			next: head, same: c.segs[k]}
 		c.segs[k] = pos + 1
@@ -525,14 +533,14 @@ func (c *chunkTable) ibPacket(rec *Record, bth *ibcm.BTH, reth *ibcm.RETH, paylo
 		conn := connHash(rec)
 		if pos := c.readRequest(rec, conn, bth.DestQP, reth.RKey, reth.VA, reth.DMALen); pos != 0 {
 			s := &c.pool[pos-1]
-			c.pend(readKey{conn, bth.PSN, true}, pendingRead{pos: pos, xid: s.xid, at: reth.VA - s.offset, psn: bth.PSN})
+			c.pend(readKey{conn, bth.PSN, s.qp, true}, pendingRead{pos: pos, xid: s.xid, at: reth.VA - s.offset, psn: bth.PSN})
 		}
 	case ibcm.OpRCReadRespFirst, ibcm.OpRCReadRespOnly:
 		if len(c.reads) == 0 {
 			return
 		}
 		conn := connHash(rec)
-		k := readKey{conn, bth.PSN, true}
+		k := readKey{conn, bth.PSN, bth.DestQP, true}
 		r, ok := c.reads[k]
 		if !ok {
 			return
@@ -608,7 +616,7 @@ func (c *chunkTable) iwarpReadRequest(rec *Record, path uint32, rr *mpa.ReadRequ
 	conn := connHash(rec)
 	if pos := c.readRequest(rec, conn, path, rr.SrcSTag, rr.SrcTO, rr.Size); pos != 0 {
 		s := &c.pool[pos-1]
-		c.pend(readKey{conn, rr.SinkSTag, false}, pendingRead{pos: pos, xid: s.xid, at: rr.SrcTO - s.offset, sinkTO: rr.SinkTO})
+		c.pend(readKey{conn, rr.SinkSTag, 0, false}, pendingRead{pos: pos, xid: s.xid, at: rr.SrcTO - s.offset, sinkTO: rr.SinkTO})
 	}
 }
 
@@ -620,7 +628,7 @@ func (c *chunkTable) iwarpReadResponse(rec *Record, stag uint32, to uint64, last
 		return
 	}
 	conn := connHash(rec)
-	k := readKey{conn, stag, false}
+	k := readKey{conn, stag, 0, false}
 	r, ok := c.reads[k]
 	if !ok || to < r.sinkTO {
 		return

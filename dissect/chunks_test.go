@@ -115,7 +115,7 @@ func TestReplyChunkLimit(t *testing.T) {
 func TestReplyChunkWriteOutside(t *testing.T) {
 	c := newChunkTable(DefaultOptions())
 	h := &rpcrdma.Header{XID: 7, HasReply: true, Reply: rpcrdma.WriteChunk{Segments: []rpcrdma.Segment{{Handle: 0x99, Length: 16, Offset: 0x1000}}}}
-	chain := c.advertise(1, 0, false, 7, h, false)
+	chain := c.advertise(1, 0, false, 0, 7, h, false)
 	rec := &Record{Frame: 5}
 	c.write(rec, 1, 0, 0x99, 0x1008, make([]byte, 16))
 	if len(rec.Findings) != 1 || rec.Findings[0].Code != CodeChunkOutside || rec.Findings[0].Frame != 5 {
@@ -136,10 +136,10 @@ func TestReplyChunkWriteOutside(t *testing.T) {
 func TestPositionZeroChainsBounded(t *testing.T) {
 	c := newChunkTable(DefaultOptions())
 	h := &rpcrdma.Header{Proc: rpcrdma.ProcNoMsg, Reads: []rpcrdma.ReadSegment{{Segment: rpcrdma.Segment{Handle: 1, Length: 100, Offset: 0x1000}}}}
-	kept := c.advertise(1, 0, false, 0, h, true)
+	kept := c.advertise(1, 0, false, 0, 0, h, true)
 	c.own(kept, 1, 0)
 	for xid := uint32(1); xid < 3*maxOrphans; xid++ {
-		c.advertise(1, 0, false, xid, h, true)
+		c.advertise(1, 0, false, 0, xid, h, true)
 	}
 	if c.n != maxOrphans+1 || !c.live(kept, 1, 0) {
 		t.Errorf("%d segments held (the decoded call's kept: %v), want %d", c.n, c.live(kept, 1, 0), maxOrphans+1)

@@ -125,7 +125,7 @@ func (st *rpcSends) decodeSend(rec *Record, payload []byte, info SendInfo) {
 		// A call sent again keeps its chunks when it advertises the same.
 		if old := st.calls.chunkOf(h.XID); old == 0 || !st.chunks.same(old, conn, h) {
 			st.chunks.forget(old, conn, h.XID)
-			st.calls.setChunk(h.XID, st.chunks.advertise(conn, info.path, info.setup, h.XID, h, false))
+			st.calls.setChunk(h.XID, st.chunks.advertise(conn, info.path, info.setup, info.qp.DestQP, h.XID, h, false))
 		}
 	}
 	if err == nil && m.HasHeader && h.Known() && h.Proc == rpcrdma.ProcNoMsg && h.HasReply {
@@ -152,7 +152,7 @@ func (st *rpcSends) decodeSend(rec *Record, payload []byte, info SendInfo) {
 			// A requester's call in a position-zero Read chunk: decoded
 			// once the responder has read it (chunkCall); its chunks await
 			// the reply.
-			st.chunks.advertise(conn, info.path, info.setup, h.XID, h, true)
+			st.chunks.advertise(conn, info.path, info.setup, info.qp.DestQP, h.XID, h, true)
 		}
 	}
 	if a := st.calls.answered; a.ok {
