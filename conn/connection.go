@@ -350,10 +350,12 @@ type Connection struct {
 	FindingCounts []FindingCount
 	// ToServer and ToClient count the Sends checked in each direction.
 	ToServer, ToClient SendCounts
-	// Credits is the RPC-over-RDMA credit accounting (credits.go);
+	// Credits is the RPC-over-RDMA credit accounting (credits.go),
+	// Chunks what moved for the chunks of its answered calls (chunks.go);
 	// QueuePairs and Streams what the transport analysis counted on the
 	// connection's queue pairs or TCP streams (AttachTransport).
 	Credits    Credits
+	Chunks     ChunkTotals
 	QueuePairs []QueuePair
 	Streams    []Stream
 	// HostPairs are the congestion marks between the two hosts (all

@@ -228,4 +228,7 @@ type SendEvent struct {
 	// message carried inline (both false: none, as in RDMA_NOMSG).
 	Credits     uint32
 	Call, Reply bool
+	// Chunks is what moved for the chunks of the call a reply answers
+	// (the rpcrdma.chunk_data of its header).
+	Chunks ChunkTotals
 }

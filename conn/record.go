@@ -326,7 +326,7 @@ func (t *Tracker) sendAcc(k sendKey, hint uint32, first bool, frame int) *sendAc
 	}
 	acc.open, acc.msn, acc.first, acc.length = true, 0, frame, 0
 	acc.rpc, acc.xid, acc.proc, acc.hs = false, 0, 0, acc.hs[:0]
-	acc.credits, acc.rpcMsg = 0, 0
+	acc.credits, acc.rpcMsg, acc.chunks = 0, 0, ChunkTotals{}
 	return acc
 }
 
@@ -335,12 +335,14 @@ func (acc *sendAcc) takeRPC(v *frameView) {
 	acc.rpc, acc.xid, acc.proc = true, v.rpc.XID, uint32(v.rpc.Proc)
 	acc.credits, acc.rpcMsg = v.rpc.Credits, v.rpcMsg
 	acc.hs = appendHandles(acc.hs[:0], v.rpc)
+	acc.chunks.add(v.rpc.Chunks)
 }
 
 func (t *Tracker) sendComplete(rec *dissect.Record, k sendKey, acc *sendAcc, ev *SendEvent) {
 	ev.FirstFrame, ev.LastFrame, ev.Time, ev.Length = acc.first, rec.Frame, rec.Time, acc.length
 	ev.RPCRDMA, ev.XID, ev.Proc, ev.Handles = acc.rpc, acc.xid, acc.proc, acc.hs
 	ev.Credits, ev.Call, ev.Reply = acc.credits, acc.rpcMsg == rpcrdma.MsgCall+1, acc.rpcMsg == rpcrdma.MsgReply+1
+	ev.Chunks = acc.chunks
 	// The accumulator stays for the next Send on k (no allocation per Send).
 	acc.open = false
 	t.send(ev, acc)

@@ -500,6 +500,8 @@ type sendAcc struct {
 	// plus one (0: no RPC message inline).
 	credits uint32
 	rpcMsg  uint8
+	// chunks is the chunk data the reply's header carries.
+	chunks ChunkTotals
 	// conn is the connection the key's Sends belong to (nil: none), as
 	// the index said at epoch connEpoch; connKnown once looked up.
 	conn      *Connection

@@ -157,6 +157,9 @@ func (t *Tracker) send(ev *SendEvent, acc *sendAcc) {
 		counts.Invalidate++
 	}
 	counts.MaxLength = max(counts.MaxLength, ev.Length)
+	if ev.Chunks.Advertised > 0 {
+		c.Chunks.merge(&ev.Chunks)
+	}
 	if !c.Replied() || c.State == StateRejected || !c.RPCRDMA() {
 		// Without the server's answer the negotiated values are unknown;
 		// other ULPs are not bound by RFC 8797.

@@ -315,7 +315,7 @@ func TestChunksGlobalRKey(t *testing.T) {
 				t.Errorf("reply of xid 10: %+v, want 2548 octets (the Write at 0x800 in its segment) from frame %d", cs, w10)
 			}
 			if cs := r.chunks[rep11]; len(cs) != 2 || cs[0].Kind != rpcrdma.ChunkDataWrite || cs[0].Octets != 300 || cs[0].FirstFrame != w11 ||
-				cs[1].Kind != rpcrdma.ChunkDataReply || cs[1].Octets != 0 {
+				cs[0].Segments != 1 || cs[0].Used != 1 || cs[1].Kind != rpcrdma.ChunkDataReply || cs[1].Octets != 0 || cs[1].Segments != 1 || cs[1].Used != 0 {
 				t.Errorf("reply of xid 11: %+v, want 300 octets of write chunk from frame %d, the reply chunk unused", cs, w11)
 			}
 		})

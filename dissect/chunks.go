@@ -679,6 +679,10 @@ func (c *chunkTable) settle(rec *Record, head int, conn uint64, xid uint32, m *r
 		lossy = lossy || s.lossy
 		cur.Advertised += uint64(s.length)
 		cur.Octets += uint64(s.filled)
+		cur.Segments++
+		if s.first != 0 {
+			cur.Used++
+		}
 		if s.first != 0 && (cur.FirstFrame == 0 || s.first < cur.FirstFrame) {
 			cur.FirstFrame = s.first
 		}

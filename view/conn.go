@@ -63,14 +63,16 @@ type ConnJSON struct {
 	// the frames they span.
 	Findings      []finding.Finding   `json:"findings"`
 	FindingCounts []conn.FindingCount `json:"finding_counts"`
-	// CMTiming, Credits, QueuePairs and Streams are the analysis of the
+	// CMTiming, Credits, Chunks, QueuePairs and Streams are the analysis of the
 	// connection's setup and traffic (conn_transport.go), left out when
 	// there is nothing to say.
-	CMTiming   *CMTimingJSON   `json:"cm_timing,omitempty"`
-	Credits    *conn.Credits   `json:"credits,omitempty"`
-	QueuePairs []QueuePairJSON `json:"queue_pairs,omitempty"`
-	Streams    []StreamJSON    `json:"tcp_streams,omitempty"`
-	HostPairs  []HostPairJSON  `json:"host_pairs,omitempty"`
+	CMTiming *CMTimingJSON `json:"cm_timing,omitempty"`
+	Credits  *conn.Credits `json:"credits,omitempty"`
+	// Chunks is left out when no answered call offered chunks.
+	Chunks     *conn.ChunkTotals `json:"chunks,omitempty"`
+	QueuePairs []QueuePairJSON   `json:"queue_pairs,omitempty"`
+	Streams    []StreamJSON      `json:"tcp_streams,omitempty"`
+	HostPairs  []HostPairJSON    `json:"host_pairs,omitempty"`
 }
 
 // PrivateDataJSON is the pvtdata report of one side with the message and

@@ -80,6 +80,10 @@ func addAnalysisJSON(j *ConnJSON, c *conn.Connection) {
 		cr := c.Credits
 		j.Credits = &cr
 	}
+	if c.Chunks.Advertised > 0 {
+		ch := c.Chunks
+		j.Chunks = &ch
+	}
 	for _, q := range c.QueuePairs {
 		naks := q.NAKList()
 		if naks == nil {
@@ -136,6 +140,10 @@ func writeLadderAnalysis(w *bufio.Writer, c *conn.Connection) {
 			fmt.Fprintf(w, ", exceeded %d×", cr.Exceeded)
 		}
 		w.WriteString("\n")
+	}
+	if ch := c.Chunks; ch.Advertised > 0 {
+		fmt.Fprintf(w, "  chunks: read %d octets, write %d octets, reply %d octets; %s advertised, %d used, %d unused\n",
+			ch.ReadOctets, ch.WriteOctets, ch.ReplyOctets, plural(ch.Advertised, "segment"), ch.Used, ch.Unused)
 	}
 	for _, q := range c.QueuePairs {
 		fmt.Fprintf(w, "  QP %s (%s) received %d packets, %d octets (%d requests, %d responses)",

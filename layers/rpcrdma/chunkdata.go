@@ -36,6 +36,10 @@ type ChunkData struct {
 	// FirstFrame and LastFrame are the frames of the first and last
 	// transfer (0: none seen).
 	FirstFrame, LastFrame int
+	// Segments is how many segments the chunk has, Used how many of them
+	// the capture saw a transfer into or out of. Not fields of the reply:
+	// they feed the connection's totals (conns -V and --json).
+	Segments, Used int
 }
 
 var (
