@@ -8,12 +8,12 @@ import (
 	"github.com/cmpd-dissect/cmpd-dissect/field"
 )
 
-// A CM message's fixed fields are declared once, as a layout: one wire per
-// field, in the order the field is shown, saying where the field lies (as
-// the IBTA vol. 1 §12.6 tables give it: octet, first bit counted from the
-// octet's most significant bit, width) and where the decode keeps it. The
-// decode, the encode, the field visit and the reserved-bits check are all
-// walks of that table.
+// A CM message's fixed fields (and the common MAD header's, mad.go) are
+// declared once, as a layout: one wire per field, in the order the field
+// is shown, saying where the field lies (as the IBTA vol. 1 §12.6 tables
+// give it: octet, first bit counted from the octet's most significant bit,
+// width) and where the decode keeps it. The decode, the encode, the field
+// visit and the reserved-bits check are all walks of that table.
 
 // span is where a field, or one piece of a split field, lies: octet, first
 // bit (0 is the most significant) and width in bits. A width of 0 is the

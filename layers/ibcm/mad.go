@@ -1,7 +1,6 @@
 package ibcm
 
 import (
-	"encoding/binary"
 	"fmt"
 
 	"github.com/gopacket/gopacket"
@@ -44,19 +43,23 @@ var madMethodNames = map[uint64]string{
 	0x81: "GetResp", 0x86: "ReportResp", 0x92: "GetTableResp", 0x94: "GetMultiResp", 0x95: "DeleteResp",
 }
 
-// ProtoMAD and its fields (tshark: infiniband.mad.*).
+// ProtoMAD and its fields (tshark: infiniband.mad.*): the common MAD
+// header (IBTA vol. 1 §13.4.2) declared once, as a layout (cm_layout.go)
+// that the decode, the encode and the field visit walk.
 var (
-	ProtoMAD           = field.NewProto("mad", "InfiniBand Management Datagram")
-	fMADBaseVersion    = ProtoMAD.Uint("mad.baseversion", 8, "Base Version")
-	fMADMgmtClass      = ProtoMAD.Hex("mad.mgmtclass", 8, "Management Class").WithNames(madClassNames)
-	fMADClassVersion   = ProtoMAD.Uint("mad.classversion", 8, "Class Version")
-	fMADMethod         = ProtoMAD.Hex("mad.method", 8, "Method").WithNames(madMethodNames)
-	fMADStatus         = ProtoMAD.Hex("mad.status", 16, "Status")
-	fMADClassSpecific  = ProtoMAD.Hex("mad.classspecific", 16, "Class Specific")
-	fMADTransactionID  = ProtoMAD.Hex("mad.transactionid", 64, "Transaction ID")
-	fMADAttributeID    = ProtoMAD.Hex("mad.attributeid", 16, "Attribute ID").WithNames(attributeNames)
-	fMADReserved       = ProtoMAD.Hex("mad.reserved", 16, "Reserved")
-	fMADAttributeModif = ProtoMAD.Hex("mad.attributemodifier", 32, "Attribute Modifier")
+	ProtoMAD = field.NewProto("mad", "InfiniBand Management Datagram")
+	madWires = wires[MAD]{
+		num(ProtoMAD.Uint("mad.baseversion", 8, "Base Version"), func(m *MAD) *uint8 { return &m.BaseVersion }, at(0, 0)),
+		num(ProtoMAD.Hex("mad.mgmtclass", 8, "Management Class").WithNames(madClassNames), func(m *MAD) *uint8 { return &m.MgmtClass }, at(1, 0)),
+		num(ProtoMAD.Uint("mad.classversion", 8, "Class Version"), func(m *MAD) *uint8 { return &m.ClassVersion }, at(2, 0)),
+		num(ProtoMAD.Hex("mad.method", 8, "Method").WithNames(madMethodNames), func(m *MAD) *uint8 { return &m.Method }, at(3, 0)),
+		num(ProtoMAD.Hex("mad.status", 16, "Status"), func(m *MAD) *uint16 { return &m.Status }, at(4, 0)),
+		num(ProtoMAD.Hex("mad.classspecific", 16, "Class Specific"), func(m *MAD) *uint16 { return &m.ClassSpecific }, at(6, 0)),
+		num(ProtoMAD.Hex("mad.transactionid", 64, "Transaction ID"), func(m *MAD) *uint64 { return &m.TransactionID }, at(8, 0)),
+		num(ProtoMAD.Hex("mad.attributeid", 16, "Attribute ID").WithNames(attributeNames), func(m *MAD) *uint16 { return &m.AttributeID }, at(16, 0)),
+		num(ProtoMAD.Hex("mad.reserved", 16, "Reserved"), func(m *MAD) *uint16 { return &m.Reserved }, at(18, 0)),
+		num(ProtoMAD.Hex("mad.attributemodifier", 32, "Attribute Modifier"), func(m *MAD) *uint32 { return &m.AttributeMod }, at(20, 0)),
+	}
 )
 
 // MAD is the 24-octet common MAD header; Payload is the class data (232
@@ -102,33 +105,14 @@ func (m *MAD) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	if len(data) < madHeaderLen {
 		return truncated(df, "MAD", "common header", 0, madHeaderLen, len(data))
 	}
-	*m = MAD{
-		BaseVersion: data[0], MgmtClass: data[1], ClassVersion: data[2], Method: data[3],
-		Status:        binary.BigEndian.Uint16(data[4:]),
-		ClassSpecific: binary.BigEndian.Uint16(data[6:]),
-		TransactionID: binary.BigEndian.Uint64(data[8:]),
-		AttributeID:   binary.BigEndian.Uint16(data[16:]),
-		Reserved:      binary.BigEndian.Uint16(data[18:]),
-		AttributeMod:  binary.BigEndian.Uint32(data[20:]),
-		Length:        len(data),
-	}
+	madWires.decode(m, data)
+	m.Length = len(data)
 	m.Contents, m.Payload = data[:madHeaderLen], data[madHeaderLen:]
 	return nil
 }
 
 // VisitFields reports the MAD header fields in wire order.
-func (m *MAD) VisitFields(v field.Visitor) {
-	v.Uint(fMADBaseVersion, uint64(m.BaseVersion))
-	v.Uint(fMADMgmtClass, uint64(m.MgmtClass))
-	v.Uint(fMADClassVersion, uint64(m.ClassVersion))
-	v.Uint(fMADMethod, uint64(m.Method))
-	v.Uint(fMADStatus, uint64(m.Status))
-	v.Uint(fMADClassSpecific, uint64(m.ClassSpecific))
-	v.Uint(fMADTransactionID, m.TransactionID)
-	v.Uint(fMADAttributeID, uint64(m.AttributeID))
-	v.Uint(fMADReserved, uint64(m.Reserved))
-	v.Uint(fMADAttributeModif, uint64(m.AttributeMod))
-}
+func (m *MAD) VisitFields(v field.Visitor) { madWires.visit(m, v) }
 
 // AppendFindings reports bad versions, a MAD that is not 256 octets, and
 // non-zero reserved octets.
@@ -158,13 +142,7 @@ func (m *MAD) SerializeTo(b gopacket.SerializeBuffer, _ gopacket.SerializeOption
 	if err != nil {
 		return err
 	}
-	h[0], h[1], h[2], h[3] = m.BaseVersion, m.MgmtClass, m.ClassVersion, m.Method
-	binary.BigEndian.PutUint16(h[4:], m.Status)
-	binary.BigEndian.PutUint16(h[6:], m.ClassSpecific)
-	binary.BigEndian.PutUint64(h[8:], m.TransactionID)
-	binary.BigEndian.PutUint16(h[16:], m.AttributeID)
-	binary.BigEndian.PutUint16(h[18:], m.Reserved)
-	binary.BigEndian.PutUint32(h[20:], m.AttributeMod)
+	madWires.encode(m, h)
 	return nil
 }
 
