@@ -298,6 +298,15 @@ type UintGetter interface {
 	GetUint(f *Field) (v uint64, has, known bool)
 }
 
+// GetOne is GetUint for a layer that answers for one field, its: asked for
+// its, it has v.
+func GetOne(f, its *Field, v uint64) (_ uint64, has, known bool) {
+	if f == its {
+		return v, true, true
+	}
+	return 0, false, false
+}
+
 // Summarizer is implemented by layers that contribute to the one-line packet
 // summary (tshark's Info column): "CM REQ svc=NFS/RDMA(20049) qpn=0x12 …".
 // AppendSummary appends plain text (no trailing space) to b; the summary view

@@ -305,10 +305,7 @@ func (c *CM) methodExpected() bool {
 
 // GetUint implements field.UintGetter for the message type (attribute ID).
 func (c *CM) GetUint(f *field.Field) (v uint64, has, known bool) {
-	if f == fCMAttributeID {
-		return uint64(c.AttributeID), true, true
-	}
-	return 0, false, false
+	return field.GetOne(f, fCMAttributeID, uint64(c.AttributeID))
 }
 
 // VisitFields reports the message: its fields in wire order, then the

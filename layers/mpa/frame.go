@@ -346,10 +346,7 @@ func looksSwapped16(ird, ord uint16) bool {
 
 // GetUint implements field.UintGetter for the frame type.
 func (f *Frame) GetUint(fl *field.Field) (v uint64, has, known bool) {
-	if fl == fFrameType {
-		return uint64(f.frameType()), true, true
-	}
-	return 0, false, false
+	return field.GetOne(fl, fFrameType, uint64(f.frameType()))
 }
 
 // VisitFields reports the frame's fields in wire order, with the IRD/ORD

@@ -330,10 +330,7 @@ func (r *RDMAP) decodeTerminate(data []byte, hoff int, df gopacket.DecodeFeedbac
 
 // GetUint implements field.UintGetter for the opcode.
 func (r *RDMAP) GetUint(f *field.Field) (v uint64, has, known bool) {
-	if f == fRDMAPOpcode {
-		return uint64(r.Opcode), true, true
-	}
-	return 0, false, false
+	return field.GetOne(f, fRDMAPOpcode, uint64(r.Opcode))
 }
 
 // VisitFields reports the RDMAP fields.
