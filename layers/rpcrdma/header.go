@@ -355,41 +355,27 @@ func (h *Header) decodeLists(data []byte, off int) (int, error) {
 func (h *Header) readLists(data []byte, off int) (int, error) {
 	max := h.maxSegs()
 	// Read list: { 1, position, handle, length, offset } … 0.
-	for i := 0; ; i++ {
-		more, next, err := listItem(data, off, i, &readList)
-		if err != nil {
-			return off, err
-		}
-		if !more {
-			off = next
-			break
-		}
+	off, err := eachItem(data, off, &readList, func(i, p int) (int, error) {
 		if i >= max {
-			return off, herr(CodeSegmentCap, "read list", off, "more than %d segments (the configured cap)", max)
+			return p - 4, herr(CodeSegmentCap, "read list", p-4, "more than %d segments (the configured cap)", max)
 		}
-		if len(data)-off < 24 {
-			return off, short(CodeChunkListUnterminated, "rpcrdma", "read list entry "+strconv.Itoa(i), off+4, 20, len(data)-off-4)
+		if len(data)-p < 20 {
+			return p - 4, short(CodeChunkListUnterminated, "rpcrdma", "read list entry "+strconv.Itoa(i), p, 20, len(data)-p)
 		}
-		off += 4
-		h.Reads = append(h.Reads, ReadSegment{Position: binary.BigEndian.Uint32(data[off:]),
-			Segment: Segment{Handle: binary.BigEndian.Uint32(data[off+4:]), Length: binary.BigEndian.Uint32(data[off+8:]), Offset: binary.BigEndian.Uint64(data[off+12:])}})
-		off += 20
+		h.Reads = append(h.Reads, ReadSegment{Position: binary.BigEndian.Uint32(data[p:]),
+			Segment: Segment{Handle: binary.BigEndian.Uint32(data[p+4:]), Length: binary.BigEndian.Uint32(data[p+8:]), Offset: binary.BigEndian.Uint64(data[p+12:])}})
+		return p + 20, nil
+	})
+	if err != nil {
+		return off, err
 	}
 	// Write list: { 1, count, count × segment } … 0.
 	total := 0
-	for i := 0; ; i++ {
-		more, next, err := listItem(data, off, i, &writeList)
-		if err != nil {
-			return off, err
-		}
-		if !more {
-			off = next
-			break
-		}
-		off, err = h.decodeChunk(data, off+4, i, &total, max, false)
-		if err != nil {
-			return off, err
-		}
+	off, err = eachItem(data, off, &writeList, func(i, p int) (int, error) {
+		return h.decodeChunk(data, p, i, &total, max, false)
+	})
+	if err != nil {
+		return off, err
 	}
 	// Reply chunk: 0, or { 1, count, segments }.
 	if len(data)-off < 4 {
@@ -415,6 +401,25 @@ var (
 	readList  = listNames{"read list", "entry", "entries"}
 	writeList = listNames{"write list", "chunk", "chunks"}
 )
+
+// eachItem walks the list l at off (RFC 8166 §4.3: each item follows a
+// discriminator 1, a 0 ends the list): item reads item i at p, past its
+// discriminator, and returns the offset past it. It returns the offset
+// past the terminating 0, or where the walk stopped and why.
+func eachItem(data []byte, off int, l *listNames, item func(i, p int) (int, error)) (int, error) {
+	for i := 0; ; i++ {
+		more, next, err := listItem(data, off, i, l)
+		if err != nil {
+			return off, err
+		}
+		if !more {
+			return next, nil
+		}
+		if off, err = item(i, off+4); err != nil {
+			return off, err
+		}
+	}
+}
 
 // listItem reads the discriminator before item i of a list: more when an
 // item follows it (off is left at the discriminator), false at the list's
