@@ -8,11 +8,13 @@ package testcap
 
 import (
 	"bytes"
+	"encoding/hex"
 	"errors"
 	"io"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 
@@ -149,4 +151,15 @@ func Data(t testing.TB, path string) [][]byte {
 		out[i] = frames[i].Data
 	}
 	return out
+}
+
+// Hex is the octets a test writes as hex digits, with spaces between
+// groups for reading ("00000601 00000001"); bad hex fails the test.
+func Hex(t testing.TB, s string) []byte {
+	t.Helper()
+	b, err := hex.DecodeString(strings.ReplaceAll(s, " ", ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/cmpd-dissect/cmpd-dissect/field"
 	"github.com/cmpd-dissect/cmpd-dissect/finding"
+	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
 	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
 )
 
@@ -25,15 +26,6 @@ const (
 	siwFrame11WriteFPDU = "0072c140da9fe0018a61ad74c57f00008a61ad7400000001000000000000000000000000000000000000000000000000000000010000002a00000000290f026baa80524400000001000200010000000000000000000000000000000673657276657200000000000673657276657200000000000000000000"
 	siwFrame69WriteFPDU = "0022c1403e310f019b61ad74c5c7500068656c6c6f206f766572206e66732f72646d610a00000000"
 )
-
-func unhex(t testing.TB, s string) []byte {
-	t.Helper()
-	b, err := hex.DecodeString(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
 
 func TestFrameReal(t *testing.T) {
 	for _, tc := range []struct {
@@ -53,7 +45,7 @@ func TestFrameReal(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var f Frame
-			if err := f.DecodeFromBytes(unhex(t, tc.hex), gopacket.NilDecodeFeedback); err != nil {
+			if err := f.DecodeFromBytes(testcap.Hex(t, tc.hex), gopacket.NilDecodeFeedback); err != nil {
 				t.Fatal(err)
 			}
 			if f.Kind != tc.kind || f.Revision != 2 || f.PDLength != 12 || f.Flags != 0x10 || !f.Enhanced() ||
@@ -87,8 +79,8 @@ func TestFrameReal(t *testing.T) {
 			if err := f.SerializeTo(buf, gopacket.SerializeOptions{FixLengths: true}); err != nil {
 				t.Fatal(err)
 			}
-			if !bytes.Equal(buf.Bytes(), unhex(t, tc.hex)) {
-				t.Fatalf("serialized\n%x\nwant\n%x", buf.Bytes(), unhex(t, tc.hex))
+			if !bytes.Equal(buf.Bytes(), testcap.Hex(t, tc.hex)) {
+				t.Fatalf("serialized\n%x\nwant\n%x", buf.Bytes(), testcap.Hex(t, tc.hex))
 			}
 			// The tree has the pvtdata decode under the private data.
 			rec := &recorder{}
@@ -267,11 +259,11 @@ func TestFrameFlagsAndQuirks(t *testing.T) {
 	})
 	t.Run("errors", func(t *testing.T) {
 		var f Frame
-		err := f.DecodeFromBytes(unhex(t, siwFrame4MPARequest)[:10], gopacket.NilDecodeFeedback)
+		err := f.DecodeFromBytes(testcap.Hex(t, siwFrame4MPARequest)[:10], gopacket.NilDecodeFeedback)
 		if err == nil || !strings.Contains(err.Error(), "header: need 20 octets at offset 0, have 10") {
 			t.Fatalf("err %v", err)
 		}
-		b := unhex(t, siwFrame4MPARequest)
+		b := testcap.Hex(t, siwFrame4MPARequest)
 		b[10] = 'X'
 		if err := f.DecodeFromBytes(b, gopacket.NilDecodeFeedback); err == nil || !strings.Contains(err.Error(), "key at offset 0") {
 			t.Fatalf("err %v", err)
@@ -332,7 +324,7 @@ func TestFPDUReal(t *testing.T) {
 		{"write short", siwFrame69WriteFPDU, 34, 0, true, OpWrite, 0, 0, 0x3e310f01, 0x9b61ad74c5c75000, 20},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			data := unhex(t, tc.hex)
+			data := testcap.Hex(t, tc.hex)
 			var f FPDU
 			if err := f.DecodeFromBytes(data, gopacket.NilDecodeFeedback); err != nil {
 				t.Fatal(err)
@@ -515,7 +507,7 @@ func TestDDPRDMAPMessages(t *testing.T) {
 	})
 	t.Run("terminate", func(t *testing.T) {
 		term := Terminate{Layer: TermLayerDDP, EType: 2, ErrCode: 1, HdrM: true, HdrD: true,
-			DDPSegLen: 104, DDPHeader: unhex(t, "414300000000000000000000000100000000")}
+			DDPSegLen: 104, DDPHeader: testcap.Hex(t, "414300000000000000000000000100000000")}
 		wire := buildFPDU(t, FPDUOptions{}, DDP{Last: true, Version: 1, QN: 2, MSN: 1}, RDMAP{Version: 1, Opcode: OpTerminate, Terminate: term}, nil)
 		var f FPDU
 		must(t, f.DecodeFromBytes(wire, gopacket.NilDecodeFeedback))
@@ -574,13 +566,13 @@ func TestDDPRDMAPMessages(t *testing.T) {
 			{"4147000000000000000200000000000000001000", "RDMAP: Terminate Control: need 4 octets at offset 18, have 2"},
 		} {
 			var r RDMAP
-			err := r.DecodeFromBytes(unhex(t, tc.hex), gopacket.NilDecodeFeedback)
+			err := r.DecodeFromBytes(testcap.Hex(t, tc.hex), gopacket.NilDecodeFeedback)
 			if err == nil || err.Error() != tc.want {
 				t.Errorf("%s: %v, want %s", tc.hex, err, tc.want)
 			}
 		}
 		var f FPDU
-		err := f.DecodeFromBytes(unhex(t, siwFrame8SendFPDU)[:50], gopacket.NilDecodeFeedback)
+		err := f.DecodeFromBytes(testcap.Hex(t, siwFrame8SendFPDU)[:50], gopacket.NilDecodeFeedback)
 		if err == nil || !strings.Contains(err.Error(), "ULPDU_Length 86 needs 92 octets on the wire at offset 0, have 50") {
 			t.Fatal(err)
 		}
@@ -619,7 +611,7 @@ func (s *fpduStack) decode(data []byte) error {
 }
 
 func TestFPDUDecodeAllocs(t *testing.T) {
-	data := unhex(t, siwFrame8SendFPDU)
+	data := testcap.Hex(t, siwFrame8SendFPDU)
 	var s fpduStack
 	n := testing.AllocsPerRun(100, func() {
 		if s.decode(data) != nil {
@@ -632,7 +624,7 @@ func TestFPDUDecodeAllocs(t *testing.T) {
 }
 
 func BenchmarkFPDUDecode(b *testing.B) {
-	data := unhex(b, siwFrame8SendFPDU)
+	data := testcap.Hex(b, siwFrame8SendFPDU)
 	var s fpduStack
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
@@ -656,7 +648,7 @@ func BenchmarkFPDUDecodeMarkersCRC(b *testing.B) {
 }
 
 func BenchmarkFrameDecode(b *testing.B) {
-	data := unhex(b, siwFrame4MPARequest)
+	data := testcap.Hex(b, siwFrame4MPARequest)
 	var f Frame
 	b.ReportAllocs()
 	for b.Loop() {

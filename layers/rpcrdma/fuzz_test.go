@@ -13,11 +13,11 @@ func seedRealSends(f *testing.F) {
 		f.Add(s.payload)
 	}
 	for _, tc := range realHeaders {
-		f.Add(unhex(f, tc.hex))
+		f.Add(testcap.Hex(f, tc.hex))
 	}
-	f.Add(unhex(f, "00000009 00000002 00000020 00000005 00000001 00000003 010203 00"))
-	f.Add(unhex(f, "00000009 00000001 00000020 00000004 00000001 00000001 00000002"))
-	f.Add(unhex(f, "00000009 00000007 00000020"))
+	f.Add(testcap.Hex(f, "00000009 00000002 00000020 00000005 00000001 00000003 010203 00"))
+	f.Add(testcap.Hex(f, "00000009 00000001 00000020 00000004 00000001 00000001 00000002"))
+	f.Add(testcap.Hex(f, "00000009 00000007 00000020"))
 }
 
 // FuzzHeader: any bytes decode without panic, lists stay bounded, and a
@@ -92,7 +92,7 @@ func FuzzNFSCompound(f *testing.F) {
 			f.Add(append([]byte(nil), m.RPC.Payload...), m.RPC.MsgType == MsgReply, false)
 		}
 	}
-	f.Add(unhex(f, "00000000 00000001 00000000 00000002 0000000b"+strings.Repeat("00", 36)+"00000004"+strings.Repeat("00", 20)+"00000004 01020304"), false, true)
+	f.Add(testcap.Hex(f, "00000000 00000001 00000000 00000002 0000000b"+strings.Repeat("00", 36)+"00000004"+strings.Repeat("00", 20)+"00000004 01020304"), false, true)
 	var n NFS
 	n.MaxOps = 32
 	f.Fuzz(func(t *testing.T, body []byte, reply, callback bool) {

@@ -11,15 +11,6 @@ import (
 	"github.com/gopacket/gopacket"
 )
 
-func unhex(t testing.TB, s string) []byte {
-	t.Helper()
-	b, err := hex.DecodeString(strings.ReplaceAll(s, " ", ""))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
 // Transport headers copied from the real rxe capture (frame numbers of
 // testdata/pcaps/real/rxe-nfs42-rdma.pcap).
 var realHeaders = []struct {
@@ -75,7 +66,7 @@ func cmpHeader(t *testing.T, got *Header, want Header) {
 func TestHeaderRealBytes(t *testing.T) {
 	for _, tc := range realHeaders {
 		t.Run(tc.name, func(t *testing.T) {
-			data := unhex(t, tc.hex)
+			data := testcap.Hex(t, tc.hex)
 			data = append(data, 0xde, 0xad, 0xbe, 0xef) // what follows is payload
 			var h Header
 			if err := h.DecodeFromBytes(data, gopacket.NilDecodeFeedback); err != nil {
@@ -185,7 +176,7 @@ func TestHeaderFindings(t *testing.T) {
 	}
 	for _, tc := range cases {
 		var h Header
-		if err := h.DecodeFromBytes(unhex(t, tc.hex), gopacket.NilDecodeFeedback); err != nil {
+		if err := h.DecodeFromBytes(testcap.Hex(t, tc.hex), gopacket.NilDecodeFeedback); err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
 		if got := codes(&h); got != tc.want {
@@ -224,7 +215,7 @@ func TestHeaderErrors(t *testing.T) {
 	}
 	for _, tc := range cases {
 		var h Header
-		err := h.DecodeFromBytes(unhex(t, tc.hex), gopacket.NilDecodeFeedback)
+		err := h.DecodeFromBytes(testcap.Hex(t, tc.hex), gopacket.NilDecodeFeedback)
 		var e *DecodeError
 		if !errors.As(err, &e) {
 			t.Errorf("%s: error %v, want *DecodeError", tc.name, err)
@@ -296,7 +287,7 @@ func TestHeaderLongLists(t *testing.T) {
 }
 
 func TestHeaderNoAllocs(t *testing.T) {
-	data := unhex(t, realHeaders[2].hex)
+	data := testcap.Hex(t, realHeaders[2].hex)
 	var h Header
 	h.DecodeFromBytes(data, gopacket.NilDecodeFeedback)
 	long := build(t, &Header{XID: 1, Version: 1, Proc: ProcMsg,
@@ -337,7 +328,7 @@ func TestMessageNoAllocs(t *testing.T) {
 }
 
 func BenchmarkHeaderDecode(b *testing.B) {
-	data := unhex(b, realHeaders[2].hex)
+	data := testcap.Hex(b, realHeaders[2].hex)
 	var h Header
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()

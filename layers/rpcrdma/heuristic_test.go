@@ -1,9 +1,10 @@
 package rpcrdma
 
 import (
-	"encoding/hex"
 	"strings"
 	"testing"
+
+	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
 )
 
 // The strict test for Sends of connections whose setup was not captured:
@@ -32,12 +33,8 @@ func TestPlausible(t *testing.T) {
 		{"SMB Direct negotiate request", "00010001 00000a00 00040000 00040000 00000200", false},
 		{"zeros", strings.Repeat("00", 100), false},
 	} {
-		b, err := hex.DecodeString(strings.ReplaceAll(tc.hex, " ", ""))
-		if err != nil {
-			t.Fatal(err)
-		}
 		var h Header
-		if got := h.Plausible(b); got != tc.want {
+		if got := h.Plausible(testcap.Hex(t, tc.hex)); got != tc.want {
 			t.Errorf("%s: Plausible = %v, want %v", tc.name, got, tc.want)
 		}
 	}

@@ -16,7 +16,7 @@ const realCallHex = "c04e396a 00000000 00000002 000186a3 00000004 00000001 00000
 
 func TestRPCRealCall(t *testing.T) {
 	var r RPC
-	if err := r.DecodeFromBytes(unhex(t, realCallHex), gopacket.NilDecodeFeedback); err != nil {
+	if err := r.DecodeFromBytes(testcap.Hex(t, realCallHex), gopacket.NilDecodeFeedback); err != nil {
 		t.Fatal(err)
 	}
 	if r.XID != 0xc04e396a || r.MsgType != MsgCall || r.RPCVersion != 2 || r.Program != ProgNFS || r.ProgVersion != 4 || r.Procedure != 1 {
@@ -92,14 +92,14 @@ func TestRPCErrors(t *testing.T) {
 	}
 	for _, tc := range cases {
 		var r RPC
-		err := r.DecodeFromBytes(unhex(t, tc.hex), gopacket.NilDecodeFeedback)
+		err := r.DecodeFromBytes(testcap.Hex(t, tc.hex), gopacket.NilDecodeFeedback)
 		var e *DecodeError
 		if !errors.As(err, &e) || e.Code != tc.code || e.Field != tc.field {
 			t.Errorf("%s: %v, want %s in %q", tc.name, err, tc.code, tc.field)
 		}
 	}
 	var r RPC
-	if err := r.DecodeFromBytes(unhex(t, "00000001 00000000 00000003 000186a5 00000003 00000001 00000000 00000000 00000000 00000000"), gopacket.NilDecodeFeedback); err != nil {
+	if err := r.DecodeFromBytes(testcap.Hex(t, "00000001 00000000 00000003 000186a5 00000003 00000001 00000000 00000000 00000000 00000000"), gopacket.NilDecodeFeedback); err != nil {
 		t.Fatal(err)
 	}
 	if f := r.AppendFindings(nil); len(f) != 1 || f[0].Code != CodeRPCBadVersion {
@@ -125,7 +125,7 @@ func TestNFSProcedureNames(t *testing.T) {
 	}
 	for _, tc := range cases {
 		var n NFS
-		if err := n.DecodeBody(tc.prog, tc.vers, tc.proc, tc.reply, unhex(t, tc.body), gopacket.NilDecodeFeedback); err != nil {
+		if err := n.DecodeBody(tc.prog, tc.vers, tc.proc, tc.reply, testcap.Hex(t, tc.body), gopacket.NilDecodeFeedback); err != nil {
 			t.Fatal(err)
 		}
 		if s := string(n.AppendSummary(nil)); s != tc.sum {
@@ -151,7 +151,7 @@ func TestNFSCompoundWalk(t *testing.T) {
 		" 00000046 00000000" +
 		" 00000009 00000000 0000000a"
 	var n NFS
-	if err := n.DecodeBody(ProgNFS, 4, 1, false, unhex(t, call), gopacket.NilDecodeFeedback); err != nil {
+	if err := n.DecodeBody(ProgNFS, 4, 1, false, testcap.Hex(t, call), gopacket.NilDecodeFeedback); err != nil {
 		t.Fatal(err)
 	}
 	if s := string(n.AppendSummary(nil)); s != "V4 Call COMPOUND SEQUENCE PUTFH LOOKUP GETFH GETATTR WRITE_SAME +2" {
@@ -168,14 +168,14 @@ func TestNFSCompoundWalk(t *testing.T) {
 		" 00000035 00000000" + strings.Repeat("00", 36) +
 		" 00000016 00000000" +
 		" 0000000f 00000002"
-	if err := n.DecodeBody(ProgNFS, 4, 1, true, unhex(t, reply), gopacket.NilDecodeFeedback); err != nil {
+	if err := n.DecodeBody(ProgNFS, 4, 1, true, testcap.Hex(t, reply), gopacket.NilDecodeFeedback); err != nil {
 		t.Fatal(err)
 	}
 	if s := string(n.AppendSummary(nil)); s != "V4 Reply COMPOUND NFS4ERR_NOENT SEQUENCE PUTFH LOOKUP" {
 		t.Errorf("summary %q", s)
 	}
 	// More operations claimed than bytes: counted, a finding, no loop.
-	if err := n.DecodeBody(ProgNFS, 4, 1, false, unhex(t, "00000000 00000001 7fffffff 00000018"), gopacket.NilDecodeFeedback); err != nil {
+	if err := n.DecodeBody(ProgNFS, 4, 1, false, testcap.Hex(t, "00000000 00000001 7fffffff 00000018"), gopacket.NilDecodeFeedback); err != nil {
 		t.Fatal(err)
 	}
 	if len(n.Ops) != 1 || n.Undecoded != 0x7fffffff-1 {
@@ -232,8 +232,8 @@ func gssCred(proc, svc uint32) Auth {
 }
 
 func TestMessageRPCSECGSS(t *testing.T) {
-	compound := unhex(t, "00000000 00000002 00000001 00000018") // PUTROOTFH
-	integ := append(unhex(t, "00000014 0000004d"), compound...) // databody_integ: length 20, seq 77
+	compound := testcap.Hex(t, "00000000 00000002 00000001 00000018") // PUTROOTFH
+	integ := append(testcap.Hex(t, "00000014 0000004d"), compound...) // databody_integ: length 20, seq 77
 	cases := []struct {
 		name     string
 		proc     uint32
@@ -286,14 +286,14 @@ func TestNFSCallback(t *testing.T) {
 	call := "00000000 00000001 00000000 00000002 0000000b" + strings.Repeat("00", 32) + "00000000" +
 		" 00000004" + strings.Repeat("00", 20) + "00000004 01020304"
 	var n NFS
-	if err := n.DecodeBody(0x40000000, 1, 1, false, unhex(t, call), gopacket.NilDecodeFeedback); err != nil {
+	if err := n.DecodeBody(0x40000000, 1, 1, false, testcap.Hex(t, call), gopacket.NilDecodeFeedback); err != nil {
 		t.Fatal(err)
 	}
 	if s := string(n.AppendSummary(nil)); s != "NFSv4 callback V1 Call CB_COMPOUND CB_SEQUENCE CB_RECALL" {
 		t.Errorf("summary %q", s)
 	}
 	reply := "00000000 00000000 00000002 0000000b 00000000" + strings.Repeat("00", 32) + "00000004 00000000"
-	if err := n.DecodeBody(0x40000000, 1, 1, true, unhex(t, reply), gopacket.NilDecodeFeedback); err != nil {
+	if err := n.DecodeBody(0x40000000, 1, 1, true, testcap.Hex(t, reply), gopacket.NilDecodeFeedback); err != nil {
 		t.Fatal(err)
 	}
 	if s := string(n.AppendSummary(nil)); s != "NFSv4 callback V1 Reply CB_COMPOUND NFS4_OK CB_SEQUENCE CB_RECALL" {

@@ -12,16 +12,8 @@ import (
 
 	"github.com/cmpd-dissect/cmpd-dissect/field"
 	"github.com/cmpd-dissect/cmpd-dissect/field/fieldtest"
+	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
 )
-
-func mustHex(t testing.TB, s string) []byte {
-	t.Helper()
-	b, err := hex.DecodeString(strings.ReplaceAll(s, " ", ""))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
 
 func serialize(t testing.TB, ls ...gopacket.SerializableLayer) []byte {
 	t.Helper()
@@ -79,7 +71,7 @@ func TestDecodeSerialize(t *testing.T) {
 		{"Send payload", "00000001", &Payload{}, &Payload{}, "Send payload 4 octets"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			wire := mustHex(t, tc.wire)
+			wire := testcap.Hex(t, tc.wire)
 			if err := tc.l.DecodeFromBytes(wire, gopacket.NilDecodeFeedback); err != nil {
 				t.Fatal(err)
 			}
