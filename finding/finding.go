@@ -108,8 +108,20 @@ type Entry struct {
 }
 
 // Catalog is the list of codes one package raises, declared once in that
-// package next to the code constants.
+// package's codes.go: one Add per code.
 type Catalog []Entry
+
+// Add appends code's entry to c and returns code, so that a package states
+// each code's name, value and catalogue entry in one declaration:
+//
+//	CodeX = Catalog.Add("layer.x", finding.SeverityError, "RFC … §…", "what it means", "what to do")
+//
+// section or remedy is "" when there is none. Package variables are
+// initialised in declaration order, so c lists the codes in that order.
+func (c *Catalog) Add(code string, severity Severity, section, summary, remedy string) string {
+	*c = append(*c, Entry{Code: code, Severity: severity, Section: section, Summary: summary, Remedy: remedy})
+	return code
+}
 
 // Lookup returns the entry for code.
 func (c Catalog) Lookup(code string) (Entry, bool) {

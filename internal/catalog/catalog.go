@@ -1,6 +1,6 @@
 // Package catalog is the tool's whole findings catalogue: every package that
-// raises findings declares its codes in its codes.go (constants and a
-// finding.Catalog); this package lists those catalogues in the order a
+// raises findings declares its codes in its codes.go (one Catalog.Add a
+// code, into the package's finding.Catalog); this package lists those catalogues in the order a
 // frame meets them, and renders them for "cmpd-dissect findings" and
 // docs/findings.md.
 package catalog

@@ -74,10 +74,12 @@ type codeConst struct {
 type scan struct {
 	fset   *token.FileSet
 	consts map[string]*codeConst // "dir.Name"
-	// listed is, per package directory, the Code identifiers of its
-	// codes.go Catalog literal, in order.
-	listed map[string][]string
-	files  []scannedFile
+	// adds are the Catalog.Add calls that declare a Code variable.
+	adds map[ast.Node]bool
+	// constCodes are finding codes declared as constants, outside the
+	// catalogue.
+	constCodes []codeConst
+	files      []scannedFile
 }
 
 type scannedFile struct {
@@ -90,7 +92,7 @@ type scannedFile struct {
 // scanSources parses every non-test Go file of the module.
 func scanSources(t *testing.T) *scan {
 	t.Helper()
-	s := &scan{fset: token.NewFileSet(), consts: map[string]*codeConst{}, listed: map[string][]string{}}
+	s := &scan{fset: token.NewFileSet(), consts: map[string]*codeConst{}, adds: map[ast.Node]bool{}}
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -136,7 +138,7 @@ var codeConstName = regexp.MustCompile(`^[Cc]ode[A-Z0-9]`)
 // than findings: explain's name the statements of its report (Item.Code).
 var notFindings = map[string]bool{"explain": true}
 
-// collectDecls records sf's Code constants and its Catalog literal.
+// collectDecls records sf's Code variables: CodeX = Catalog.Add("layer.x", …).
 func (s *scan) collectDecls(sf scannedFile) {
 	for _, decl := range sf.f.Decls {
 		gd, ok := decl.(*ast.GenDecl)
@@ -149,43 +151,33 @@ func (s *scan) collectDecls(sf scannedFile) {
 				continue
 			}
 			for i, n := range vs.Names {
-				if gd.Tok == token.VAR && n.Name == "Catalog" && i < len(vs.Values) {
-					s.listed[sf.dir] = catalogIdents(vs.Values[i])
-				}
-				if gd.Tok != token.CONST || notFindings[sf.dir] || !codeConstName.MatchString(n.Name) || i >= len(vs.Values) {
+				if !codeConstName.MatchString(n.Name) || i >= len(vs.Values) {
 					continue
 				}
-				if v, ok := stringLit(vs.Values[i]); ok && strings.Contains(v, ".") {
-					s.consts[sf.dir+"."+n.Name] = &codeConst{dir: sf.dir, name: n.Name, value: v, pos: s.fset.Position(n.Pos())}
+				pos := s.fset.Position(n.Pos())
+				if v, ok := catalogAdd(vs.Values[i]); ok && gd.Tok == token.VAR {
+					s.consts[sf.dir+"."+n.Name] = &codeConst{dir: sf.dir, name: n.Name, value: v, pos: pos}
+					s.adds[vs.Values[i]] = true
+				} else if v, ok := stringLit(vs.Values[i]); ok && gd.Tok == token.CONST && !notFindings[sf.dir] && strings.Contains(v, ".") {
+					s.constCodes = append(s.constCodes, codeConst{dir: sf.dir, name: n.Name, value: v, pos: pos})
 				}
 			}
 		}
 	}
 }
 
-// catalogIdents returns the Code identifiers of a finding.Catalog literal.
-func catalogIdents(e ast.Expr) []string {
-	cl, ok := e.(*ast.CompositeLit)
-	if !ok {
-		return nil
+// catalogAdd returns the code of a Catalog.Add("layer.x", …) call.
+func catalogAdd(e ast.Expr) (string, bool) {
+	call, ok := e.(*ast.CallExpr)
+	if !ok || !isCatalogAdd(call) || len(call.Args) == 0 {
+		return "", false
 	}
-	var out []string
-	for _, elt := range cl.Elts {
-		entry, ok := elt.(*ast.CompositeLit)
-		if !ok {
-			continue
-		}
-		for _, kv := range entry.Elts {
-			if kv, ok := kv.(*ast.KeyValueExpr); ok && isIdent(kv.Key, "Code") {
-				if id, ok := kv.Value.(*ast.Ident); ok {
-					out = append(out, id.Name)
-				} else {
-					out = append(out, "(not an identifier)")
-				}
-			}
-		}
-	}
-	return out
+	return stringLit(call.Args[0])
+}
+
+func isCatalogAdd(call *ast.CallExpr) bool {
+	se, ok := call.Fun.(*ast.SelectorExpr)
+	return ok && isIdent(se.X, "Catalog") && se.Sel.Name == "Add"
 }
 
 func stringLit(e ast.Expr) (string, bool) {
@@ -244,11 +236,11 @@ func (s *scan) isFindingLit(sf scannedFile, cl *ast.CompositeLit) bool {
 }
 
 // TestCodesDeclaredOnce checks the sources: every finding code is a Code
-// constant in its package's codes.go, listed once in that package's Catalog;
-// the whole catalogue is exactly those constants; every constant is raised
-// somewhere; a finding literal names no code outside the catalogue; and no
-// code is raised with a severity above its catalogue entry where the source
-// says both.
+// variable declared by Catalog.Add in its package's codes.go, so its name,
+// value and catalogue entry are one declaration; the whole catalogue is
+// exactly those variables; every one is raised somewhere; a finding literal
+// names no code outside the catalogue; and no code is raised with a severity
+// above its catalogue entry where the source says both.
 func TestCodesDeclaredOnce(t *testing.T) {
 	s := scanSources(t)
 	cat := map[string]finding.Entry{}
@@ -256,44 +248,25 @@ func TestCodesDeclaredOnce(t *testing.T) {
 		cat[e.Code] = e
 	}
 	if len(s.consts) == 0 {
-		t.Fatal("no Code constants found: is the source scan broken?")
+		t.Fatal("no Code variables found: is the source scan broken?")
+	}
+	for _, c := range s.constCodes {
+		t.Errorf("%s: %s = %q: declare finding codes as %s = Catalog.Add(%q, …) in the package's codes.go", c.pos, c.name, c.value, c.name, c.value)
 	}
 
 	declared := map[string]bool{}
-	perDir := map[string][]string{}
 	for _, c := range s.consts {
 		declared[c.value] = true
-		perDir[c.dir] = append(perDir[c.dir], c.name)
 		if filepath.Base(c.pos.Filename) != "codes.go" {
 			t.Errorf("%s: %s = %q: declare finding codes in the package's codes.go", c.pos, c.name, c.value)
 		}
 		if _, ok := cat[c.value]; !ok {
-			t.Errorf("%s: %s = %q is not in the catalogue: add it to the package's Catalog", c.pos, c.name, c.value)
+			t.Errorf("%s: %s = %q is not in the catalogue: list the package's Catalog in Groups", c.pos, c.name, c.value)
 		}
 	}
 	for code := range cat {
 		if !declared[code] {
-			t.Errorf("catalogue entry %s: no Code constant declares it", code)
-		}
-	}
-	for dir, names := range perDir {
-		listed := map[string]int{}
-		for _, n := range s.listed[dir] {
-			listed[n]++
-		}
-		for _, n := range names {
-			if listed[n] != 1 {
-				t.Errorf("%s: %s is listed %d times in the package's Catalog, want once", dir, n, listed[n])
-			}
-			delete(listed, n)
-		}
-		for n := range listed {
-			t.Errorf("%s: the Catalog lists %s, which is not a Code constant of the package", dir, n)
-		}
-	}
-	for dir := range s.listed {
-		if perDir[dir] == nil {
-			t.Errorf("%s declares a Catalog but no Code constants", dir)
+			t.Errorf("catalogue entry %s: no Code variable declares it", code)
 		}
 	}
 
@@ -339,6 +312,9 @@ func (s *scan) checkUses(t *testing.T, sf scannedFile, cat map[string]finding.En
 				skip[e] = true
 			}
 		case *ast.CallExpr:
+			if isCatalogAdd(n) && !s.adds[n] {
+				t.Errorf("%s: Catalog.Add outside a Code variable of codes.go: the entry has no name to raise it by", s.fset.Position(n.Pos()))
+			}
 			var codes []*codeConst
 			var sevs []finding.Severity
 			for _, a := range n.Args {

@@ -2,76 +2,33 @@ package rpcrdma
 
 import "github.com/cmpd-dissect/cmpd-dissect/finding"
 
-// Finding codes raised by this package. They are stable: expectation files
-// and users key on them. Catalog says what each means.
-const (
-	CodeTruncated             = "rpcrdma.truncated"
-	CodeChunkListUnterminated = "rpcrdma.chunk-list-unterminated"
-	CodeSegmentCountOverrun   = "rpcrdma.segment-count-overrun"
-	CodeSegmentCap            = "rpcrdma.segment-cap"
-	CodeBadDiscriminator      = "rpcrdma.bad-discriminator"
-	CodeUnknownVersion        = "rpcrdma.unknown-version"
-	CodeUnknownProc           = "rpcrdma.unknown-proc"
-	CodeUnknownError          = "rpcrdma.unknown-errcode"
-	CodeDeprecatedProc        = "rpcrdma.deprecated-proc"
-	CodeUnexpectedPayload     = "rpcrdma.unexpected-payload"
-	CodeMissingRPC            = "rpcrdma.msg-without-rpc"
-	CodeNonZeroPadding        = "rpcrdma.nonzero-padding"
-	CodeXIDMismatch           = "rpcrdma.xid-mismatch"
-	CodeRPCTruncated          = "rpc.truncated"
-	CodeRPCBadVersion         = "rpc.bad-rpcvers"
-	CodeRPCBadMsgType         = "rpc.bad-msg-type"
-	CodeNFSTruncated          = "nfs.truncated"
-	CodeNFSOpsUndecoded       = "nfs.ops-undecoded"
-	CodeNFSTooManyOps         = "nfs.too-many-ops"
-)
-
 // Catalog describes every code this package raises. Its sections are the
 // ones the findings carry (sectionFor).
-var Catalog = finding.Catalog{
-	{Code: CodeTruncated, Severity: finding.SeverityError, Section: "RFC 8166 §4.2",
-		Summary: "The RPC-over-RDMA transport header ends inside a fixed field.",
-		Remedy:  "When dissect.truncated is raised too, capture whole packets."},
-	{Code: CodeChunkListUnterminated, Severity: finding.SeverityError, Section: "RFC 8166 §4.3",
-		Summary: "A read or write list runs to the end of the header without its terminating zero discriminator."},
-	{Code: CodeSegmentCountOverrun, Severity: finding.SeverityError, Section: "RFC 8166 §4.3",
-		Summary: "A write or reply chunk claims more segments than the remaining octets can hold."},
-	{Code: CodeSegmentCap, Severity: finding.SeverityError,
-		Summary: "A header holds more chunk segments than this program decodes (--max-chunk-segments); decoding stops there.",
-		Remedy:  "Raise --max-chunk-segments."},
-	{Code: CodeBadDiscriminator, Severity: finding.SeverityError, Section: "RFC 8166 §4.3",
-		Summary: "An XDR optional-data discriminator in the chunk lists is neither 0 nor 1."},
-	{Code: CodeUnknownVersion, Severity: finding.SeverityWarning, Section: "RFC 8166 §4.2",
-		Summary: "rdma_vers is neither 1 nor 2; the body is shown as octets."},
-	{Code: CodeUnknownProc, Severity: finding.SeverityError, Section: "RFC 8166 §4.2",
-		Summary: "rdma_proc is not defined for the header's version."},
-	{Code: CodeUnknownError, Severity: finding.SeverityError, Section: "RFC 8166 §5",
-		Summary: "An RDMA_ERROR carries an error code not defined for the header's version."},
-	{Code: CodeDeprecatedProc, Severity: finding.SeverityWarning, Section: "RFC 8166 §4.2",
-		Summary: "RDMA_MSGP or RDMA_DONE, which RFC 8166 §4.5 says are not to be used (reserved in version 2)."},
-	{Code: CodeUnexpectedPayload, Severity: finding.SeverityWarning, Section: "RFC 8166 §4.2",
-		Summary: "Octets follow a header whose procedure carries no RPC message (RDMA_NOMSG, RDMA_DONE, RDMA_ERROR)."},
-	{Code: CodeMissingRPC, Severity: finding.SeverityWarning, Section: "RFC 8166 §4.2",
-		Summary: "An RDMA_MSG whose Send ends with the transport header: the RPC message that must follow is missing."},
-	{Code: CodeNonZeroPadding, Severity: finding.SeverityWarning,
-		Summary: "XDR padding octets in the transport header are not zero (XDR, RFC 4506, requires zero)."},
-	{Code: CodeXIDMismatch, Severity: finding.SeverityError, Section: "RFC 8166 §4.2.1",
-		Summary: "The RPC message's xid differs from the transport header's rdma_xid; they must be equal."},
-	{Code: CodeRPCTruncated, Severity: finding.SeverityError, Section: "RFC 5531 §9",
-		Summary: "The RPC message ends inside its header.",
-		Remedy:  "When dissect.truncated is raised too, capture whole packets."},
-	{Code: CodeRPCBadVersion, Severity: finding.SeverityError, Section: "RFC 5531 §9",
-		Summary: "An RPC call whose rpcvers is not 2."},
-	{Code: CodeRPCBadMsgType, Severity: finding.SeverityError, Section: "RFC 5531 §9",
-		Summary: "msg_type is neither CALL nor REPLY, or a reply's reply_stat or reject_stat is not defined."},
-	{Code: CodeNFSTruncated, Severity: finding.SeverityError, Section: "RFC 8881 §16.2",
-		Summary: "An NFS body ends inside what is being read.",
-		Remedy:  "When dissect.truncated is raised too, capture whole packets."},
-	{Code: CodeNFSOpsUndecoded, Severity: finding.SeverityInfo, Section: "RFC 8881 §16.2",
-		Summary: "COMPOUND operations after one whose arguments or results this decoder cannot skip are counted but not named."},
-	{Code: CodeNFSTooManyOps, Severity: finding.SeverityError, Section: "RFC 8881 §16.2",
-		Summary: "A COMPOUND claims more operations than its octets could hold (error) or than this decoder lists (warning)."},
-}
+var Catalog finding.Catalog
+
+// Finding codes raised by the RPC-over-RDMA, ONC RPC and NFS decoders. They
+// are stable: expectation files and users key on them.
+var (
+	CodeTruncated             = Catalog.Add("rpcrdma.truncated", finding.SeverityError, "RFC 8166 §4.2", "The RPC-over-RDMA transport header ends inside a fixed field.", "When dissect.truncated is raised too, capture whole packets.")
+	CodeChunkListUnterminated = Catalog.Add("rpcrdma.chunk-list-unterminated", finding.SeverityError, "RFC 8166 §4.3", "A read or write list runs to the end of the header without its terminating zero discriminator.", "")
+	CodeSegmentCountOverrun   = Catalog.Add("rpcrdma.segment-count-overrun", finding.SeverityError, "RFC 8166 §4.3", "A write or reply chunk claims more segments than the remaining octets can hold.", "")
+	CodeSegmentCap            = Catalog.Add("rpcrdma.segment-cap", finding.SeverityError, "", "A header holds more chunk segments than this program decodes (--max-chunk-segments); decoding stops there.", "Raise --max-chunk-segments.")
+	CodeBadDiscriminator      = Catalog.Add("rpcrdma.bad-discriminator", finding.SeverityError, "RFC 8166 §4.3", "An XDR optional-data discriminator in the chunk lists is neither 0 nor 1.", "")
+	CodeUnknownVersion        = Catalog.Add("rpcrdma.unknown-version", finding.SeverityWarning, "RFC 8166 §4.2", "rdma_vers is neither 1 nor 2; the body is shown as octets.", "")
+	CodeUnknownProc           = Catalog.Add("rpcrdma.unknown-proc", finding.SeverityError, "RFC 8166 §4.2", "rdma_proc is not defined for the header's version.", "")
+	CodeUnknownError          = Catalog.Add("rpcrdma.unknown-errcode", finding.SeverityError, "RFC 8166 §5", "An RDMA_ERROR carries an error code not defined for the header's version.", "")
+	CodeDeprecatedProc        = Catalog.Add("rpcrdma.deprecated-proc", finding.SeverityWarning, "RFC 8166 §4.2", "RDMA_MSGP or RDMA_DONE, which RFC 8166 §4.5 says are not to be used (reserved in version 2).", "")
+	CodeUnexpectedPayload     = Catalog.Add("rpcrdma.unexpected-payload", finding.SeverityWarning, "RFC 8166 §4.2", "Octets follow a header whose procedure carries no RPC message (RDMA_NOMSG, RDMA_DONE, RDMA_ERROR).", "")
+	CodeMissingRPC            = Catalog.Add("rpcrdma.msg-without-rpc", finding.SeverityWarning, "RFC 8166 §4.2", "An RDMA_MSG whose Send ends with the transport header: the RPC message that must follow is missing.", "")
+	CodeNonZeroPadding        = Catalog.Add("rpcrdma.nonzero-padding", finding.SeverityWarning, "", "XDR padding octets in the transport header are not zero (XDR, RFC 4506, requires zero).", "")
+	CodeXIDMismatch           = Catalog.Add("rpcrdma.xid-mismatch", finding.SeverityError, "RFC 8166 §4.2.1", "The RPC message's xid differs from the transport header's rdma_xid; they must be equal.", "")
+	CodeRPCTruncated          = Catalog.Add("rpc.truncated", finding.SeverityError, "RFC 5531 §9", "The RPC message ends inside its header.", "When dissect.truncated is raised too, capture whole packets.")
+	CodeRPCBadVersion         = Catalog.Add("rpc.bad-rpcvers", finding.SeverityError, "RFC 5531 §9", "An RPC call whose rpcvers is not 2.", "")
+	CodeRPCBadMsgType         = Catalog.Add("rpc.bad-msg-type", finding.SeverityError, "RFC 5531 §9", "msg_type is neither CALL nor REPLY, or a reply's reply_stat or reject_stat is not defined.", "")
+	CodeNFSTruncated          = Catalog.Add("nfs.truncated", finding.SeverityError, "RFC 8881 §16.2", "An NFS body ends inside what is being read.", "When dissect.truncated is raised too, capture whole packets.")
+	CodeNFSOpsUndecoded       = Catalog.Add("nfs.ops-undecoded", finding.SeverityInfo, "RFC 8881 §16.2", "COMPOUND operations after one whose arguments or results this decoder cannot skip are counted but not named.", "")
+	CodeNFSTooManyOps         = Catalog.Add("nfs.too-many-ops", finding.SeverityError, "RFC 8881 §16.2", "A COMPOUND claims more operations than its octets could hold (error) or than this decoder lists (warning).", "")
+)
 
 // sectionFor is the specification section findings of code carry.
 func sectionFor(code string) string { return Catalog.Section(code) }
