@@ -329,6 +329,23 @@ func (h *hostNames) nameOf(ip net.IP) (string, bool) {
 	return h.name(addrOf(ip))
 }
 
+// appendAddr appends address ip, or its name when names are resolved.
+func (h *hostNames) appendAddr(b []byte, ip net.IP) []byte {
+	if n, ok := h.nameOf(ip); ok {
+		return append(b, n...)
+	}
+	return appendIPv4(b, ip)
+}
+
+// visitHosts reports the source and destination host fields (a name, or
+// the address) when they are asked for.
+func (h *hostNames) visitHosts(v field.Visitor, fSrc, fDst *field.Field, src, dst net.IP) {
+	if h != nil && h.fields {
+		v.String(fSrc, h.host(addrOf(src)))
+		v.String(fDst, h.host(addrOf(dst)))
+	}
+}
+
 // IPv4 is gopacket's IPv4 layer as a field.Layer.
 type IPv4 struct {
 	layers.IPv4
@@ -406,31 +423,18 @@ func (ip *IPv4) VisitFields(v field.Visitor) {
 	if ip.IHL > 5 {
 		v.Uint(fIPv4OptionLen, uint64(ip.IHL-5)*4)
 	}
-	if ip.hosts != nil && ip.hosts.fields {
-		v.String(fIPv4SrcHost, ip.hosts.host(addrOf(ip.SrcIP)))
-		v.String(fIPv4DstHost, ip.hosts.host(addrOf(ip.DstIP)))
-	}
+	ip.hosts.visitHosts(v, fIPv4SrcHost, fIPv4DstHost, ip.SrcIP, ip.DstIP)
 }
 
 // AppendSrc appends the source address, or its name when names are
 // resolved (the summary's column).
-func (ip *IPv4) AppendSrc(b []byte) []byte {
-	if n, ok := ip.hosts.nameOf(ip.SrcIP); ok {
-		return append(b, n...)
-	}
-	return appendIPv4(b, ip.SrcIP)
-}
+func (ip *IPv4) AppendSrc(b []byte) []byte { return ip.hosts.appendAddr(b, ip.SrcIP) }
 
-func (ip *IPv4) AppendDst(b []byte) []byte {
-	if n, ok := ip.hosts.nameOf(ip.DstIP); ok {
-		return append(b, n...)
-	}
-	return appendIPv4(b, ip.DstIP)
-}
+func (ip *IPv4) AppendDst(b []byte) []byte { return ip.hosts.appendAddr(b, ip.DstIP) }
 
 // appendIPv4 appends a four-octet address in dotted decimal, as
 // netip.Addr.AppendTo does, without making the netip.Addr (the summary
-// view calls it twice a line); other lengths go through netip.
+// view calls it twice a line); other lengths (IPv6) go through netip.
 func appendIPv4(b []byte, ip net.IP) []byte {
 	if len(ip) != 4 {
 		return addrOf(ip).AppendTo(b)
@@ -520,25 +524,12 @@ func (ip *IPv6) VisitFields(v field.Visitor) {
 	v.Uint(fIPv6Hlim, uint64(ip.HopLimit))
 	v.Addr(fIPv6Src, addrOf(ip.SrcIP))
 	v.Addr(fIPv6Dst, addrOf(ip.DstIP))
-	if ip.hosts != nil && ip.hosts.fields {
-		v.String(fIPv6SrcHost, ip.hosts.host(addrOf(ip.SrcIP)))
-		v.String(fIPv6DstHost, ip.hosts.host(addrOf(ip.DstIP)))
-	}
+	ip.hosts.visitHosts(v, fIPv6SrcHost, fIPv6DstHost, ip.SrcIP, ip.DstIP)
 }
 
-func (ip *IPv6) AppendSrc(b []byte) []byte {
-	if n, ok := ip.hosts.nameOf(ip.SrcIP); ok {
-		return append(b, n...)
-	}
-	return addrOf(ip.SrcIP).AppendTo(b)
-}
+func (ip *IPv6) AppendSrc(b []byte) []byte { return ip.hosts.appendAddr(b, ip.SrcIP) }
 
-func (ip *IPv6) AppendDst(b []byte) []byte {
-	if n, ok := ip.hosts.nameOf(ip.DstIP); ok {
-		return append(b, n...)
-	}
-	return addrOf(ip.DstIP).AppendTo(b)
-}
+func (ip *IPv6) AppendDst(b []byte) []byte { return ip.hosts.appendAddr(b, ip.DstIP) }
 
 // AppendInfo names the next header for packets nothing else decoded.
 func (ip *IPv6) AppendInfo(b []byte) []byte { return appendIPProto(b, uint64(ip.NextHeader)) }
