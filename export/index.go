@@ -169,18 +169,9 @@ func (x *connIndex) cmConn(cm *ibcm.CM) int {
 	switch cm.AttributeID {
 	case ibcm.AttrREQ:
 		ids[0] = cm.REQ.LocalCommID
-	case ibcm.AttrREP:
-		ids = [2]uint32{cm.REP.LocalCommID, cm.REP.RemoteCommID}
-	case ibcm.AttrREJ:
-		ids = [2]uint32{cm.REJ.LocalCommID, cm.REJ.RemoteCommID}
-	case ibcm.AttrMRA:
-		ids = [2]uint32{cm.MRA.LocalCommID, cm.MRA.RemoteCommID}
-	case ibcm.AttrRTU:
-		ids = [2]uint32{cm.RTU.LocalCommID, cm.RTU.RemoteCommID}
-	case ibcm.AttrDREQ:
-		ids = [2]uint32{cm.DREQ.LocalCommID, cm.DREQ.RemoteCommID}
-	case ibcm.AttrDREP:
-		ids = [2]uint32{cm.DREP.LocalCommID, cm.DREP.RemoteCommID}
+	case ibcm.AttrREP, ibcm.AttrREJ, ibcm.AttrMRA, ibcm.AttrRTU, ibcm.AttrDREQ, ibcm.AttrDREP:
+		local, remote := cm.CommIDs()
+		ids = [2]uint32{*local, *remote}
 	case ibcm.AttrSIDRReq:
 		ids[0] = cm.SIDRReq.RequestID
 	case ibcm.AttrSIDRRep:
