@@ -96,6 +96,12 @@ type iwarpHalf struct {
 	lateSends map[uint32]*partialSend
 	orphans   []orphanSegment
 	lateMode  bool // decoding a late segment (decodeLate)
+	// lateHeld is what holes and orphans hold, counted in the IWARP's
+	// pendTotal (accountLate); lateLimited is set once keeping octets for
+	// a late segment hit MaxTCPBufferedBytes, until the next hole: one
+	// finding per hole.
+	lateHeld    int
+	lateLimited bool
 }
 
 // streamHole is a stretch [start, end) of a direction's stream that was
@@ -109,6 +115,9 @@ type streamHole struct {
 	open       bool // framing not found again yet: end is not known
 	boundary   bool
 	pre, post  []byte
+	// postCut: octets after the hole were not kept (a bound), so post
+	// takes no more: it stays the octets right after the hole.
+	postCut bool
 }
 
 // orphanSegment is a DDP segment of a Send whose first octets were lost in
@@ -119,7 +128,9 @@ type orphanSegment struct {
 	payload []byte
 }
 
-// Bounds of what is held for late segments, per direction.
+// Bounds of what is held for late segments, per direction; all
+// directions' together count in MaxTCPBufferedBytes with the unfinished
+// PDUs.
 const (
 	maxHoles          = 8
 	maxHoleOctets     = 64 << 10
@@ -189,6 +200,7 @@ func (s *iwarpStream) ReassembledSG(sg reassembly.ScatterGather, ac reassembly.A
 		// unfinished PDU there is lost, not reported on its own), then
 		// look for framing after it.
 		lost := 0
+		h.lateLimited = false
 		// Where the undecoded stretch begins, and whether a PDU begins
 		// there: a stream seen from its SYN begins with its MPA frame.
 		hole := streamHole{start: h.pos + len(h.pend), open: true,
@@ -199,7 +211,7 @@ func (s *iwarpStream) ReassembledSG(sg reassembly.ScatterGather, ac reassembly.A
 			used := h.process(h.pend, nil, true)
 			h.inGap = false
 			lost = len(h.pend) - used
-			if c := h.gapCut - h.pos; boundary && c >= 0 && c < len(h.pend) && len(h.pend)-c <= maxHoleOctets {
+			if c := h.gapCut - h.pos; boundary && c >= 0 && c < len(h.pend) && len(h.pend)-c <= maxHoleOctets && h.keepLate(len(h.pend)-c, "the unfinished PDU before a hole") {
 				hole.start, hole.pre, hole.boundary = h.pos+c, append([]byte(nil), h.pend[c:]...), true
 			} else {
 				hole.boundary = false
@@ -211,13 +223,19 @@ func (s *iwarpStream) ReassembledSG(sg reassembly.ScatterGather, ac reassembly.A
 			hole.end, hole.gapEnd = h.pos, h.pos
 			h.addHole(hole)
 		}
+		h.accountLate()
 		s.gap(h, skip, lost)
 	}
 	if n := len(h.holes); n > 0 && h.holes[n-1].open && avail > 0 {
 		// Octets after the hole are kept until framing is found again:
 		// a late segment may need them to complete its last PDU.
-		if last := &h.holes[n-1]; len(last.post)+avail <= maxHoleOctets {
-			last.post = append(last.post, sg.Fetch(avail)...)
+		if last := &h.holes[n-1]; !last.postCut {
+			if len(last.post)+avail <= maxHoleOctets && h.keepLate(avail, "the octets after a hole") {
+				last.post = append(last.post, sg.Fetch(avail)...)
+			} else {
+				last.postCut = true
+			}
+			h.accountLate()
 		}
 	}
 	if h.state == stateIgnore || avail == 0 {
@@ -369,6 +387,8 @@ func (s *iwarpStream) complete() {
 			h.process(h.pend, nil, true)
 		}
 		h.setPend(nil, 0)
+		h.holes, h.orphans = nil, nil
+		h.accountLate()
 		msns := make([]uint32, 0, len(h.sends))
 		for msn := range h.sends {
 			msns = append(msns, msn)
@@ -1034,6 +1054,38 @@ func (h *iwarpHalf) addHole(hl streamHole) {
 	h.holes = append(h.holes, hl)
 }
 
+// keepLate reports whether n more octets (what, for the finding) may be
+// kept for a late segment within MaxTCPBufferedBytes; when not, the first
+// time since the last hole, an iwarp.buffer-limit finding says so.
+func (h *iwarpHalf) keepLate(n int, what string) bool {
+	w := h.s.w
+	if w.reserve(n) {
+		return true
+	}
+	if !h.lateLimited {
+		h.lateLimited = true
+		w.addFinding(CodeIWARPBufferLimit, finding.SeverityWarning, -1,
+			fmt.Sprintf("TCP %d→%d: %d octets of %s, kept for a segment that fills it later, would exceed the %d octets held for all streams: not kept (a late segment that needs them is not decoded)",
+				h.srcPort, h.dstPort, n, what, w.cfg.MaxTCPBufferedBytes))
+		w.stats.LimitHits++
+	}
+	return false
+}
+
+// accountLate counts what h's holes and orphans hold in the IWARP's
+// pendTotal after they changed.
+func (h *iwarpHalf) accountLate() {
+	n := 0
+	for i := range h.holes {
+		n += cap(h.holes[i].pre) + cap(h.holes[i].post)
+	}
+	for i := range h.orphans {
+		n += cap(h.orphans[i].payload)
+	}
+	h.s.w.pendTotal += n - h.lateHeld
+	h.lateHeld = n
+}
+
 // closeHole notes where framing was found again after the last hole (at):
 // the octets after the hole up to there were not decoded.
 func (h *iwarpHalf) closeHole(at int) {
@@ -1041,10 +1093,13 @@ func (h *iwarpHalf) closeHole(at int) {
 	if n == 0 || !h.holes[n-1].open {
 		return
 	}
+	defer h.accountLate()
 	hl := &h.holes[n-1]
 	hl.open = false
 	hl.end = max(at, hl.gapEnd)
-	if k := hl.end - hl.gapEnd; k <= len(hl.post) {
+	if k := hl.end - hl.gapEnd; k == 0 {
+		hl.post = nil
+	} else if k <= len(hl.post) {
 		hl.post = hl.post[:k]
 	} else {
 		hl.post = nil // not all kept
@@ -1062,6 +1117,7 @@ func (h *iwarpHalf) late(a int, data []byte) {
 	if h.state == stateIgnore {
 		return
 	}
+	defer h.accountLate()
 	b := a + len(data)
 	for i := range h.holes {
 		hl := &h.holes[i]
@@ -1090,7 +1146,9 @@ func (h *iwarpHalf) late(a int, data []byte) {
 			if withPost {
 				run = run[:len(run)-len(hl.post)]
 			}
-			hl.pre = run
+			if h.keepLate(cap(run)-cap(hl.pre), "a late segment's octets in a hole") {
+				hl.pre = run
+			}
 		case used == 0:
 		case hl.open && end >= hl.gapEnd:
 			// The late octets framed what came after the hole: the
@@ -1110,8 +1168,11 @@ func (h *iwarpHalf) late(a int, data []byte) {
 			// What is left of the hole begins where the decoded PDUs end.
 			var rest []streamHole
 			if end < hl.gapEnd {
-				rest = append(rest, streamHole{start: end, end: hl.end, gapEnd: hl.gapEnd, open: hl.open, boundary: true,
-					pre: append([]byte(nil), run[used:hi-runStart]...), post: hl.post})
+				r := streamHole{start: end, end: hl.end, gapEnd: hl.gapEnd, open: hl.open, boundary: true, post: hl.post, postCut: hl.postCut}
+				if n := hi - runStart - used; n > 0 && h.keepLate(n, "a late segment's octets in a hole") {
+					r.pre = append([]byte(nil), run[used:hi-runStart]...)
+				}
+				rest = append(rest, r)
 			}
 			if runStart > hl.start {
 				// The octets before the late ones are still missing.
@@ -1227,6 +1288,11 @@ func (h *iwarpHalf) keepOrphan(r *mpa.RDMAP) {
 		size -= len(h.orphans[0].payload)
 		h.orphans = slices.Delete(h.orphans, 0, 1)
 	}
+	h.accountLate()
+	if !h.keepLate(len(r.Payload), "a DDP segment of a Send begun in a hole") {
+		return
+	}
+	defer h.accountLate()
 	h.orphans = append(h.orphans, orphanSegment{msn: r.MSN, mo: r.MO, last: r.Last, payload: append([]byte(nil), r.Payload...)})
 }
 

@@ -49,7 +49,9 @@ type Options struct {
 	// direction.
 	MaxPendingSends int
 	// MaxPDUBytes caps the octets held for one unfinished PDU of one
-	// direction; MaxTCPBufferedBytes those held for all streams.
+	// direction; MaxTCPBufferedBytes those held for all streams (their
+	// unfinished PDUs, and the octets kept around holes for late
+	// segments).
 	MaxPDUBytes         int
 	MaxTCPBufferedBytes int
 	// ResyncWindow is how many octets of a stream that did not start

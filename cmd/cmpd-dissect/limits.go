@@ -23,7 +23,7 @@ var limits = [...]struct {
 	{"max-tcp-stream-bytes", func(o *dissect.Options) *int { return &o.MaxPDUBytes },
 		"iWARP: octets of TCP data buffered for one stream direction, for an unfinished PDU; beyond it the data is dropped (finding iwarp.buffer-limit)"},
 	{"max-tcp-total-bytes", func(o *dissect.Options) *int { return &o.MaxTCPBufferedBytes },
-		"iWARP: octets of TCP data buffered for all streams together (finding iwarp.buffer-limit)"},
+		"iWARP: octets of TCP data buffered for all streams together: unfinished PDUs and the octets kept around holes for late segments (finding iwarp.buffer-limit)"},
 	{"max-tcp-streams", func(o *dissect.Options) *int { return &o.MaxStreams },
 		"iWARP: TCP streams (one per direction) followed at once; beyond it the least recently seen are flushed (finding iwarp.stream-limit)"},
 	{"max-send-bytes", func(o *dissect.Options) *int { return &o.MaxSendBytes },
