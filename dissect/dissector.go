@@ -347,10 +347,10 @@ func (d *Dissector) decodeLayers(first gopacket.LayerType, data []byte, icrc *ic
 	}()
 	r := &d.rec
 	frameData := r.Data
-	w := &d.walk
 	t := first
 	for {
 		if isHeader(t) {
+			w := &d.walk
 			w.walk(r, t, data)
 			if w.n > 0 {
 				last = d.hdrEnts[w.last]
@@ -363,26 +363,30 @@ func (d *Dissector) decodeLayers(first gopacket.LayerType, data []byte, icrc *ic
 			}
 			t, data = w.t, w.data
 		}
-		var e *layerEntry
 		if t == ibcm.LayerTypeBTH {
-			e = d.bthEnt
+			// The BTH by direct calls (its interface calls were a visible
+			// share of the loop).
 			b := &d.ib.BTH
-			if stored, ok := d.aheadStored(icrc.v6, icrc.ip, offsetIn(frameData, data), len(data)); ok {
-				err = b.DecodeWithICRC(data, d, stored)
-			} else {
-				err = b.DecodeFromBytes(data, d)
-			}
-			if err != nil {
+			if err = d.decodeBTH(b, data, icrc); err != nil {
 				return last, err
 			}
 			icrc.bth = b
-		} else {
-			if e = d.entry(t); e == nil {
+			off := offsetIn(frameData, b.Contents)
+			r.Add(b, off)
+			d.finders = append(d.finders, finder{b, off})
+			last = d.bthEnt
+			t = b.NextLayerType()
+			if data = b.Payload; len(data) == 0 {
 				return last, nil
 			}
-			if err := e.dl.DecodeFromBytes(data, d); err != nil {
-				return last, err
-			}
+			continue
+		}
+		e := d.entry(t)
+		if e == nil {
+			return last, nil
+		}
+		if err := e.dl.DecodeFromBytes(data, d); err != nil {
+			return last, err
 		}
 		off := offsetIn(frameData, e.dl.LayerContents())
 		switch e.kind {
@@ -403,6 +407,15 @@ func (d *Dissector) decodeLayers(first gopacket.LayerType, data []byte, icrc *ic
 			return last, nil
 		}
 	}
+}
+
+// decodeBTH decodes the BTH in data, with the ICRC octets read ahead when
+// the reading goroutine found this packet where decodeLayers did.
+func (d *Dissector) decodeBTH(b *ibcm.BTH, data []byte, icrc *icrcAt) error {
+	if stored, ok := d.aheadStored(icrc.v6, icrc.ip, offsetIn(d.rec.Data, data), len(data)); ok {
+		return b.DecodeWithICRC(data, d, stored)
+	}
+	return b.DecodeFromBytes(data, d)
 }
 
 // decodeChain decodes data (which starts at frame offset base) from layer

@@ -83,13 +83,19 @@ func (h *commonHeaders) layer(k header) decodingLayer {
 
 // isHeader reports whether layer type t is one of the common headers.
 func isHeader(t gopacket.LayerType) bool {
-	switch t {
-	case layers.LayerTypeEthernet, layers.LayerTypeLinuxSLL, layers.LayerTypeLinuxSLL2, LayerTypeIPoIBLink, layers.LayerTypeDot1Q,
-		layers.LayerTypeIPv4, layers.LayerTypeIPv6, layers.LayerTypeUDP, layers.LayerTypeTCP:
-		return true
-	}
-	return false
+	return uint(t) < uint(len(headerTab)) && headerTab[t]
 }
+
+// headerTab marks the layer types of the common headers (below
+// maxCachedLayerType: gopacket's and this project's are): a table read in
+// place of a switch the compiler made a search of several compares.
+var headerTab = func() (tab [maxCachedLayerType]bool) {
+	for _, t := range []gopacket.LayerType{layers.LayerTypeEthernet, layers.LayerTypeLinuxSLL, layers.LayerTypeLinuxSLL2,
+		LayerTypeIPoIBLink, layers.LayerTypeDot1Q, layers.LayerTypeIPv4, layers.LayerTypeIPv6, layers.LayerTypeUDP, layers.LayerTypeTCP} {
+		tab[t] = true
+	}
+	return tab
+}()
 
 // layerFor returns the layer that decodes layer type t, nil when t is not
 // a common header.
@@ -185,7 +191,9 @@ func (w *headerWalk) walk(rec *Record, t gopacket.LayerType, data []byte) {
 			}
 		}
 	}
-	for t != until {
+	// isHeader first: the switch is a search of several compares, and
+	// most walks end here at the BTH.
+	for t != until && isHeader(t) {
 		switch t {
 		case layers.LayerTypeEthernet:
 			if err = h.eth.DecodeFromBytes(data, df); err != nil {
