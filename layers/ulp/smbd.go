@@ -60,27 +60,65 @@ type SMBD struct {
 	Data []byte
 }
 
+// smbdInt is one little-endian integer of a message's fixed part: its
+// field and where SMBD keeps it (u16 for a 2-octet one, u32 for a 4-octet
+// one).
+type smbdInt struct {
+	f    *field.Field
+	u16  func(*SMBD) *uint16
+	u32  func(*SMBD) *uint32
+	flag *field.Field // shown after it: its SMBDFlagResponseRequested bit
+}
+
+func u16(f *field.Field, p func(*SMBD) *uint16) smbdInt { return smbdInt{f: f, u16: p} }
+func u32(f *field.Field, p func(*SMBD) *uint32) smbdInt { return smbdInt{f: f, u32: p} }
+
+// Each field is declared once; a message's fixed part is its fields back
+// to back from octet 0 (smbdFixed), which the decode, the encode and the
+// visit walk.
 var (
-	ProtoSMBD         = field.NewProto("smbd", "SMB Direct")
-	fSMBDMessage      = ProtoSMBD.Uint("smbd.message", 8, "Message").WithNames(map[uint64]string{0: "Data Transfer", 1: "Negotiate Request", 2: "Negotiate Response"})
-	fSMBDMinVersion   = ProtoSMBD.Hex("smbd.min_version", 16, "MinVersion")
-	fSMBDMaxVersion   = ProtoSMBD.Hex("smbd.max_version", 16, "MaxVersion")
-	fSMBDNegVersion   = ProtoSMBD.Hex("smbd.negotiated_version", 16, "NegotiatedVersion")
-	fSMBDReserved     = ProtoSMBD.Hex("smbd.reserved", 16, "Reserved")
-	fSMBDCreditsReq   = ProtoSMBD.Uint("smbd.credits_requested", 16, "CreditsRequested")
-	fSMBDCreditsGrant = ProtoSMBD.Uint("smbd.credits_granted", 16, "CreditsGranted")
-	fSMBDStatus       = ProtoSMBD.Hex("smbd.status", 32, "Status")
-	fSMBDMaxRW        = ProtoSMBD.Uint("smbd.max_read_write_size", 32, "MaxReadWriteSize").WithUnit("bytes")
-	fSMBDPrefSend     = ProtoSMBD.Uint("smbd.preferred_send_size", 32, "PreferredSendSize").WithUnit("bytes")
-	fSMBDMaxRecv      = ProtoSMBD.Uint("smbd.max_receive_size", 32, "MaxReceiveSize").WithUnit("bytes")
-	fSMBDMaxFrag      = ProtoSMBD.Uint("smbd.max_fragmented_size", 32, "MaxFragmentedSize").WithUnit("bytes")
-	fSMBDFlags        = ProtoSMBD.Hex("smbd.flags", 16, "Flags")
-	fSMBDRespReq      = ProtoSMBD.Bool("smbd.flags.response_requested", "SMB_DIRECT_RESPONSE_REQUESTED")
-	fSMBDRemaining    = ProtoSMBD.Uint("smbd.remaining_data_length", 32, "RemainingDataLength").WithUnit("bytes")
-	fSMBDDataOffset   = ProtoSMBD.Uint("smbd.data_offset", 32, "DataOffset")
-	fSMBDDataLength   = ProtoSMBD.Uint("smbd.data_length", 32, "DataLength").WithUnit("bytes")
-	fSMBDData         = ProtoSMBD.Bytes("smbd.data", "Buffer (SMB2 message or fragment)")
+	ProtoSMBD      = field.NewProto("smbd", "SMB Direct")
+	fSMBDMessage   = ProtoSMBD.Uint("smbd.message", 8, "Message").WithNames(map[uint64]string{0: "Data Transfer", 1: "Negotiate Request", 2: "Negotiate Response"})
+	smbdMinVersion = u16(ProtoSMBD.Hex("smbd.min_version", 16, "MinVersion"), func(s *SMBD) *uint16 { return &s.MinVersion })
+	smbdMaxVersion = u16(ProtoSMBD.Hex("smbd.max_version", 16, "MaxVersion"), func(s *SMBD) *uint16 { return &s.MaxVersion })
+	smbdNegVersion = u16(ProtoSMBD.Hex("smbd.negotiated_version", 16, "NegotiatedVersion"), func(s *SMBD) *uint16 { return &s.NegotiatedVersion })
+	smbdReserved   = u16(ProtoSMBD.Hex("smbd.reserved", 16, "Reserved"), func(s *SMBD) *uint16 { return &s.Reserved })
+	smbdCreditsReq = u16(ProtoSMBD.Uint("smbd.credits_requested", 16, "CreditsRequested"), func(s *SMBD) *uint16 { return &s.CreditsRequested })
+	smbdCreditsGr  = u16(ProtoSMBD.Uint("smbd.credits_granted", 16, "CreditsGranted"), func(s *SMBD) *uint16 { return &s.CreditsGranted })
+	smbdStatus     = u32(ProtoSMBD.Hex("smbd.status", 32, "Status"), func(s *SMBD) *uint32 { return &s.Status })
+	smbdMaxRW      = u32(ProtoSMBD.Uint("smbd.max_read_write_size", 32, "MaxReadWriteSize").WithUnit("bytes"), func(s *SMBD) *uint32 { return &s.MaxReadWriteSize })
+	smbdPrefSend   = u32(ProtoSMBD.Uint("smbd.preferred_send_size", 32, "PreferredSendSize").WithUnit("bytes"), func(s *SMBD) *uint32 { return &s.PreferredSendSize })
+	smbdMaxRecv    = u32(ProtoSMBD.Uint("smbd.max_receive_size", 32, "MaxReceiveSize").WithUnit("bytes"), func(s *SMBD) *uint32 { return &s.MaxReceiveSize })
+	smbdMaxFrag    = u32(ProtoSMBD.Uint("smbd.max_fragmented_size", 32, "MaxFragmentedSize").WithUnit("bytes"), func(s *SMBD) *uint32 { return &s.MaxFragmentedSize })
+	smbdFlags      = u16(ProtoSMBD.Hex("smbd.flags", 16, "Flags"), func(s *SMBD) *uint16 { return &s.Flags })
+	fSMBDRespReq   = ProtoSMBD.Bool("smbd.flags.response_requested", "SMB_DIRECT_RESPONSE_REQUESTED")
+	smbdRemaining  = u32(ProtoSMBD.Uint("smbd.remaining_data_length", 32, "RemainingDataLength").WithUnit("bytes"), func(s *SMBD) *uint32 { return &s.RemainingDataLength })
+	smbdDataOffset = u32(ProtoSMBD.Uint("smbd.data_offset", 32, "DataOffset"), func(s *SMBD) *uint32 { return &s.DataOffset })
+	smbdDataLength = u32(ProtoSMBD.Uint("smbd.data_length", 32, "DataLength").WithUnit("bytes"), func(s *SMBD) *uint32 { return &s.DataLength })
+	fSMBDData      = ProtoSMBD.Bytes("smbd.data", "Buffer (SMB2 message or fragment)")
 )
+
+// smbdFixed is the fixed part of each message ([MS-SMBD] §2.2.1–§2.2.3),
+// by SMBDMessage.
+var smbdFixed = [...][]smbdInt{
+	SMBDDataTransfer: {smbdCreditsReq, smbdCreditsGr, withFlag(smbdFlags, fSMBDRespReq), smbdReserved,
+		smbdRemaining, smbdDataOffset, smbdDataLength},
+	SMBDNegotiateRequest: {smbdMinVersion, smbdMaxVersion, smbdReserved, smbdCreditsReq,
+		smbdPrefSend, smbdMaxRecv, smbdMaxFrag},
+	SMBDNegotiateResponse: {smbdMinVersion, smbdMaxVersion, smbdNegVersion, smbdReserved, smbdCreditsReq, smbdCreditsGr,
+		smbdStatus, smbdMaxRW, smbdPrefSend, smbdMaxRecv, smbdMaxFrag},
+}
+
+func withFlag(i smbdInt, flag *field.Field) smbdInt { i.flag = flag; return i }
+
+// fixed is the fixed part of s's message (a data transfer message's for
+// a Message that names none).
+func (s *SMBD) fixed() []smbdInt {
+	if int(s.Message) < len(smbdFixed) {
+		return smbdFixed[s.Message]
+	}
+	return smbdFixed[SMBDDataTransfer]
+}
 
 func (s *SMBD) Proto() *field.Proto { return ProtoSMBD }
 
@@ -96,26 +134,23 @@ func (s *SMBD) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	switch {
 	case len(data) == SMBDNegotiateRequestLen && le.Uint16(data) == SMBDVersion && le.Uint16(data[2:]) == SMBDVersion && le.Uint32(data[8:]) != 0:
 		s.Message = SMBDNegotiateRequest
-		s.MinVersion, s.MaxVersion, s.Reserved, s.CreditsRequested = le.Uint16(data), le.Uint16(data[2:]), le.Uint16(data[4:]), le.Uint16(data[6:])
-		s.PreferredSendSize, s.MaxReceiveSize, s.MaxFragmentedSize = le.Uint32(data[8:]), le.Uint32(data[12:]), le.Uint32(data[16:])
 	case len(data) == SMBDNegotiateResponseLen && le.Uint16(data) == SMBDVersion && le.Uint16(data[2:]) == SMBDVersion &&
 		(le.Uint16(data[4:]) == SMBDVersion || le.Uint32(data[12:]) != 0):
 		s.Message = SMBDNegotiateResponse
-		s.MinVersion, s.MaxVersion, s.NegotiatedVersion, s.Reserved = le.Uint16(data), le.Uint16(data[2:]), le.Uint16(data[4:]), le.Uint16(data[6:])
-		s.CreditsRequested, s.CreditsGranted, s.Status = le.Uint16(data[8:]), le.Uint16(data[10:]), le.Uint32(data[12:])
-		s.MaxReadWriteSize, s.PreferredSendSize = le.Uint32(data[16:]), le.Uint32(data[20:])
-		s.MaxReceiveSize, s.MaxFragmentedSize = le.Uint32(data[24:]), le.Uint32(data[28:])
-	default:
-		if len(data) < SMBDDataTransferLen {
-			df.SetTruncated()
-			return errShort("SMB Direct data transfer header", SMBDDataTransferLen, len(data))
+	case len(data) < SMBDDataTransferLen:
+		df.SetTruncated()
+		return errShort("SMB Direct data transfer header", SMBDDataTransferLen, len(data))
+	}
+	off := 0
+	for _, x := range s.fixed() {
+		if x.u16 != nil {
+			*x.u16(s), off = le.Uint16(data[off:]), off+2
+		} else {
+			*x.u32(s), off = le.Uint32(data[off:]), off+4
 		}
-		s.Message = SMBDDataTransfer
-		s.CreditsRequested, s.CreditsGranted, s.Flags, s.Reserved = le.Uint16(data), le.Uint16(data[2:]), le.Uint16(data[4:]), le.Uint16(data[6:])
-		s.RemainingDataLength, s.DataOffset, s.DataLength = le.Uint32(data[8:]), le.Uint32(data[12:]), le.Uint32(data[16:])
-		if s.DataLength > 0 && uint64(s.DataOffset)+uint64(s.DataLength) <= uint64(len(data)) && s.DataOffset >= SMBDDataTransferLen {
-			s.Data = data[s.DataOffset : s.DataOffset+s.DataLength]
-		}
+	}
+	if s.Message == SMBDDataTransfer && s.DataLength > 0 && uint64(s.DataOffset)+uint64(s.DataLength) <= uint64(len(data)) && s.DataOffset >= SMBDDataTransferLen {
+		s.Data = data[s.DataOffset : s.DataOffset+s.DataLength]
 	}
 	s.BaseLayer = layers.BaseLayer{Contents: data}
 	return nil
@@ -123,39 +158,20 @@ func (s *SMBD) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 
 func (s *SMBD) VisitFields(v field.Visitor) {
 	v.Uint(fSMBDMessage, uint64(s.Message))
-	switch s.Message {
-	case SMBDNegotiateRequest:
-		v.Uint(fSMBDMinVersion, uint64(s.MinVersion))
-		v.Uint(fSMBDMaxVersion, uint64(s.MaxVersion))
-		v.Uint(fSMBDReserved, uint64(s.Reserved))
-		v.Uint(fSMBDCreditsReq, uint64(s.CreditsRequested))
-		v.Uint(fSMBDPrefSend, uint64(s.PreferredSendSize))
-		v.Uint(fSMBDMaxRecv, uint64(s.MaxReceiveSize))
-		v.Uint(fSMBDMaxFrag, uint64(s.MaxFragmentedSize))
-	case SMBDNegotiateResponse:
-		v.Uint(fSMBDMinVersion, uint64(s.MinVersion))
-		v.Uint(fSMBDMaxVersion, uint64(s.MaxVersion))
-		v.Uint(fSMBDNegVersion, uint64(s.NegotiatedVersion))
-		v.Uint(fSMBDReserved, uint64(s.Reserved))
-		v.Uint(fSMBDCreditsReq, uint64(s.CreditsRequested))
-		v.Uint(fSMBDCreditsGrant, uint64(s.CreditsGranted))
-		v.Uint(fSMBDStatus, uint64(s.Status))
-		v.Uint(fSMBDMaxRW, uint64(s.MaxReadWriteSize))
-		v.Uint(fSMBDPrefSend, uint64(s.PreferredSendSize))
-		v.Uint(fSMBDMaxRecv, uint64(s.MaxReceiveSize))
-		v.Uint(fSMBDMaxFrag, uint64(s.MaxFragmentedSize))
-	default:
-		v.Uint(fSMBDCreditsReq, uint64(s.CreditsRequested))
-		v.Uint(fSMBDCreditsGrant, uint64(s.CreditsGranted))
-		v.Uint(fSMBDFlags, uint64(s.Flags))
-		v.Bool(fSMBDRespReq, s.Flags&SMBDFlagResponseRequested != 0)
-		v.Uint(fSMBDReserved, uint64(s.Reserved))
-		v.Uint(fSMBDRemaining, uint64(s.RemainingDataLength))
-		v.Uint(fSMBDDataOffset, uint64(s.DataOffset))
-		v.Uint(fSMBDDataLength, uint64(s.DataLength))
-		if s.Data != nil {
-			v.Bytes(fSMBDData, s.Data)
+	for _, x := range s.fixed() {
+		var n uint64
+		if x.u16 != nil {
+			n = uint64(*x.u16(s))
+		} else {
+			n = uint64(*x.u32(s))
 		}
+		v.Uint(x.f, n)
+		if x.flag != nil {
+			v.Bool(x.flag, n&SMBDFlagResponseRequested != 0)
+		}
+	}
+	if s.Data != nil {
+		v.Bytes(fSMBDData, s.Data)
 	}
 }
 
@@ -193,55 +209,32 @@ func (s *SMBD) NextLayerType() gopacket.LayerType { return gopacket.LayerTypeZer
 // SerializeTo writes the message; a data transfer message's Data goes at
 // DataOffset (zero padding before it).
 func (s *SMBD) SerializeTo(b gopacket.SerializeBuffer, opts gopacket.SerializeOptions) error {
+	n, data := SMBDDataTransferLen, []byte(nil)
 	switch s.Message {
 	case SMBDNegotiateRequest:
-		w, err := b.PrependBytes(SMBDNegotiateRequestLen)
-		if err != nil {
-			return err
-		}
-		le.PutUint16(w, s.MinVersion)
-		le.PutUint16(w[2:], s.MaxVersion)
-		le.PutUint16(w[4:], s.Reserved)
-		le.PutUint16(w[6:], s.CreditsRequested)
-		le.PutUint32(w[8:], s.PreferredSendSize)
-		le.PutUint32(w[12:], s.MaxReceiveSize)
-		le.PutUint32(w[16:], s.MaxFragmentedSize)
+		n = SMBDNegotiateRequestLen
 	case SMBDNegotiateResponse:
-		w, err := b.PrependBytes(SMBDNegotiateResponseLen)
-		if err != nil {
-			return err
-		}
-		le.PutUint16(w, s.MinVersion)
-		le.PutUint16(w[2:], s.MaxVersion)
-		le.PutUint16(w[4:], s.NegotiatedVersion)
-		le.PutUint16(w[6:], s.Reserved)
-		le.PutUint16(w[8:], s.CreditsRequested)
-		le.PutUint16(w[10:], s.CreditsGranted)
-		le.PutUint32(w[12:], s.Status)
-		le.PutUint32(w[16:], s.MaxReadWriteSize)
-		le.PutUint32(w[20:], s.PreferredSendSize)
-		le.PutUint32(w[24:], s.MaxReceiveSize)
-		le.PutUint32(w[28:], s.MaxFragmentedSize)
+		n = SMBDNegotiateResponseLen
 	default:
-		n := SMBDDataTransferLen
-		if len(s.Data) > 0 {
-			n = max(int(s.DataOffset), SMBDDataTransferLen) + len(s.Data)
-		}
-		w, err := b.PrependBytes(n)
-		if err != nil {
-			return err
-		}
-		clear(w)
-		le.PutUint16(w, s.CreditsRequested)
-		le.PutUint16(w[2:], s.CreditsGranted)
-		le.PutUint16(w[4:], s.Flags)
-		le.PutUint16(w[6:], s.Reserved)
-		le.PutUint32(w[8:], s.RemainingDataLength)
-		le.PutUint32(w[12:], s.DataOffset)
-		le.PutUint32(w[16:], s.DataLength)
-		if len(s.Data) > 0 {
-			copy(w[n-len(s.Data):], s.Data)
+		if data = s.Data; len(data) > 0 {
+			n = max(int(s.DataOffset), SMBDDataTransferLen) + len(data)
 		}
 	}
+	w, err := b.PrependBytes(n)
+	if err != nil {
+		return err
+	}
+	clear(w)
+	off := 0
+	for _, x := range s.fixed() {
+		if x.u16 != nil {
+			le.PutUint16(w[off:], *x.u16(s))
+			off += 2
+		} else {
+			le.PutUint32(w[off:], *x.u32(s))
+			off += 4
+		}
+	}
+	copy(w[n-len(data):], data)
 	return nil
 }
