@@ -278,18 +278,23 @@ server_nvme() { # server_nvme NAME
 	await "$name.client-done" 120
 	rm "$port/subsystems/$NQN" && rmdir "$port"
 }
-client_nvme() { # client_nvme NAME
-	local dev i=0 rc=0
-	modprobe nvme-rdma || return 1
-	nvme connect -t rdma -a "$SRV" -s 4420 -n "$NQN" -q "$HOSTNQN" -I "$HOSTID" -i 1 || return 1
-	until dev=$(ls /dev/nvme[0-9]*n1 2>/dev/null | head -1) && [ -n "$dev" ]; do
-		i=$((i + 1)); [ $i -gt 100 ] && { rc=1; break; }
+# read_lab_disk GLOB TRIES NAME: waits up to TRIES tenths of a second for
+# a block device matching GLOB, reads its first 4 KiB with O_DIRECT into
+# /tmp/NAME.read and fails unless they hold the lab's marker (disk_image).
+read_lab_disk() {
+	local dev i=0
+	until dev=$(ls $1 2>/dev/null | head -1) && [ -n "$dev" ]; do
+		i=$((i + 1)); [ $i -gt "$2" ] && return 1
 		sleep 0.1
 	done
-	if [ $rc = 0 ]; then
-		udevadm settle 2>/dev/null
-		dd if="$dev" of=/tmp/nvme.read bs=4096 count=1 iflag=direct && grep -q "cmpd-dissect live lab" /tmp/nvme.read || rc=1
-	fi
+	udevadm settle 2>/dev/null
+	dd if="$dev" of="/tmp/$3.read" bs=4096 count=1 iflag=direct && grep -q "cmpd-dissect live lab" "/tmp/$3.read"
+}
+client_nvme() { # client_nvme NAME
+	local rc=0
+	modprobe nvme-rdma || return 1
+	nvme connect -t rdma -a "$SRV" -s 4420 -n "$NQN" -q "$HOSTNQN" -I "$HOSTID" -i 1 || return 1
+	read_lab_disk '/dev/nvme[0-9]*n1' 100 nvme || rc=1
 	nvme disconnect -n "$NQN" || rc=1
 	sleep 0.5
 	return $rc
@@ -324,7 +329,7 @@ server_iser() { # server_iser NAME
 	rmdir "$np"
 }
 client_iser() { # client_iser NAME
-	local dev i=0 rc=0 node
+	local rc=0 node
 	for m in ib_iser sd_mod; do modprobe $m || return 1; done
 	mkdir -p /etc/iscsi /var/lib/iscsi /run/lock/iscsi
 	echo "InitiatorName=iqn.2026-11.org.example:cmpd-dissect-initiator" >/etc/iscsi/initiatorname.iscsi
@@ -333,14 +338,7 @@ client_iser() { # client_iser NAME
 	[ "${SRV#*:}" = "$SRV" ] || node=(-m node -T "$IQN" -p "[$SRV]:3260" -I iser)
 	iscsiadm "${node[@]}" -o new || return 1
 	iscsiadm "${node[@]}" --login || return 1
-	until dev=$(ls /dev/sd[a-z] 2>/dev/null | head -1) && [ -n "$dev" ]; do
-		i=$((i + 1)); [ $i -gt 200 ] && { rc=1; break; }
-		sleep 0.1
-	done
-	if [ $rc = 0 ]; then
-		udevadm settle 2>/dev/null
-		dd if="$dev" of=/tmp/iser.read bs=4096 count=1 iflag=direct && grep -q "cmpd-dissect live lab" /tmp/iser.read || rc=1
-	fi
+	read_lab_disk '/dev/sd[a-z]' 200 iser || rc=1
 	iscsiadm "${node[@]}" --logout || rc=1
 	iscsiadm "${node[@]}" -o delete
 	sleep 0.5

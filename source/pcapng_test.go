@@ -305,12 +305,8 @@ func FuzzPcapNG(f *testing.F) {
 	w.block(blockNRB, w.u16(nrbIPv6), w.u16(18), make([]byte, 16), []byte{'x', 0, 0, 0})
 	f.Add(w.b)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		fs, err := OpenFiles([]string{"-"}, bytes.NewReader(data))
-		if err != nil {
-			var he *HeaderError
-			if !errors.As(err, &he) {
-				t.Fatalf("open error %T %v is not a HeaderError", err, err)
-			}
+		fs := openFuzzInput(t, data)
+		if fs == nil {
 			return
 		}
 		defer fs.Close()

@@ -290,12 +290,8 @@ func FuzzFile(f *testing.F) {
 			a.Close()
 			b.Close()
 		}
-		fs, err := OpenFiles([]string{"-"}, bytes.NewReader(data))
-		if err != nil {
-			var he *HeaderError
-			if !errors.As(err, &he) {
-				t.Fatalf("open error %T %v is not a HeaderError", err, err)
-			}
+		fs := openFuzzInput(t, data)
+		if fs == nil {
 			return
 		}
 		var fr Frame
@@ -316,4 +312,19 @@ func FuzzFile(f *testing.F) {
 			}
 		}
 	})
+}
+
+// openFuzzInput opens a fuzz target's data as a capture on stdin: nil when
+// it is refused, which must be for its header (a HeaderError).
+func openFuzzInput(t *testing.T, data []byte) *Files {
+	t.Helper()
+	fs, err := OpenFiles([]string{"-"}, bytes.NewReader(data))
+	if err != nil {
+		var he *HeaderError
+		if !errors.As(err, &he) {
+			t.Fatalf("open error %T %v is not a HeaderError", err, err)
+		}
+		return nil
+	}
+	return fs
 }
