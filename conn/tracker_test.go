@@ -255,6 +255,16 @@ func send(frame int, toServer bool, length int) *SendEvent {
 	return ev
 }
 
+// callInvalidatedReply is a call (frame 10, xid 7) offering handles and
+// its reply (frame 11), a Send with Invalidate of stag.
+func callInvalidatedReply(handles []uint32, stag uint32) []*SendEvent {
+	call := send(10, true, 200)
+	call.XID, call.Handles = 7, handles
+	reply := send(11, false, 200)
+	reply.XID, reply.Invalidate, reply.InvalidateSTag = 7, true, stag
+	return []*SendEvent{call, reply}
+}
+
 func TestTrafficChecks(t *testing.T) {
 	tests := []struct {
 		name      string
@@ -282,27 +292,9 @@ func TestTrafficChecks(t *testing.T) {
 			reply.Invalidate, reply.InvalidateSTag = true, 0xabc
 			return []*SendEvent{reply}
 		}, []string{CodeSendInvNotNegotiated}},
-		{"send with invalidate, R only from client", linuxClientPD, linuxServerPD, func() []*SendEvent {
-			call := send(10, true, 200)
-			call.XID, call.Handles = 7, []uint32{0xabc}
-			reply := send(11, false, 200)
-			reply.XID, reply.Invalidate, reply.InvalidateSTag = 7, true, 0xabc
-			return []*SendEvent{call, reply}
-		}, []string{CodeSendInvNotNegotiated}},
-		{"send with invalidate negotiated, STag offered", linuxClientPD, linuxClientPD, func() []*SendEvent {
-			call := send(10, true, 200)
-			call.XID, call.Handles = 7, []uint32{0xabc, 0xdef}
-			reply := send(11, false, 200)
-			reply.XID, reply.Invalidate, reply.InvalidateSTag = 7, true, 0xdef
-			return []*SendEvent{call, reply}
-		}, nil},
-		{"invalidated STag not offered", linuxClientPD, linuxClientPD, func() []*SendEvent {
-			call := send(10, true, 200)
-			call.XID, call.Handles = 7, []uint32{0xabc}
-			reply := send(11, false, 200)
-			reply.XID, reply.Invalidate, reply.InvalidateSTag = 7, true, 0x123
-			return []*SendEvent{call, reply}
-		}, []string{CodeInvalidatedSTagNotOffered}},
+		{"send with invalidate, R only from client", linuxClientPD, linuxServerPD, func() []*SendEvent { return callInvalidatedReply([]uint32{0xabc}, 0xabc) }, []string{CodeSendInvNotNegotiated}},
+		{"send with invalidate negotiated, STag offered", linuxClientPD, linuxClientPD, func() []*SendEvent { return callInvalidatedReply([]uint32{0xabc, 0xdef}, 0xdef) }, nil},
+		{"invalidated STag not offered", linuxClientPD, linuxClientPD, func() []*SendEvent { return callInvalidatedReply([]uint32{0xabc}, 0x123) }, []string{CodeInvalidatedSTagNotOffered}},
 		{"call not seen: STag not checked", linuxClientPD, linuxClientPD, func() []*SendEvent {
 			reply := send(11, false, 200)
 			reply.XID, reply.Invalidate, reply.InvalidateSTag = 7, true, 0x123
