@@ -255,14 +255,19 @@ func send(frame int, toServer bool, length int) *SendEvent {
 	return ev
 }
 
+// invalidating is a 200-octet Send with Invalidate of stag.
+func invalidating(frame int, toServer bool, xid, stag uint32) []*SendEvent {
+	ev := send(frame, toServer, 200)
+	ev.XID, ev.Invalidate, ev.InvalidateSTag = xid, true, stag
+	return []*SendEvent{ev}
+}
+
 // callInvalidatedReply is a call (frame 10, xid 7) offering handles and
 // its reply (frame 11), a Send with Invalidate of stag.
 func callInvalidatedReply(handles []uint32, stag uint32) []*SendEvent {
 	call := send(10, true, 200)
 	call.XID, call.Handles = 7, handles
-	reply := send(11, false, 200)
-	reply.XID, reply.Invalidate, reply.InvalidateSTag = 7, true, stag
-	return []*SendEvent{call, reply}
+	return append([]*SendEvent{call}, invalidating(11, false, 7, stag)...)
 }
 
 func TestTrafficChecks(t *testing.T) {
@@ -287,24 +292,12 @@ func TestTrafficChecks(t *testing.T) {
 			ev.RPCRDMA = false
 			return []*SendEvent{ev}
 		}, nil},
-		{"send with invalidate, R from neither", linuxServerPD, linuxServerPD, func() []*SendEvent {
-			reply := send(11, false, 200)
-			reply.Invalidate, reply.InvalidateSTag = true, 0xabc
-			return []*SendEvent{reply}
-		}, []string{CodeSendInvNotNegotiated}},
+		{"send with invalidate, R from neither", linuxServerPD, linuxServerPD, func() []*SendEvent { return invalidating(11, false, 1011, 0xabc) }, []string{CodeSendInvNotNegotiated}},
 		{"send with invalidate, R only from client", linuxClientPD, linuxServerPD, func() []*SendEvent { return callInvalidatedReply([]uint32{0xabc}, 0xabc) }, []string{CodeSendInvNotNegotiated}},
 		{"send with invalidate negotiated, STag offered", linuxClientPD, linuxClientPD, func() []*SendEvent { return callInvalidatedReply([]uint32{0xabc, 0xdef}, 0xdef) }, nil},
 		{"invalidated STag not offered", linuxClientPD, linuxClientPD, func() []*SendEvent { return callInvalidatedReply([]uint32{0xabc}, 0x123) }, []string{CodeInvalidatedSTagNotOffered}},
-		{"call not seen: STag not checked", linuxClientPD, linuxClientPD, func() []*SendEvent {
-			reply := send(11, false, 200)
-			reply.XID, reply.Invalidate, reply.InvalidateSTag = 7, true, 0x123
-			return []*SendEvent{reply}
-		}, nil},
-		{"requester sends with invalidate", linuxClientPD, linuxClientPD, func() []*SendEvent {
-			ev := send(10, true, 200)
-			ev.Invalidate, ev.InvalidateSTag = true, 0x42
-			return []*SendEvent{ev}
-		}, []string{CodeSendInvFromRequester}},
+		{"call not seen: STag not checked", linuxClientPD, linuxClientPD, func() []*SendEvent { return invalidating(11, false, 7, 0x123) }, nil},
+		{"requester sends with invalidate", linuxClientPD, linuxClientPD, func() []*SendEvent { return invalidating(10, true, 1010, 0x42) }, []string{CodeSendInvFromRequester}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
