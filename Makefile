@@ -71,7 +71,7 @@ install: build ## install the binary, man pages and completions (PREFIX, DESTDIR
 # The man pages and completion scripts are generated from the cobra command
 # definitions and committed; TestDocsInSync fails when they are stale.
 man: ## regenerate docs/man/*.1 and completions/ from the commands
-	$(GO) run ./cmd/cmpd-dissect gen-docs --man docs/man --completions completions
+	$(GO) run -tags gendocs ./cmd/cmpd-dissect gen-docs --man docs/man --completions completions
 
 # make test is what CI runs (.ci/run): formatting, vet, the help check, every
 # unit test (with -race) but the hostile-input harness's, and the harness once

@@ -7,8 +7,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cmpd-dissect/cmpd-dissect/internal/gendocs"
 	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
 )
+
+// The tests generate the pages as "make man" (go run -tags gendocs) does.
+func init() { genDocs = gendocs.Generate }
 
 // TestDocsInSync regenerates the man pages and completion scripts into a
 // temporary directory and compares them with the committed ones: a
@@ -21,8 +25,8 @@ func TestDocsInSync(t *testing.T) {
 		t.Fatalf("gen-docs: exit %d: %s", code, stderr.String())
 	}
 	for _, d := range []struct{ gen, committed string }{
-		{filepath.Join(tmp, "man"), filepath.Join(testcap.Root(), manDir)},
-		{filepath.Join(tmp, "completions"), filepath.Join(testcap.Root(), completionsDir)},
+		{filepath.Join(tmp, "man"), filepath.Join(testcap.Root(), gendocs.ManDir)},
+		{filepath.Join(tmp, "completions"), filepath.Join(testcap.Root(), gendocs.CompletionsDir)},
 	} {
 		want := readDir(t, d.gen)
 		got := readDir(t, d.committed)
