@@ -5,14 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/pkg/twwidth"
-	"github.com/olekukonko/tablewriter/tw"
 
 	"github.com/cmpd-dissect/cmpd-dissect/conn"
 	"github.com/cmpd-dissect/cmpd-dissect/finding"
@@ -394,29 +389,37 @@ func (r *connRow) cell(i int) []byte {
 	return r.buf[start:r.ends[i]]
 }
 
-// cellWidth is twwidth.Width of the cell: its length when it is printable
+// cellWidth is displayWidth of the cell: its length when it is printable
 // ASCII (as every cell usually is), without making a string of it.
 func cellWidth(b []byte) int {
 	for _, c := range b {
 		if c < 0x20 || c >= 0x7f {
-			return twwidth.Width(string(b))
+			return displayWidth(string(b))
 		}
 	}
 	return len(b)
 }
 
+// cells sets out to the cells of the row built last, sliced from one
+// string of the row.
+func (r *connRow) cells(out []string) {
+	s := string(r.buf)
+	start := 0
+	for i := range out {
+		out[i] = s[start:r.ends[i]]
+		start = r.ends[i]
+	}
+}
+
 // WriteConnsTable writes one row per connection, in a box-drawn table
 // whose columns are as wide as their widest cell. The rows are built
-// twice in one reused buffer: first to measure the columns, then for
-// tablewriter to draw them in streaming mode with those widths, one row
-// at a time; only the row being drawn is held (in its batch mode
-// tablewriter kept several contexts and maps per cell: ~35 MB of peak RSS
-// for the 4000 rows of the 2M-packet bench capture).
+// twice in one reused buffer: first to measure the columns, then to draw
+// them, one row at a time; only the row being drawn is held.
 func WriteConnsTable(w io.Writer, cs []*conn.Connection) error {
 	var row connRow
-	var widths [connsCols]int
+	widths := make([]int, connsCols)
 	for i, h := range connsHeader {
-		widths[i] = twwidth.Width(h) + 2
+		widths[i] = displayWidth(h) + 2
 	}
 	for _, c := range cs {
 		row.build(c)
@@ -424,49 +427,15 @@ func WriteConnsTable(w io.Writer, cs []*conn.Connection) error {
 			widths[i] = max(widths[i], cellWidth(row.cell(i))+2)
 		}
 	}
-	mapper := tw.NewMapper[int, int]()
-	for i, n := range widths {
-		mapper.Set(i, n)
-	}
-	t := newConnsTable(w, mapper, false)
-	// Drawing allocates a lot that is garbage at once: collect it more
-	// often than the default (heap growth of 100% over what is live) while
-	// the table is drawn, so it does not double the peak memory.
-	defer debug.SetGCPercent(debug.SetGCPercent(20))
-	if err := t.Start(); err != nil {
-		return err
-	}
-	t.Header(connsHeader[:])
+	t := newBoxTable(w, widths, false)
+	t.header(connsHeader[:])
 	cells := make([]string, connsCols)
 	for _, c := range cs {
 		row.build(c)
-		for i := range cells {
-			cells[i] = string(row.cell(i))
-		}
-		if err := t.Append(cells); err != nil {
-			return err
-		}
+		row.cells(cells)
+		t.row(cells)
 	}
-	return t.Close()
-}
-
-// newConnsTable makes the streaming table the conns table is drawn in:
-// columns of the mapper's widths (padding included), cells left-aligned as
-// given (the caller wraps them); rules between the rows when ruled.
-func newConnsTable(w io.Writer, widths tw.Mapper[int, int], ruled bool) *tablewriter.Table {
-	opts := []tablewriter.Option{
-		tablewriter.WithStreaming(tw.StreamConfig{Enable: true}),
-		tablewriter.WithColumnWidths(widths),
-		tablewriter.WithHeaderAutoFormat(tw.Off),
-		tablewriter.WithRowAutoWrap(tw.WrapNone),
-		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
-		tablewriter.WithRowAlignment(tw.AlignLeft),
-		tablewriter.WithHeaderAlignment(tw.AlignLeft),
-	}
-	if ruled {
-		opts = append(opts, tablewriter.WithRendition(tw.Rendition{Settings: tw.Settings{Separators: tw.Separators{BetweenRows: tw.On}}}))
-	}
-	return tablewriter.NewTable(w, opts...)
+	return t.close()
 }
 
 // WriteConnsLadder writes each connection's ladder: its messages with

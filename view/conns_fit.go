@@ -3,13 +3,10 @@ package view
 import (
 	"io"
 	"os"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
-	"github.com/olekukonko/tablewriter/pkg/twwidth"
-	"github.com/olekukonko/tablewriter/tw"
 	"golang.org/x/term"
 
 	"github.com/cmpd-dissect/cmpd-dissect/conn"
@@ -86,14 +83,14 @@ func WriteConnsTableWith(w io.Writer, cs []*conn.Connection, opts ConnsTableOpti
 	}
 	var row connRow
 	for _, col := range cols {
-		col.natural = twwidth.Width(col.header)
+		col.natural = displayWidth(col.header)
 		col.soft, col.narrow = longestWord(col.header, breakAfter), longestWord(col.header, breakAfterDot)
 	}
 	for _, c := range cs {
 		row.build(c)
 		for _, col := range cols {
 			s := col.cell(&row, c)
-			col.natural = max(col.natural, twwidth.Width(s))
+			col.natural = max(col.natural, displayWidth(s))
 			col.soft = max(col.soft, longestWord(s, breakAfter))
 			col.narrow = max(col.narrow, longestWord(s, breakAfterDot))
 		}
@@ -109,30 +106,24 @@ func WriteConnsTableWith(w io.Writer, cs []*conn.Connection, opts ConnsTableOpti
 	if opts.Width > 0 {
 		cols, wrap = fitColumns(cols, opts.Width)
 	}
-	mapper := tw.NewMapper[int, int]()
+	widths := make([]int, len(cols))
 	headers := make([]string, len(cols))
 	for i, col := range cols {
-		mapper.Set(i, col.width+2)
+		widths[i] = col.width + 2
 		headers[i] = wrapCell(col.header, col.width)
 	}
 	// Rows of several lines need a rule between them to be read.
-	t := newConnsTable(w, mapper, wrap)
-	defer debug.SetGCPercent(debug.SetGCPercent(20))
-	if err := t.Start(); err != nil {
-		return err
-	}
-	t.Header(headers)
+	t := newBoxTable(w, widths, wrap)
+	t.header(headers)
 	cells := make([]string, len(cols))
 	for _, c := range cs {
 		row.build(c)
 		for i, col := range cols {
 			cells[i] = wrapCell(col.cell(&row, c), col.width)
 		}
-		if err := t.Append(cells); err != nil {
-			return err
-		}
+		t.row(cells)
 	}
-	return t.Close()
+	return t.close()
 }
 
 // tableWidth is the width of a box-drawn table with these columns: a
@@ -254,7 +245,7 @@ func words(s string, brk func(rune) bool) []string {
 func longestWord(s string, brk func(rune) bool) int {
 	n := 0
 	for _, w := range words(s, brk) {
-		n = max(n, twwidth.Width(strings.TrimRight(w, " ")))
+		n = max(n, displayWidth(strings.TrimRight(w, " ")))
 	}
 	return n
 }
@@ -265,15 +256,15 @@ func longestWord(s string, brk func(rune) bool) int {
 func pieces(s string, width int) []string {
 	var out []string
 	for _, w := range words(s, breakAfter) {
-		if twwidth.Width(strings.TrimRight(w, " ")) <= width {
+		if displayWidth(strings.TrimRight(w, " ")) <= width {
 			out = append(out, w)
 			continue
 		}
 		for _, d := range words(w, breakAfterDot) {
-			for twwidth.Width(strings.TrimRight(d, " ")) > width {
+			for displayWidth(strings.TrimRight(d, " ")) > width {
 				n, cut := 0, 0
 				for i, r := range d {
-					rw := twwidth.Width(string(r))
+					rw := displayWidth(string(r))
 					if n+rw > width && i > 0 {
 						break
 					}
@@ -294,20 +285,20 @@ func pieces(s string, width int) []string {
 // wrapCell wraps s into lines of at most width columns (pieces says where
 // it may break).
 func wrapCell(s string, width int) string {
-	if width <= 0 || twwidth.Width(s) <= width {
+	if width <= 0 || displayWidth(s) <= width {
 		return s
 	}
 	var lines []string
 	var line strings.Builder
 	lineWidth := 0
 	for _, w := range pieces(s, width) {
-		if lineWidth > 0 && lineWidth+twwidth.Width(strings.TrimRight(w, " ")) > width {
+		if lineWidth > 0 && lineWidth+displayWidth(strings.TrimRight(w, " ")) > width {
 			lines = append(lines, strings.TrimRight(line.String(), " "))
 			line.Reset()
 			lineWidth = 0
 		}
 		line.WriteString(w)
-		lineWidth += twwidth.Width(w)
+		lineWidth += displayWidth(w)
 	}
 	if line.Len() > 0 {
 		lines = append(lines, strings.TrimRight(line.String(), " "))
@@ -318,14 +309,14 @@ func wrapCell(s string, width int) string {
 // WrapText wraps a line of text to width (0: no limit) at spaces, the
 // lines after the first indented by indent; a word too long is cut.
 func WrapText(s string, width int, indent string) string {
-	if width <= 0 || twwidth.Width(s) <= width {
+	if width <= 0 || displayWidth(s) <= width {
 		return s
 	}
 	lead := len(s) - len(strings.TrimLeft(s, " "))
 	first := s[:lead]
 	var b strings.Builder
 	rest := s[lead:]
-	prefix, avail := first, width-twwidth.Width(first)
+	prefix, avail := first, width-displayWidth(first)
 	for rest != "" {
 		line := firstLine(rest, avail)
 		b.WriteString(prefix)
@@ -334,7 +325,7 @@ func WrapText(s string, width int, indent string) string {
 		if rest != "" {
 			b.WriteByte('\n')
 		}
-		prefix, avail = indent, max(width-twwidth.Width(indent), 1)
+		prefix, avail = indent, max(width-displayWidth(indent), 1)
 	}
 	return b.String()
 }
@@ -342,12 +333,12 @@ func WrapText(s string, width int, indent string) string {
 // firstLine is the longest start of s, ended at a space, that is at most
 // width wide (cut inside a word only when the first word is wider).
 func firstLine(s string, width int) string {
-	if twwidth.Width(s) <= width {
+	if displayWidth(s) <= width {
 		return s
 	}
 	end, n := 0, 0
 	for i, r := range s {
-		rw := twwidth.Width(string(r))
+		rw := displayWidth(string(r))
 		if n+rw > width {
 			break
 		}
@@ -362,7 +353,7 @@ func firstLine(s string, width int) string {
 	// One word wider than the line: cut it at width.
 	n = 0
 	for i, r := range s {
-		rw := twwidth.Width(string(r))
+		rw := displayWidth(string(r))
 		if n+rw > width && i > 0 {
 			return s[:i]
 		}

@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/olekukonko/tablewriter/pkg/twwidth"
-
 	"github.com/cmpd-dissect/cmpd-dissect/conn"
 	"github.com/cmpd-dissect/cmpd-dissect/dissect"
 	"github.com/cmpd-dissect/cmpd-dissect/finding"
@@ -109,7 +107,7 @@ func refConnCells(c *conn.Connection) []string {
 }
 
 // TestConnCells: the table's cells, appended into one reused buffer, read
-// as the fmt-made cells they replace, and measure as tablewriter measures
+// as the fmt-made cells they replace, and measure as tablewriter measured
 // them; on the connections of every committed capture and of made-up
 // exchanges (SIDR, rejections with and without a reason name, unknown
 // QPNs, private data not understood).
@@ -142,8 +140,8 @@ func TestConnCells(t *testing.T) {
 			if got := string(row.cell(i)); got != w {
 				t.Errorf("connection %d (%s) cell %d (%s): %q, want %q", c.ID, c.Transport, i, connsHeader[i], got, w)
 			}
-			if got := cellWidth(row.cell(i)); got != twwidth.Width(w) {
-				t.Errorf("cell %q: width %d, want %d", w, got, twwidth.Width(w))
+			if got := cellWidth(row.cell(i)); got != displayWidth(w) {
+				t.Errorf("cell %q: width %d, want %d", w, got, displayWidth(w))
 			}
 		}
 	}
@@ -154,9 +152,11 @@ func TestConnCells(t *testing.T) {
 			t.Errorf("no cell with %q", s)
 		}
 	}
-	for _, s := range []string{"c→s", "a\tb", "\x1b[31mred\x1b[0m", "é", ""} {
-		if got := cellWidth([]byte(s)); got != twwidth.Width(s) {
-			t.Errorf("cell %q: width %d, want %d", s, got, twwidth.Width(s))
+	// The widths tablewriter gave these (its width of a tab is 4).
+	for s, want := range map[string]int{"c→s": 3, "a\tb": 6, "\x1b[31mred\x1b[0m": 3, "é": 1, "": 0, "漢字": 4, "😀": 2, "…": 1,
+		"\x1b]8;;http://x\alink\x1b]8;;\a": 4} {
+		if got := cellWidth([]byte(s)); got != want {
+			t.Errorf("cell %q: width %d, want %d", s, got, want)
 		}
 	}
 }
