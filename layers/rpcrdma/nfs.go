@@ -471,11 +471,8 @@ func skipArgs(x *xdrc, op uint32) bool {
 		x.skip(32)
 	case 60: // COPY
 		x.skip(64)
-		n := x.count(8)
-		for i := 0; i < n && !x.bad; i++ {
-			if !skipNetloc(x) {
-				return false
-			}
+		if !skipNetlocs(x) {
+			return false
 		}
 	case 61: // COPY_NOTIFY
 		x.skip(16)
@@ -499,6 +496,18 @@ func skipArgs(x *xdrc, op uint32) bool {
 		return false
 	}
 	return !x.bad
+}
+
+// skipNetlocs steps over a netloc4<> (COPY's ca_source_server,
+// COPY_NOTIFY's cnr_source_server).
+func skipNetlocs(x *xdrc) bool {
+	n := x.count(8)
+	for i := 0; i < n && !x.bad; i++ {
+		if !skipNetloc(x) {
+			return false
+		}
+	}
+	return true
 }
 
 func skipNetloc(x *xdrc) bool {
@@ -702,11 +711,8 @@ func skipResult(x *xdrc, op, st uint32) bool {
 		x.skip(8)
 	case 61: // COPY_NOTIFY
 		x.skip(28)
-		n := x.count(8)
-		for i := 0; i < n && !x.bad; i++ {
-			if !skipNetloc(x) {
-				return false
-			}
+		if !skipNetlocs(x) {
+			return false
 		}
 	case 63: // IO_ADVISE
 		x.bitmap()
