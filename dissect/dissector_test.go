@@ -285,16 +285,8 @@ func TestNativeIBAndERF(t *testing.T) {
 			if !strings.HasPrefix(layerNames(r), want) {
 				t.Fatalf("erf=%v frame %d: layers %s, want %s… (%v)", erf, i+1, layerNames(r), want, r.Findings)
 			}
-			var bth *ibcm.BTH
-			var lrh *ibcm.LRH
-			for _, l := range r.Layers {
-				switch l := l.(type) {
-				case *ibcm.BTH:
-					bth = l
-				case *ibcm.LRH:
-					lrh = l
-				}
-			}
+			bth, _ := r.Layer("bth").(*ibcm.BTH)
+			lrh, _ := r.Layer("lrh").(*ibcm.LRH)
 			if bth.ICRCStatus != ibcm.CRCGood || lrh.VCRCStatus != ibcm.CRCGood {
 				t.Errorf("erf=%v frame %d: ICRC %v VCRC %v", erf, i+1, bth.ICRCStatus, lrh.VCRCStatus)
 			}
