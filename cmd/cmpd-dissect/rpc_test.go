@@ -93,8 +93,8 @@ func nfsProcName(vers int, num string) string {
 	return []string{"NULL", "COMPOUND"}[n]
 }
 
-// rpc --json gives, per NFS procedure, as many replies as tshark's
-// -z rpc,srt counts (less the replies tshark dissects twice) and the same
+// rpc --json gives, per NFS (v3, v4) and NFS_ACL (v3) procedure, as many
+// replies as tshark's -z rpc,srt counts (less the replies tshark dissects twice) and the same
 // average response time within 1 ms, on every NFS capture of the
 // repository; the calls it lists as unanswered are those tshark sees no
 // reply to (the RNR capture's NULL call, which the peer never received).
@@ -111,13 +111,17 @@ func TestRPCMatchesTsharkSRT(t *testing.T) {
 				t.Fatalf("rpc --json: %v\n%s", err, stdout)
 			}
 			compared, tsharkRows := 0, 0
-			for _, vers := range []int{3, 4} {
-				want := tsharkSRTRows(t, path, 100003, vers)
+			for _, pv := range []struct{ prog, vers int }{{100003, 3}, {100003, 4}, {100227, 3}} {
+				prog, vers := pv.prog, pv.vers
+				want := tsharkSRTRows(t, path, prog, vers)
 				tsharkRows += len(want)
-				twice := tsharkTwice(t, path, vers)
+				twice := map[string]tsharkSRT{}
+				if prog == 100003 {
+					twice = tsharkTwice(t, path, vers)
+				}
 				ours := map[string]int{}
 				for i, r := range got.Procedures {
-					if r.ProgramNumber != 100003 || int(r.Version) != vers || r.Operation != "" {
+					if int(r.ProgramNumber) != prog || int(r.Version) != vers || r.Operation != "" {
 						continue
 					}
 					ours[r.Procedure] = i
@@ -127,28 +131,28 @@ func TestRPCMatchesTsharkSRT(t *testing.T) {
 					w.sum -= twice[name].sum
 					i, ok := ours[name]
 					if !ok {
-						t.Errorf("NFSv%d %s: tshark counts %d replies, we have no row", vers, name, w.calls)
+						t.Errorf("program %d v%d %s: tshark counts %d replies, we have no row", prog, vers, name, w.calls)
 						continue
 					}
 					r := got.Procedures[i]
 					compared++
 					if r.Replies != w.calls {
-						t.Errorf("NFSv%d %s: %d replies, tshark %d", vers, name, r.Replies, w.calls)
+						t.Errorf("program %d v%d %s: %d replies, tshark %d", prog, vers, name, r.Replies, w.calls)
 						continue
 					}
 					if avg := w.sum / float64(w.calls) * 1000; math.Abs(avg-r.AvgMS) > 1 {
-						t.Errorf("NFSv%d %s: average %.3f ms, tshark %.3f ms", vers, name, r.AvgMS, avg)
+						t.Errorf("program %d v%d %s: average %.3f ms, tshark %.3f ms", prog, vers, name, r.AvgMS, avg)
 					}
 				}
 				for name, i := range ours {
 					// tshark lists only procedures with a reply.
 					if _, ok := want[name]; !ok && got.Procedures[i].Replies > 0 {
-						t.Errorf("NFSv%d %s: a row tshark does not have", vers, name)
+						t.Errorf("program %d v%d %s: a row tshark does not have", prog, vers, name)
 					}
 				}
 			}
 			if compared != tsharkRows {
-				t.Errorf("%d NFS procedures compared, tshark has %d", compared, tsharkRows)
+				t.Errorf("%d procedures compared, tshark has %d", compared, tsharkRows)
 			}
 			unanswered := map[string]bool{}
 			for _, row := range testcap.TsharkFields(t, path, "rpc", "rpc.xid", "rpc.msgtyp") {
