@@ -207,6 +207,7 @@ func (t *Tracker) cmREJ(ev *CMEvent) {
 	t.finding(c, finding.Finding{Code: CodeRejected, Severity: finding.SeverityInfo, Section: "IBTA vol 1 §12.6.7",
 		Layer: "conn", Frame: ev.Frame, Offset: -1,
 		Message: fmt.Sprintf("the %s rejected the connection: %s", sideName(from), note)})
+	t.ended(c)
 }
 
 func sideName(fromClient bool) string {
@@ -314,6 +315,7 @@ func (t *Tracker) cmDREP(ev *CMEvent) {
 	// short connections keeps only their results).
 	t.closed(c)
 	t.cmStep(c, ev, from, false)
+	t.ended(c)
 }
 
 func sidrKey(host Peer, reqID uint32) wireKey {
@@ -356,6 +358,7 @@ func (t *Tracker) cmSIDRREP(ev *CMEvent) {
 	sidrNote(t.cmStep(c, ev, false, false), ev)
 	c.ServerData = t.readPrivateData(c, "server", "SIDR_REP", pvtdata.MsgReply, ev.Frame, ev.PrivateDataAt, ev.PrivateData, ev.ULPOffset)
 	c.Negotiated = pvtdata.Negotiate(c.ClientData.Effective(), c.ServerData.Effective())
+	t.ended(c)
 }
 
 // sidrNote gives a SIDR_REP's step its note: "status %d qpn 0x%06x".

@@ -367,6 +367,7 @@ type Connection struct {
 
 	// tracker bookkeeping (the small fields first, in Evicted's padding)
 	active bool
+	handed handedState // where it is in the hand-off (Tracker.HandOff)
 	// iWARP: which sides closed their TCP half.
 	finClient, finServer bool
 	reqTID, repTID       uint64

@@ -56,6 +56,7 @@ func (t *Tracker) MPA(ev *MPAEvent) {
 			c.RejectReasonName = "MPA Reject"
 			t.finding(c, finding.Finding{Code: CodeRejected, Severity: finding.SeverityInfo, Section: "RFC 5044 §7.1.1",
 				Layer: "conn", Frame: ev.Frame, Offset: -1, Message: "the server rejected the connection with an MPA Reject (Reject flag set)"})
+			t.ended(c)
 			return
 		}
 		c.State = StateEstablished
@@ -122,6 +123,7 @@ func (t *Tracker) TCPClose(frame int, at time.Time, src, dst Peer, rst bool) {
 		}
 		// The stream is closed: no Send can follow.
 		t.closed(c)
+		t.ended(c)
 	} else {
 		c.State = StateDisconnecting
 	}

@@ -167,6 +167,10 @@ type Tracker struct {
 	shared map[string][]byte
 	// claimed is ClaimedFrame's answer.
 	claimed int
+	// created counts the connections made (the last one's ID).
+	created int
+	// handOff is HandOff's state (off unless asked for).
+	handOff handOff
 }
 
 // New returns a tracker with cfg (zero fields take the defaults).
@@ -273,7 +277,8 @@ func lastFrame(c *Connection) int {
 
 // newConn creates a connection and makes room for it.
 func (t *Tracker) newConn(kind Kind, tr Transport, frame int, at time.Time) *Connection {
-	c := &Connection{ID: len(t.conns) + 1, Kind: kind, Transport: tr, FirstTime: at, LastTime: at,
+	t.created++
+	c := &Connection{ID: t.created, Kind: kind, Transport: tr, FirstTime: at, LastTime: at,
 		lastActive: capNanos(at), active: true}
 	t.conns = append(t.conns, c)
 	t.active = append(t.active, c)

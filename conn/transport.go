@@ -34,30 +34,37 @@ type HostPair struct {
 // of its queue pairs (those seeded by its REP) or of its TCP stream.
 func (t *Tracker) AttachTransport(a *transport.Analyzer) {
 	for _, c := range t.Connections() {
-		c.QueuePairs, c.Streams, c.HostPairs = c.QueuePairs[:0], c.Streams[:0], c.HostPairs[:0]
-		switch {
-		case c.Kind == KindSIDR || c.ReplyFrame == 0 || c.State == StateRejected:
-		case c.Transport == IWARP:
-			cs, ss := netip.AddrPortFrom(c.Client.Addr, c.Client.Port), netip.AddrPortFrom(c.Server.Addr, c.Server.Port)
-			if s, ok := a.Stream(cs, ss); ok {
-				c.Streams = append(c.Streams, Stream{Side: "client", StreamSummary: s})
-			}
-			if s, ok := a.Stream(ss, cs); ok {
-				c.Streams = append(c.Streams, Stream{Side: "server", StreamSummary: s})
-			}
-		default:
-			if s, ok := a.Summary(transportHost(c.Client), c.ClientQPN, c.ReplyFrame); ok {
-				c.QueuePairs = append(c.QueuePairs, QueuePair{Side: "client", QPSummary: s})
-			}
-			if s, ok := a.Summary(transportHost(c.Server), c.ServerQPN, c.ReplyFrame); ok {
-				c.QueuePairs = append(c.QueuePairs, QueuePair{Side: "server", QPSummary: s})
-			}
-			if p, ok := a.PairCounts(transportHost(c.Client), transportHost(c.Server)); ok {
-				c.HostPairs = append(c.HostPairs, HostPair{From: "client", Pair: p})
-			}
-			if p, ok := a.PairCounts(transportHost(c.Server), transportHost(c.Client)); ok {
-				c.HostPairs = append(c.HostPairs, HostPair{From: "server", Pair: p})
-			}
+		c.AttachTransport(a)
+	}
+}
+
+// AttachTransport gives c the transport analysis' counters of its queue
+// pairs or TCP stream, as Tracker.AttachTransport does for every
+// connection (for one that Tracker.Done handed off).
+func (c *Connection) AttachTransport(a *transport.Analyzer) {
+	c.QueuePairs, c.Streams, c.HostPairs = c.QueuePairs[:0], c.Streams[:0], c.HostPairs[:0]
+	switch {
+	case c.Kind == KindSIDR || c.ReplyFrame == 0 || c.State == StateRejected:
+	case c.Transport == IWARP:
+		cs, ss := netip.AddrPortFrom(c.Client.Addr, c.Client.Port), netip.AddrPortFrom(c.Server.Addr, c.Server.Port)
+		if s, ok := a.Stream(cs, ss); ok {
+			c.Streams = append(c.Streams, Stream{Side: "client", StreamSummary: s})
+		}
+		if s, ok := a.Stream(ss, cs); ok {
+			c.Streams = append(c.Streams, Stream{Side: "server", StreamSummary: s})
+		}
+	default:
+		if s, ok := a.Summary(transportHost(c.Client), c.ClientQPN, c.ReplyFrame); ok {
+			c.QueuePairs = append(c.QueuePairs, QueuePair{Side: "client", QPSummary: s})
+		}
+		if s, ok := a.Summary(transportHost(c.Server), c.ServerQPN, c.ReplyFrame); ok {
+			c.QueuePairs = append(c.QueuePairs, QueuePair{Side: "server", QPSummary: s})
+		}
+		if p, ok := a.PairCounts(transportHost(c.Client), transportHost(c.Server)); ok {
+			c.HostPairs = append(c.HostPairs, HostPair{From: "client", Pair: p})
+		}
+		if p, ok := a.PairCounts(transportHost(c.Server), transportHost(c.Client)); ok {
+			c.HostPairs = append(c.HostPairs, HostPair{From: "server", Pair: p})
 		}
 	}
 }

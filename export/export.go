@@ -11,8 +11,9 @@
 // connection analysis's, as conns --json lists them), rpc (RPC calls with
 // their reply frame and time) and, on request, packets (one row per frame
 // with its key fields). The rows are written as the capture is read, in
-// row groups, a new file every few: memory does not grow with the number
-// of packets.
+// row groups, a new file every few, each connection once it is over
+// (HandOff): memory grows neither with the packets nor with the
+// connections of a capture.
 package export
 
 import (
@@ -22,6 +23,7 @@ import (
 
 	"github.com/cmpd-dissect/cmpd-dissect/conn"
 	"github.com/cmpd-dissect/cmpd-dissect/dissect"
+	"github.com/cmpd-dissect/cmpd-dissect/transport"
 	"github.com/cmpd-dissect/cmpd-dissect/view"
 )
 
@@ -79,6 +81,10 @@ type Options struct {
 	RowGroupRows int
 	// MaxCalls caps the RPC calls awaiting a reply (0: the default).
 	MaxCalls int
+	// Linger is how many connections may end after one before it is
+	// written and the tracker forgets it (0: conn.DefaultLinger; see
+	// conn.Tracker.HandOff).
+	Linger int
 	// IndexPrefix prefixes the table name in NDJSON's bulk action lines
 	// ("cmpd-dissect-" gives the index cmpd-dissect-connections).
 	IndexPrefix string
@@ -113,8 +119,9 @@ func CaptureName(path string) string {
 }
 
 // Capture writes the tables of one capture. Feed it every record in order
-// with Record, after the connection tracker has seen it, then call Finish
-// once the tracker has finished. It is not safe for concurrent use.
+// with Record, after the transport analysis and the connection tracker
+// have seen it, then call Finish once the tracker has finished. It is not
+// safe for concurrent use.
 type Capture struct {
 	name     string
 	conns    *table[Connection]
@@ -128,7 +135,11 @@ type Capture struct {
 	// CM and MPA frames: the tracker attaches those to the connection too,
 	// and they are written once (origin "frame").
 	stepFindings map[stepFinding]bool
-	err          error
+	// analysis is the transport analysis of the capture when the
+	// connections are written as they end (HandOff).
+	analysis *transport.Analyzer
+	linger   int
+	err      error
 }
 
 type stepFinding struct {
@@ -145,7 +156,7 @@ func NewCapture(o Options, name string) (*Capture, error) {
 	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/\\") {
 		return nil, fmt.Errorf("export: bad capture name %q", name)
 	}
-	c := &Capture{name: name, stepFindings: map[stepFinding]bool{}}
+	c := &Capture{name: name, stepFindings: map[stepFinding]bool{}, linger: o.Linger}
 	c.calls.init(o.MaxCalls)
 	var err error
 	if c.conns, err = openTable[Connection](&o, TableConnections, name); err != nil {
@@ -173,7 +184,7 @@ func NewCapture(o Options, name string) (*Capture, error) {
 }
 
 // Record writes what rec adds: its findings, the RPC calls it answers, its
-// packet row. t is the tracker that has just seen rec (for the connection
+// packet row, and the connections over after it (HandOff). t is the tracker that has just seen rec (for the connection
 // each row belongs to).
 func (c *Capture) Record(rec *dissect.Record, t *conn.Tracker) error {
 	if c.err != nil {
@@ -215,12 +226,37 @@ func (c *Capture) Record(rec *dissect.Record, t *conn.Tracker) error {
 			return c.fail(err)
 		}
 	}
+	if c.analysis != nil {
+		for _, cn := range t.Done() {
+			cn.AttachTransport(c.analysis)
+			if err := c.connection(cn); err != nil {
+				return c.fail(err)
+			}
+			for _, q := range cn.QueuePairs {
+				c.analysis.Release(q.Host, q.QPN, q.Frame)
+			}
+			c.index.forget(cn)
+		}
+	}
 	return nil
 }
 
-// Finish writes the connections, their queue pairs (what the transport
-// analysis attached to t: conn.Tracker.AttachTransport), their findings, the tracker's own and
-// the calls never answered, and closes the files. Call it after
+// HandOff makes the capture write each connection, with its queue pairs
+// and findings, once it is over (conn.Tracker.HandOff: it ended, and
+// Options.Linger more ended after it), and t forget it, instead of all at
+// Finish: the memory of the export then stays flat in the connections of
+// the capture too. a is the transport analysis t's records went through
+// (its summaries of the connection's queue pairs are written with it, and
+// let go). Call it before the first Record.
+func (c *Capture) HandOff(t *conn.Tracker, a *transport.Analyzer) {
+	t.HandOff(c.linger)
+	c.analysis = a
+}
+
+// Finish writes the connections t still lists (all of them without
+// HandOff), their queue pairs (what the transport analysis attached to t:
+// conn.Tracker.AttachTransport) and findings, the tracker's own findings
+// and the calls never answered, and closes the files. Call it after
 // t.Finish().
 func (c *Capture) Finish(t *conn.Tracker) error {
 	if c.err != nil {
@@ -228,22 +264,8 @@ func (c *Capture) Finish(t *conn.Tracker) error {
 		return c.err
 	}
 	for _, cn := range t.Connections() {
-		j := view.NewConnJSON(cn)
-		if err := c.conns.write(connectionRow(c.name, cn, &j)); err != nil {
+		if err := c.connection(cn); err != nil {
 			return c.fail(err)
-		}
-		for _, q := range queuePairRows(c.name, &j) {
-			if err := c.qps.write(q); err != nil {
-				return c.fail(err)
-			}
-		}
-		for _, f := range cn.Findings() {
-			if f.Layer != "conn" && c.stepFindings[stepFinding{f.Frame, f.Code}] {
-				continue // the frame's own finding, written with origin "frame"
-			}
-			if err := c.findings.write(findingRow(c.name, &f, cn.ID, "connection")); err != nil {
-				return c.fail(err)
-			}
 		}
 	}
 	for _, f := range t.Findings() {
@@ -263,6 +285,34 @@ func (c *Capture) Finish(t *conn.Tracker) error {
 		}
 	}
 	return err
+}
+
+// connection writes cn's row, its queue pairs' and the findings the
+// connection analysis raised on it.
+func (c *Capture) connection(cn *conn.Connection) error {
+	j := view.NewConnJSON(cn)
+	if err := c.conns.write(connectionRow(c.name, cn, &j)); err != nil {
+		return err
+	}
+	for _, q := range queuePairRows(c.name, &j) {
+		if err := c.qps.write(q); err != nil {
+			return err
+		}
+	}
+	fs := cn.Findings()
+	for _, f := range fs {
+		if f.Layer != "conn" && c.stepFindings[stepFinding{f.Frame, f.Code}] {
+			continue // the frame's own finding, written with origin "frame"
+		}
+		if err := c.findings.write(findingRow(c.name, &f, cn.ID, "connection")); err != nil {
+			return err
+		}
+	}
+	// A CM or MPA frame is of one connection: its keys are of no more use.
+	for _, f := range fs {
+		delete(c.stepFindings, stepFinding{f.Frame, f.Code})
+	}
+	return nil
 }
 
 func (c *Capture) closers() []func() error {

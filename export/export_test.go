@@ -31,11 +31,20 @@ type exported struct {
 	tracker       *conn.Tracker
 	frameFindings int
 	frames        int
+	// handed is the connections written before the end of the capture.
+	handed int
 }
 
 // exportFile runs one capture through a dissector, a tracker and a Capture,
 // as the export command does.
 func exportFile(t *testing.T, o Options, path string) exported {
+	t.Helper()
+	return exportFileHandOff(t, o, path, true)
+}
+
+// exportFileHandOff is exportFile, the connections written as they end
+// (Capture.HandOff) or, handOff false, all at the end.
+func exportFileHandOff(t *testing.T, o Options, path string, handOff bool) exported {
 	t.Helper()
 	fs, err := source.OpenFiles([]string{path}, nil)
 	if err != nil {
@@ -49,6 +58,9 @@ func exportFile(t *testing.T, o Options, path string) exported {
 	d := dissect.New(dissect.Options{})
 	ex := exported{tracker: conn.New(conn.Config{})}
 	qps := transport.New(transport.Config{})
+	if handOff {
+		c.HandOff(ex.tracker, qps)
+	}
 	feed := func(rec *dissect.Record) {
 		qps.Record(rec)
 		ex.tracker.Record(rec)
@@ -75,6 +87,7 @@ func exportFile(t *testing.T, o Options, path string) exported {
 		feed(d.Dissect(&f))
 	}
 	d.Finish(feed)
+	ex.handed = int(c.Rows()[TableConnections])
 	ex.tracker.Finish()
 	ex.tracker.AttachTransport(qps)
 	if err := c.Finish(ex.tracker); err != nil {

@@ -1,6 +1,9 @@
 package export
 
 import (
+	"slices"
+	"sort"
+
 	"github.com/cmpd-dissect/cmpd-dissect/conn"
 	"github.com/cmpd-dissect/cmpd-dissect/layers/ibcm"
 )
@@ -16,7 +19,7 @@ type connIndex struct {
 	keys    map[connKey]int32
 	commIDs map[uint32]int32
 	ends    endpoints
-	seen    int                // connections of the tracker indexed so far
+	lastID  int                // the highest connection ID indexed so far
 	waiting []*conn.Connection // indexed before their reply
 }
 
@@ -63,14 +66,17 @@ func (x *connIndex) refresh(t *conn.Tracker) {
 	if x.keys == nil {
 		x.keys, x.commIDs = map[connKey]int32{}, map[uint32]int32{}
 	}
+	// Connections lists by ID, those handed off left out (HandOff): the
+	// new ones are at its end.
 	cs := t.Connections()
+	newer := sort.Search(len(cs), func(i int) bool { return cs[i].ID > x.lastID })
 	still := x.waiting[:0]
 	for _, c := range x.waiting {
 		if !x.add(c) {
 			still = append(still, c)
 		}
 	}
-	for _, c := range cs[x.seen:] {
+	for _, c := range cs[newer:] {
 		if !x.add(c) {
 			still = append(still, c)
 		}
@@ -79,7 +85,46 @@ func (x *connIndex) refresh(t *conn.Tracker) {
 		clear(x.waiting[len(still):])
 	}
 	x.waiting = still
-	x.seen = len(cs)
+	if len(cs) > 0 {
+		x.lastID = max(x.lastID, cs[len(cs)-1].ID)
+	}
+}
+
+// forget removes the keys of c, which was written and which the tracker
+// forgot (those another connection took over since stay).
+func (x *connIndex) forget(c *conn.Connection) {
+	id := int32(c.ID)
+	for _, k := range [2]uint32{c.ClientCommID, c.ServerCommID} {
+		if k != 0 && x.commIDs[k] == id {
+			delete(x.commIDs, k)
+		}
+	}
+	drop := func(k connKey) {
+		if x.keys[k] == id {
+			delete(x.keys, k)
+		}
+	}
+	if c.Transport == conn.IWARP {
+		cl, ok := x.ends.find(endpoint{c.Client.Addr, c.Client.LID, c.Client.Port})
+		sv, ok2 := x.ends.find(endpoint{c.Server.Addr, c.Server.LID, c.Server.Port})
+		if ok && ok2 {
+			drop(connKey{dst: cl, src: sv, tcp: true})
+			drop(connKey{dst: sv, src: cl, tcp: true})
+		}
+	} else {
+		if n, ok := x.ends.find(host(c.Client)); ok && c.ClientQPN != 0 {
+			drop(connKey{dst: n, qpn: c.ClientQPN})
+		}
+		if n, ok := x.ends.find(host(c.Server)); ok && c.ServerQPN != 0 {
+			drop(connKey{dst: n, qpn: c.ServerQPN})
+		}
+	}
+	for i, w := range x.waiting {
+		if w == c {
+			x.waiting = slices.Delete(x.waiting, i, i+1)
+			break
+		}
+	}
 }
 
 func host(p conn.Peer) endpoint { return endpoint{addr: p.Addr, lid: p.LID} }

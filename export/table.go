@@ -14,13 +14,13 @@ import (
 
 // table writes the rows of one table of one capture under
 // DIR/TABLE/capture=NAME/, as they come. Parquet goes in row groups of
-// rowGroupRows rows (a row group is encoded, compressed and written when
-// full, so memory holds at most one row group per table) and, every
-// partRowGroups row groups, on to a new file (part-0.parquet, part-1 …): a
-// Parquet writer keeps the metadata of every row group it wrote (column
-// chunks, page indexes) until the footer, and would grow with the packets
-// in one file. NDJSON has no footer: one file, part-0.ndjson, a line pair
-// per row.
+// rowGroupRows rows or maxGroupBytes (a row group is encoded, compressed
+// and written when full, so memory holds at most one row group per table)
+// and, every partRowGroups row groups, on to a new file (part-0.parquet,
+// part-1 …): a Parquet writer keeps the metadata of every row group it
+// wrote (column chunks, page indexes) until the footer, and would grow
+// with the packets in one file. NDJSON has no footer: one file,
+// part-0.ndjson, a line pair per row.
 type table[T any] struct {
 	name  string
 	dir   string
@@ -35,16 +35,26 @@ type table[T any] struct {
 	// document.
 	action []byte
 	rows   int64
-	// part is the number of the file being written, partRows its rows
-	// and partMax the rows after which the next part begins (Parquet).
-	part     int
-	partRows int64
-	partMax  int64
+	// part is the number of the file being written, groups its row
+	// groups written, groupRows the rows of the row group being filled
+	// (handed to pq or in batch) and groupStart pq's Size when that row
+	// group began (Parquet).
+	part       int
+	groups     int
+	groupRows  int
+	groupStart int64
 }
 
 // batchRows is how many rows are gathered before they are handed to the
 // Parquet writer (one call per row costs a reflection walk each).
 const batchRows = 256
+
+// maxGroupBytes ends a row group before its rows are RowGroupRows when the
+// writer's estimate of its size (the values before compression) reaches
+// it: the rows of the connections table are wide, and a row group of them
+// would otherwise grow with the connections of a capture up to
+// RowGroupRows.
+const maxGroupBytes = 1 << 20
 
 // partRowGroups is how many row groups a Parquet file holds before the
 // table goes on to the next part. The writer keeps about 70 KB of metadata
@@ -73,7 +83,7 @@ func openTable[T any](o *Options, name, capture string) (*table[T], error) {
 			}
 		}
 	}
-	t := &table[T]{name: name, dir: dir, o: o, partMax: int64(o.rowGroupRows()) * partRowGroups}
+	t := &table[T]{name: name, dir: dir, o: o}
 	if err := t.openPart(); err != nil {
 		return nil, err
 	}
@@ -93,12 +103,12 @@ func (t *table[T]) openPart() error {
 		return err
 	}
 	t.f = f
-	t.partRows = 0
+	t.groups, t.groupRows, t.groupStart = 0, 0, 0
 	switch o.Format {
 	case Parquet:
+		// Row groups are ended by write (endGroup), not by the writer.
 		t.pq = parquet.NewGenericWriter[T](f,
 			parquet.Compression(&parquet.Zstd),
-			parquet.MaxRowsPerRowGroup(int64(o.rowGroupRows())),
 			parquet.PageBufferSize(pageBufferSize),
 			parquet.CreatedBy("cmpd-dissect", o.CreatedBy, ""),
 			parquet.KeyValueMetadata("cmpd-dissect.schema_version", fmt.Sprint(SchemaVersion)))
@@ -126,13 +136,18 @@ func (t *table[T]) write(row T) error {
 			}
 		}
 		t.batch = append(t.batch, row)
-		t.partRows++
-		if t.partRows == t.partMax {
-			// The part is full: its last row group is written with it.
-			return t.close()
+		t.groupRows++
+		if t.groupRows == t.o.rowGroupRows() {
+			return t.endGroup()
 		}
-		if len(t.batch) == cap(t.batch) {
-			return t.flushBatch()
+		if len(t.batch) < cap(t.batch) {
+			return nil
+		}
+		if err := t.flushBatch(); err != nil {
+			return err
+		}
+		if t.pq.Size()-t.groupStart >= maxGroupBytes {
+			return t.endGroup()
 		}
 		return nil
 	}
@@ -151,6 +166,23 @@ func (t *table[T]) flushBatch() error {
 	t.batch = t.batch[:0]
 	if err != nil {
 		return fmt.Errorf("%s: %v", t.path, err)
+	}
+	return nil
+}
+
+// endGroup writes the row group being filled and, when it is the part's
+// last, the part's footer.
+func (t *table[T]) endGroup() error {
+	if err := t.flushBatch(); err != nil {
+		return err
+	}
+	if err := t.pq.Flush(); err != nil {
+		return fmt.Errorf("%s: %v", t.path, err)
+	}
+	t.groups++
+	t.groupRows, t.groupStart = 0, t.pq.Size()
+	if t.groups == partRowGroups {
+		return t.close()
 	}
 	return nil
 }

@@ -146,6 +146,7 @@ type Analyzer struct {
 	// the connections).
 	retiredIdx posindex.Index[retiredKey]
 	indexed    int
+	released   int // retired summaries Release let go, not yet compacted away
 	// RetiredDropped counts summaries not kept past MaxRetired.
 	RetiredDropped int
 
@@ -646,7 +647,7 @@ func (a *Analyzer) retire(q *qp) {
 	if q.sum.Frame == 0 || a.cfg.ForgetEnded {
 		return
 	}
-	if len(a.retired) >= a.cfg.MaxRetired {
+	if len(a.retired)-a.released >= a.cfg.MaxRetired {
 		a.RetiredDropped++
 		return
 	}
@@ -671,7 +672,12 @@ func mtuOctets(enum uint8) uint32 {
 // Summaries returns the summary of every queue pair followed or retired,
 // the retired ones first.
 func (a *Analyzer) Summaries() []QPSummary {
-	out := append([]QPSummary(nil), a.retired...)
+	out := make([]QPSummary, 0, len(a.retired)-a.released)
+	for i := range a.retired {
+		if a.retired[i].Frame != 0 {
+			out = append(out, a.retired[i])
+		}
+	}
 	for i := range a.qps {
 		if a.qps[i].key.qpn != emptyQPN {
 			out = append(out, a.qps[i].summary())
@@ -694,10 +700,7 @@ func (a *Analyzer) Summary(host Host, qpn uint32, frame int) (QPSummary, bool) {
 	// (Keyed by host key: a summary's address is unmapped, the one asked
 	// for may be IPv4-mapped IPv6, as a RoCEv1 GID gives it. A queue pair
 	// retired twice for one REP is found by its later summary.)
-	for ; a.indexed < len(a.retired); a.indexed++ {
-		s := &a.retired[a.indexed]
-		a.retiredIdx.Set(retiredKey{hostKeyOf(s.Host), s.QPN, s.Frame}, a.indexed)
-	}
+	a.indexRetired()
 	if i, ok := a.retiredIdx.Get(retiredKey{hostKeyOf(host), qpn, frame}); ok {
 		return a.retired[i], true
 	}

@@ -35,8 +35,9 @@ DuckDB, Spark, Trino or Polars read, laid out Hive-style, one directory per capt
 
 NAME is the capture file's base name (characters other than letters, digits and "._+-" become
 "_"); exporting a capture again replaces its files. Parquet files are zstd-compressed, written in
-row groups as the capture is read, a new file (part-1, part-2 …) every 16 row groups (memory stays
-flat however many packets), and every row has a schema_version column. --format ndjson writes
+row groups as the capture is read, a new file (part-1, part-2 …) every 16 row groups, and a
+connection is written once it is over (memory stays flat however many packets and connections;
+rows come in no fixed order: sort by the key columns); every row has a schema_version column. --format ndjson writes
 the same tables as part-0.ndjson, in the form Elasticsearch's bulk API takes: an action line
 ({"index":{"_index":"PREFIXTABLE"}}) before each document, which also carries the capture's name.
 
@@ -128,6 +129,7 @@ func exportCapture(cmd *cobra.Command, flags *trackFlags, opts export.Options, n
 		return usageErr("export: %v", err)
 	}
 	t := conn.New(cfg)
+	c.HandOff(t, it.transport)
 	runErr := it.each(in.dissector(), func(rec *dissect.Record) (bool, error) {
 		t.Record(rec)
 		return false, c.Record(rec, t)
