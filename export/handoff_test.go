@@ -1,8 +1,7 @@
 package export
 
 import (
-	"bufio"
-	"os"
+	"encoding/json"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -59,25 +58,12 @@ func TestExportHandOffSameRows(t *testing.T) {
 	}
 }
 
-// docs returns the documents of the NDJSON file of table (the action lines
-// left out).
+// docs returns the documents of the NDJSON file of table.
 func docs(t *testing.T, dir, table, path string) []string {
 	t.Helper()
-	f, err := os.Open(filepath.Join(dir, table, "capture="+CaptureName(path), "part-0.ndjson"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
 	var out []string
-	for n := 0; sc.Scan(); n++ {
-		if n%2 == 1 {
-			out = append(out, sc.Text())
-		}
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
+	for _, d := range readNDJSON[json.RawMessage](t, filepath.Join(dir, table, "capture="+CaptureName(path), "part-0.ndjson"), table) {
+		out = append(out, string(d))
 	}
 	return out
 }
