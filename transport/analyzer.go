@@ -657,7 +657,8 @@ func (a *Analyzer) retire(q *qp) {
 		// times the summaries kept (9 MB allocated for the 2 MB of the
 		// 8000 queue pairs of the 2M-packet bench capture; conns' peak
 		// RSS there 3 MB higher).
-		a.retired = slices.Grow(a.retired, min(max(len(a.retired), 64), a.cfg.MaxRetired-len(a.retired)))
+		// (Released summaries not compacted away yet count as room.)
+		a.retired = slices.Grow(a.retired, min(max(len(a.retired), 64), a.cfg.MaxRetired+a.released-len(a.retired)))
 	}
 	a.retired = append(a.retired, q.summary())
 }
