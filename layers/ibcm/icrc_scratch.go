@@ -24,6 +24,10 @@ import (
 // CheckRoCEv2ICRC (TestICRCCheckerMatches, TestICRCCheckerEveryLength,
 // FuzzICRCChecker).
 type ICRCChecker struct {
+	// buf is icrcPadMax zero octets, never written (the copied part
+	// always starts after them, and the zeros a packet needs are the
+	// last pad of them: nothing is cleared per packet), then room for the
+	// copied part.
 	buf [icrcPadMax + icrcCopyMax + 16]byte
 }
 
@@ -91,14 +95,12 @@ func (c *ICRCChecker) CheckRoCEv2(ipAndRest []byte, isIPv6 bool) (stored, comput
 		hdrs := hdrLen + udpLen + bthLen
 		head = hdrs + (n-hdrs)%16
 	}
-	pad := -head & 15
-	for pad+head < 64 {
-		pad += 16
-	}
-	h := c.buf[:pad+head]
-	clear(h[:pad])
-	copy(h[pad:], ipAndRest[:head])
-	m := h[pad:]
+	// At least 64 octets in all (head is at least 40: then pad is
+	// 64-head, itself -head mod 16), else whole blocks.
+	pad := max(-head&15, 64-head)
+	h := c.buf[icrcPadMax-pad : icrcPadMax+head]
+	m := c.buf[icrcPadMax : icrcPadMax+head]
+	copy(m, ipAndRest[:head])
 	if isIPv6 {
 		m[0] |= 0x0f
 		m[1], m[2], m[3] = 0xff, 0xff, 0xff
