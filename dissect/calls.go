@@ -103,8 +103,11 @@ func (k callIndexKey) Hash() uint32 {
 // callChunk is the number of pool entries allocated at once.
 const callChunk = 1024
 
+// entry is the pool entry at pos (unsigned: a shift and a mask, where
+// a signed division corrects for negative positions).
 func (c *callTable) entry(pos int) *callEntry {
-	return &c.pool[pos/callChunk][pos%callChunk]
+	p := uint(pos)
+	return &c.pool[p/callChunk][p%callChunk]
 }
 
 // forget removes the outstanding call at pos: from the index, from the

@@ -235,18 +235,20 @@ func (t *serviceTable) hintCM(rec *Record, cm *ibcm.CM) {
 	}
 }
 
-// lookup returns the service of the QP a Send went to.
-func (t *serviceTable) lookup(key QPKey) (service, bool) {
+// lookup returns the service of the QP a Send went to (valid until the
+// table changes or the next lookup): a pointer into the recent lookups,
+// not a copy of the service for each Send.
+func (t *serviceTable) lookup(key *QPKey) (*service, bool) {
 	if t.qps.idx.Len() == 0 {
-		return service{}, false
+		return nil, false
 	}
-	k := qpEnd{key.Net.Dst(), key.DestQP}
-	r := &t.recent[k.qpn%uint32(len(t.recent))]
-	if !r.valid || r.k != k {
+	r := &t.recent[key.DestQP%uint32(len(t.recent))]
+	if !r.valid || r.k.qpn != key.DestQP || r.k.node != key.Net.Dst() {
+		k := qpEnd{key.Net.Dst(), key.DestQP}
 		s, found := t.qps.get(k)
 		*r = recentService{k: k, s: s, found: found, valid: true}
 	}
-	return r.s, r.found
+	return &r.s, r.found
 }
 
 // ulpSends is the Dissector's sendDecoder: it hands each complete Send to
@@ -304,12 +306,12 @@ func (u *ulpSends) decodeSend(rec *Record, payload []byte, info SendInfo) {
 		u.frame = rec.Frame
 		u.payloads.used, u.smbd.used, u.iser.used, u.nvme.used, u.ipoib.used = 0, 0, 0, 0, 0
 	}
-	s, known := info.service, info.serviceKnown
+	s, known := &info.service, info.serviceKnown
 	if !known && info.hasQP {
-		s, known = u.services.lookup(info.qp)
-		if known {
+		if qs, ok := u.services.lookup(&info.qp); ok {
 			// A call to this QP has its chunks moved on the peer's; a
 			// reply to it is bounded by its own Receive size.
+			s, known = qs, true
 			info.path, info.setup, info.inline = s.peer, true, s.inline
 		}
 	}
