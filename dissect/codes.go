@@ -21,7 +21,7 @@ var (
 	CodeRecordDamaged     = Catalog.Add("source.record-damaged", finding.SeverityError, "", "A capture file's record is damaged or the file ends inside it; the rest of that file is skipped.", "The file was cut short (copied while being written, or the capture was killed): capture again, or repair the file.")
 	CodeSendLimit         = Catalog.Add("ib.send-limit", finding.SeverityWarning, "", "A multi-packet RC Send exceeded --max-send-bytes, or partial Sends were given up to stay within --max-send-buffer-bytes or the queue pairs followed: the Send is not decoded.", "Raise --max-send-bytes or --max-send-buffer-bytes.")
 	CodeSendGap           = Catalog.Add("ib.send-gap", finding.SeverityInfo, sectionRC, "A packet of a multi-packet Send came out of sequence (PSN ahead of the one expected); it is ignored, as the responder ignores it, until the requester retransmits.", "If the network did not lose the packet, the capture did: check its drop count.")
-	CodeSendIncomplete    = Catalog.Add("ib.send-incomplete", finding.SeverityWarning, sectionRC, "A new Send began on the queue pair, or the capture ended, before the last packet of a partial Send.", "At the end of a capture it is expected; otherwise check the capture's drop count.")
+	CodeSendIncomplete    = Catalog.Add("ib.send-incomplete", finding.SeverityWarning, sectionRC, "A new Send began on the queue pair, or the capture ended, before the last packet of a partial Send.", remedyCaptureEnd)
 	CodeSendOrphan        = Catalog.Add("ib.send-orphan", finding.SeverityInfo, sectionRC, "A SEND_MIDDLE or SEND_LAST without its SEND_FIRST: the capture started inside the Send.", "")
 	CodeIWARPBufferLimit  = Catalog.Add("iwarp.buffer-limit", finding.SeverityWarning, "", "An unfinished PDU reached --max-tcp-stream-bytes, or what all streams hold (unfinished PDUs, and the octets kept around holes for late segments) --max-tcp-total-bytes; an unfinished PDU's octets were dropped and the stream resynchronised, octets around a hole were not kept (a late segment that needed them is not decoded).", "Raise --max-tcp-stream-bytes or --max-tcp-total-bytes.")
 	CodeIWARPStreamLimit  = Catalog.Add("iwarp.stream-limit", finding.SeverityWarning, "", "More TCP streams than --max-tcp-streams; the least recently seen were flushed and forgotten.", "Raise --max-tcp-streams.")
@@ -29,7 +29,7 @@ var (
 	CodeIWARPResync       = Catalog.Add("iwarp.resync", finding.SeverityInfo, sectionIWARP, "FPDU framing was found (again) by its header and CRC or the next FPDU's header, after a gap or in a capture that starts mid-stream.", "")
 	CodeIWARPFramingLost  = Catalog.Add("iwarp.framing-lost", finding.SeverityError, sectionIWARP, "An FPDU header is not plausible (DDP or RDMAP version, reserved bits, opcode); the decoder resynchronises.", "")
 	CodeIWARPSendLimit    = Catalog.Add("iwarp.send-limit", finding.SeverityWarning, "", "A multi-FPDU Send exceeded --max-send-bytes, or more partial Sends were pending than allowed: the Send is not decoded.", "Raise --max-send-bytes.")
-	CodeIWARPIncomplete   = Catalog.Add("iwarp.incomplete", finding.SeverityWarning, sectionIWARP, "The stream ended inside an MPA frame or FPDU, or with a Send still missing pieces.", "At the end of a capture it is expected; otherwise check the capture's drop count.")
+	CodeIWARPIncomplete   = Catalog.Add("iwarp.incomplete", finding.SeverityWarning, sectionIWARP, "The stream ended inside an MPA frame or FPDU, or with a Send still missing pieces.", remedyCaptureEnd)
 	CodeULPShort          = Catalog.Add("send.ulp-short", finding.SeverityWarning, "", "A Send on a connection whose setup named SMB Direct, NVMe-oF, iSER or IPoIB-CM is shorter than that protocol's header; it is shown as a Send payload.", "If the service's port is used by another protocol here, the label is wrong; otherwise the sender broke its protocol.")
 )
 
@@ -51,3 +51,7 @@ const (
 	// (1024 octets unless RFC 8797 private data said otherwise).
 	sectionInline = "RFC 8166 §3.3.2"
 )
+
+// remedyCaptureEnd is the remedy for what a capture's end or a drop
+// leaves unfinished.
+const remedyCaptureEnd = "At the end of a capture it is expected; otherwise check the capture's drop count."

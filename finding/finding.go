@@ -107,6 +107,12 @@ type Entry struct {
 	Remedy   string   `json:"remedy"`
 }
 
+// Remedies that the catalogues of several packages give.
+const (
+	RemedyTruncated    = "When dissect.truncated is raised too, capture whole packets."
+	RemedyReservedZero = "Senders must send zero: report it to the sender's implementers."
+)
+
 // Catalog is the list of codes one package raises, declared once in that
 // package's codes.go: one Add per code.
 type Catalog []Entry

@@ -10,7 +10,7 @@ var Catalog finding.Catalog
 var (
 	CodePDLengthOver512    = Catalog.Add("mpa.pd-length-over-512", finding.SeverityError, refMPA, "An MPA Request, Reply or Reject whose PD_Length is above the 512 octets RFC 5044 allows (or above --max-private-data).", "Senders must keep the private data within 512 octets; --max-private-data sets the limit checked.")
 	CodePDLengthOverrun    = Catalog.Add("mpa.pd-length-overrun", finding.SeverityError, refMPA, "PD_Length runs past the octets of the MPA frame.", "When dissect.truncated or iwarp.stream-gap is raised too, the capture lost the octets; otherwise the sender wrote a wrong length.")
-	CodeReservedFlags      = Catalog.Add("mpa.reserved-flags", finding.SeverityWarning, refMPA, "Reserved bits of the MPA flags octet are set.", "Senders must send zero: report it to the sender's implementers.")
+	CodeReservedFlags      = Catalog.Add("mpa.reserved-flags", finding.SeverityWarning, refMPA, "Reserved bits of the MPA flags octet are set.", finding.RemedyReservedZero)
 	CodeGSOFlag            = Catalog.Add("mpa.siw-gso-flag", finding.SeverityInfo, "Linux drivers/infiniband/sw/siw/iwarp.h", "The MPA flag 0x08 is siw's non-standard GSO_EXP flag, a bit RFC 5044 reserves.", "")
 	CodeRevision           = Catalog.Add("mpa.unknown-revision", finding.SeverityWarning, refMPAv2, "An MPA revision other than 1 (RFC 5044) or 2 (RFC 6581).", "")
 	CodeEnhancedShort      = Catalog.Add("mpa.irdord-missing", finding.SeverityError, refMPAv2, "The Enhanced flag is set but fewer than 4 octets of private data carry IRD/ORD.", "")

@@ -9,7 +9,7 @@ var Catalog finding.Catalog
 // Finding codes raised by the RPC-over-RDMA, ONC RPC and NFS decoders. They
 // are stable: expectation files and users key on them.
 var (
-	CodeTruncated             = Catalog.Add("rpcrdma.truncated", finding.SeverityError, "RFC 8166 §4.2", "The RPC-over-RDMA transport header ends inside a fixed field.", "When dissect.truncated is raised too, capture whole packets.")
+	CodeTruncated             = Catalog.Add("rpcrdma.truncated", finding.SeverityError, "RFC 8166 §4.2", "The RPC-over-RDMA transport header ends inside a fixed field.", finding.RemedyTruncated)
 	CodeChunkListUnterminated = Catalog.Add("rpcrdma.chunk-list-unterminated", finding.SeverityError, "RFC 8166 §4.3", "A read or write list runs to the end of the header without its terminating zero discriminator.", "")
 	CodeSegmentCountOverrun   = Catalog.Add("rpcrdma.segment-count-overrun", finding.SeverityError, "RFC 8166 §4.3", "A write or reply chunk claims more segments than the remaining octets can hold.", "")
 	CodeSegmentCap            = Catalog.Add("rpcrdma.segment-cap", finding.SeverityError, "", "A header holds more chunk segments than this program decodes (--max-chunk-segments); decoding stops there.", "Raise --max-chunk-segments.")
@@ -22,10 +22,10 @@ var (
 	CodeMissingRPC            = Catalog.Add("rpcrdma.msg-without-rpc", finding.SeverityWarning, "RFC 8166 §4.2", "An RDMA_MSG whose Send ends with the transport header: the RPC message that must follow is missing.", "")
 	CodeNonZeroPadding        = Catalog.Add("rpcrdma.nonzero-padding", finding.SeverityWarning, "", "XDR padding octets in the transport header are not zero (XDR, RFC 4506, requires zero).", "")
 	CodeXIDMismatch           = Catalog.Add("rpcrdma.xid-mismatch", finding.SeverityError, "RFC 8166 §4.2.1", "The RPC message's xid differs from the transport header's rdma_xid; they must be equal.", "")
-	CodeRPCTruncated          = Catalog.Add("rpc.truncated", finding.SeverityError, "RFC 5531 §9", "The RPC message ends inside its header.", "When dissect.truncated is raised too, capture whole packets.")
+	CodeRPCTruncated          = Catalog.Add("rpc.truncated", finding.SeverityError, "RFC 5531 §9", "The RPC message ends inside its header.", finding.RemedyTruncated)
 	CodeRPCBadVersion         = Catalog.Add("rpc.bad-rpcvers", finding.SeverityError, "RFC 5531 §9", "An RPC call whose rpcvers is not 2.", "")
 	CodeRPCBadMsgType         = Catalog.Add("rpc.bad-msg-type", finding.SeverityError, "RFC 5531 §9", "msg_type is neither CALL nor REPLY, or a reply's reply_stat or reject_stat is not defined.", "")
-	CodeNFSTruncated          = Catalog.Add("nfs.truncated", finding.SeverityError, "RFC 8881 §16.2", "An NFS body ends inside what is being read.", "When dissect.truncated is raised too, capture whole packets.")
+	CodeNFSTruncated          = Catalog.Add("nfs.truncated", finding.SeverityError, "RFC 8881 §16.2", "An NFS body ends inside what is being read.", finding.RemedyTruncated)
 	CodeNFSOpsUndecoded       = Catalog.Add("nfs.ops-undecoded", finding.SeverityInfo, "RFC 8881 §16.2", "COMPOUND operations after one whose arguments or results this decoder cannot skip are counted but not named.", "")
 	CodeNFSTooManyOps         = Catalog.Add("nfs.too-many-ops", finding.SeverityError, "RFC 8881 §16.2", "A COMPOUND claims more operations than its octets could hold (error) or than this decoder lists (warning).", "")
 )
