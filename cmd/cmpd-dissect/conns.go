@@ -22,6 +22,11 @@ type trackFlags struct {
 	mode     string
 	maxConns int
 	timeout  time.Duration
+	// tableOnly: the connections are shown only as the conns table,
+	// which has no column from the transport analysis' queue-pair and
+	// stream summaries: they are not kept as queue pairs end, nor
+	// attached to the connections.
+	tableOnly bool
 }
 
 func (f *trackFlags) register(cmd *cobra.Command) {
@@ -109,7 +114,7 @@ func trackCaptures(cmd *cobra.Command, files []string, flags *trackFlags) (*trac
 	if err != nil {
 		return nil, err
 	}
-	flags.input.queuePairs = true
+	flags.input.queuePairs = !flags.tableOnly
 	it, err := flags.input.open(cmd, files)
 	if err != nil {
 		return nil, err
@@ -140,7 +145,9 @@ func trackCaptures(cmd *cobra.Command, files []string, flags *trackFlags) (*trac
 		return nil, err
 	}
 	t.tracker.Finish()
-	t.tracker.AttachTransport(it.transport)
+	if !flags.tableOnly {
+		t.tracker.AttachTransport(it.transport)
+	}
 	// A CM or MPA frame's findings are shown with its connection (the
 	// tracker attaches them, and raises the private-data ones itself):
 	// they are not listed again outside connections. The set holds the
@@ -196,6 +203,7 @@ count, listed, first and last frame) next to "findings".`,
 			if asJSON && verbose {
 				return usageErr("conns: --json and -V are exclusive")
 			}
+			flags.tableOnly = !asJSON && !verbose
 			t, err := trackCaptures(cmd, args, &flags)
 			if err != nil {
 				return err
