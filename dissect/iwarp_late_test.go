@@ -133,3 +133,52 @@ func TestIWARPLateBytesCounted(t *testing.T) {
 			codes, pending, st.PendingBytes, st.LimitHits, st.PeakPending, msgs, after)
 	}
 }
+
+// TestIWARPOrphansCounted: the DDP segments kept after a hole for a Send
+// begun in it count in MaxTCPBufferedBytes, over all streams; one that
+// would exceed it is not kept (one iwarp.buffer-limit finding until the
+// next hole), and what was kept is given back when the stream ends.
+func TestIWARPOrphansCounted(t *testing.T) {
+	w := newIWARP(Options{MaxTCPBufferedBytes: 1000}, nil)
+	rec := &Record{Frame: 3}
+	w.rec = rec
+	var streams [2]*iwarpStream
+	for i := range streams {
+		s := &iwarpStream{w: w}
+		for j := range s.half {
+			s.half[j].s, s.half[j].idx = s, j
+		}
+		w.live[s] = struct{}{}
+		streams[i] = s
+	}
+	seg := func(msn uint32, n int) *mpa.RDMAP {
+		r := &mpa.RDMAP{MSN: msn, MO: 512}
+		r.Payload = make([]byte, n)
+		return r
+	}
+	a, b := &streams[0].half[0], &streams[1].half[1]
+	// Sizes of Go's size classes: the buffers kept hold just them.
+	a.keepOrphan(seg(1, 512))
+	b.keepOrphan(seg(2, 256))
+	b.keepOrphan(seg(3, 512)) // 1280 in all: not kept
+	b.keepOrphan(seg(4, 384)) // 1152: not kept either, no second finding
+	a.keepOrphan(seg(5, 128))
+	if w.pendTotal != 896 || len(a.orphans) != 2 || len(b.orphans) != 1 {
+		t.Errorf("%d octets held, %d and %d segments kept: want 896, 2 and 1", w.pendTotal, len(a.orphans), len(b.orphans))
+	}
+	var limits []string
+	for _, f := range rec.Findings {
+		limits = append(limits, f.Code)
+	}
+	if !slices.Equal(limits, []string{CodeIWARPBufferLimit}) || w.stats.LimitHits != 1 {
+		t.Errorf("findings %v, %d limit hits: want one %s", limits, w.stats.LimitHits, CodeIWARPBufferLimit)
+	}
+	streams[0].complete()
+	if w.pendTotal != 256 {
+		t.Errorf("%d octets held after the first stream ended, want the other's 256", w.pendTotal)
+	}
+	streams[1].complete()
+	if w.pendTotal != 0 {
+		t.Errorf("%d octets held after both streams ended", w.pendTotal)
+	}
+}
