@@ -184,8 +184,9 @@ func NewCapture(o Options, name string) (*Capture, error) {
 }
 
 // Record writes what rec adds: its findings, the RPC calls it answers, its
-// packet row, and the connections over after it (HandOff). t is the tracker that has just seen rec (for the connection
-// each row belongs to).
+// packet row, and the connections over after it (HandOff) with their calls
+// never answered. t is the tracker that has just seen rec (for the
+// connection each row belongs to).
 func (c *Capture) Record(rec *dissect.Record, t *conn.Tracker) error {
 	if c.err != nil {
 		return c.err
@@ -214,12 +215,9 @@ func (c *Capture) Record(rec *dissect.Record, t *conn.Tracker) error {
 				return c.fail(err)
 			}
 		}
-		for j := range c.calls.evicted {
-			if err := c.rpc.write(c.calls.row(c.name, &c.calls.evicted[j], &reply{})); err != nil {
-				return c.fail(err)
-			}
+		if err := c.givenUp(); err != nil {
+			return c.fail(err)
 		}
-		c.calls.evicted = c.calls.evicted[:0]
 	}
 	if c.packets != nil && !rec.EndOfInput() {
 		if err := c.packets.write(p.row(c.name, rec, connID)); err != nil {
@@ -236,8 +234,24 @@ func (c *Capture) Record(rec *dissect.Record, t *conn.Tracker) error {
 				c.analysis.Release(q.Host, q.QPN, q.Frame)
 			}
 			c.index.forget(cn)
+			c.calls.ofConnection(cn.ID)
+			if err := c.givenUp(); err != nil {
+				return c.fail(err)
+			}
 		}
 	}
+	return nil
+}
+
+// givenUp writes the calls the call matcher gave up (calls.evicted) as
+// unanswered.
+func (c *Capture) givenUp() error {
+	for j := range c.calls.evicted {
+		if err := c.rpc.write(c.calls.row(c.name, &c.calls.evicted[j], &reply{})); err != nil {
+			return err
+		}
+	}
+	c.calls.evicted = c.calls.evicted[:0]
 	return nil
 }
 

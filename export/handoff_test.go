@@ -74,8 +74,8 @@ func docs(t *testing.T, dir, table, path string) []string {
 // down) is fed again and again, frames renumbered (each REQ after the
 // previous DREP is a new connection); at no record may the tracker list
 // more than the lingering connections and the open one, the transport
-// analysis keep more summaries, or the export index more keys, than after
-// the first rounds; every connection and its two queue pairs are written.
+// analysis keep more summaries, or the export more index keys or calls,
+// than after the first rounds; every connection and its two queue pairs are written.
 func TestExportHandOffBounded(t *testing.T) {
 	const (
 		linger = 3
@@ -107,7 +107,7 @@ func TestExportHandOffBounded(t *testing.T) {
 			maxConns = max(maxConns, len(tr.Connections()))
 			maxSummaries = max(maxSummaries, len(qps.Summaries()))
 			maxKeys = max(maxKeys, len(c.index.keys)+len(c.index.commIDs)+len(c.index.waiting))
-			maxSteps = max(maxSteps, len(c.stepFindings))
+			maxSteps = max(maxSteps, len(c.stepFindings)+len(c.calls.pending))
 		}
 		if r == 2*linger {
 			early = [4]int{maxConns, maxSummaries, maxKeys, maxSteps}
@@ -117,7 +117,7 @@ func TestExportHandOffBounded(t *testing.T) {
 		t.Errorf("the tracker listed up to %d connections at once, want at most %d (lingering and open)", maxConns, linger+1)
 	}
 	if now := [4]int{maxConns, maxSummaries, maxKeys, maxSteps}; now != early {
-		t.Errorf("connections, queue pair summaries, index keys, CM frame findings held at most: %v after %d rounds, %v after %d", early, 2*linger+1, now, rounds)
+		t.Errorf("connections, queue pair summaries, index keys, CM frame findings and calls awaiting their reply held at most: %v after %d rounds, %v after %d", early, 2*linger+1, now, rounds)
 	}
 	d.Finish(func(rec *dissect.Record) {
 		qps.Record(rec)

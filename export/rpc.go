@@ -13,9 +13,10 @@ import (
 // RDMA_NOMSG or RDMA_ERROR the call it answers (Header.Answers: the reply
 // went into the reply chunk, or the transport refused the call). It keeps
 // the calls awaiting their reply, by their frame and xid, at most max, the
-// oldest given up first (written as unanswered). The calls a capture never
-// answers stay to its end, so a call is kept in a few octets: in a slot of
-// a table whose slots are reused, its ends by number.
+// oldest given up first (written as unanswered), and those of a
+// connection over (ofConnection). The calls of no known connection never
+// answered stay to the end of the capture, so a call is kept in a few
+// octets: in a slot of a table whose slots are reused, its ends by number.
 type callMatcher struct {
 	max     int
 	pending map[callKey]int32 // the slot of each call awaiting its reply
@@ -167,6 +168,19 @@ func (m *callMatcher) take(k callKey) pendingCall {
 	m.slots[n] = pendingCall{next: m.free}
 	m.free = n
 	return pc
+}
+
+// ofConnection moves the calls of connection id still awaiting a reply,
+// oldest first, to evicted: the connection is over (HandOff), no reply
+// can come.
+func (m *callMatcher) ofConnection(id int) {
+	for n := m.oldest; n >= 0; {
+		next := m.slots[n].next
+		if int(m.slots[n].connID) == id {
+			m.evicted = append(m.evicted, m.take(m.slots[n].key))
+		}
+		n = next
+	}
 }
 
 // unanswered returns the calls still awaiting a reply, oldest first, and
