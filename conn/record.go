@@ -15,8 +15,11 @@ import (
 // frameView is what Record gathers from one record's layers before turning
 // it into events.
 type frameView struct {
+	// ip is the last IP header (its addresses are made netip.Addrs only
+	// when ends asks: most packets never need them).
 	ip       bool
-	src, dst netip.Addr
+	ipSrc    []byte
+	ipDst    []byte
 	tcp      bool
 	sport    uint16
 	dport    uint16
@@ -62,7 +65,7 @@ func (v *frameView) ends() (src, dst Peer) {
 	}
 	switch {
 	case v.ip:
-		src.Addr, dst.Addr = v.src, v.dst
+		src.Addr, dst.Addr = ipAddr(v.ipSrc), ipAddr(v.ipDst)
 	case v.grh != nil:
 		src.Addr, dst.Addr = v.grh.SrcGID(), v.grh.DstGID()
 	}
@@ -90,12 +93,26 @@ func (t *Tracker) Record(rec *dissect.Record) {
 		return
 	}
 	var v frameView
-	for i, l := range rec.Layers {
+	layers, base := rec.Layers, 0
+	if h := rec.Headers(); h.BTHAt >= 0 && h.TCP == nil && h.CM == nil {
+		// An IB transport packet, not a CM message: the layers before its
+		// BTH are its addressing headers, which h holds.
+		switch {
+		case h.IPv4 != nil:
+			v.ip, v.ipSrc, v.ipDst = true, h.IPv4.SrcIP, h.IPv4.DstIP
+		case h.IPv6 != nil:
+			v.ip, v.ipSrc, v.ipDst = true, h.IPv6.SrcIP, h.IPv6.DstIP
+		}
+		v.lrh, v.grh = h.LRH, h.GRH
+		base = h.BTHAt
+		layers = layers[base:]
+	}
+	for i, l := range layers {
 		switch x := l.(type) {
 		case *dissect.IPv4:
-			v.ip, v.src, v.dst = true, ipAddr(x.SrcIP), ipAddr(x.DstIP)
+			v.ip, v.ipSrc, v.ipDst = true, x.SrcIP, x.DstIP
 		case *dissect.IPv6:
-			v.ip, v.src, v.dst = true, ipAddr(x.SrcIP), ipAddr(x.DstIP)
+			v.ip, v.ipSrc, v.ipDst = true, x.SrcIP, x.DstIP
 		case *dissect.TCP:
 			v.tcp, v.sport, v.dport = true, uint16(x.SrcPort), uint16(x.DstPort)
 			v.fin, v.rst = x.FIN, x.RST
@@ -107,11 +124,11 @@ func (t *Tracker) Record(rec *dissect.Record) {
 			v.mad = x
 		case *ibcm.CM:
 			t.stepped = nil
-			t.recordCM(rec, &v, x, rec.Offsets[i])
+			t.recordCM(rec, &v, x, rec.Offsets[base+i])
 			t.attachFindings(rec)
 		case *mpa.Frame:
 			t.stepped = nil
-			t.recordMPA(rec, &v, x, rec.Offsets[i])
+			t.recordMPA(rec, &v, x, rec.Offsets[base+i])
 			t.attachFindings(rec)
 		case *ibcm.BTH:
 			t.packetDone(rec, &v)

@@ -249,14 +249,18 @@ func (c *callTable) answeredBy(xid uint32) rpcrdma.CallRef {
 // direction (so a reply finds its call): the FastHash of netFlowOf(rec),
 // 0 without addresses, computed from the addresses where the layers hold
 // them (building the gopacket.Flow copies both into 16-octet arrays per
-// Send).
+// Send); made once per frame the Dissector decoded.
 func connHash(rec *Record) uint64 {
-	var lids [4]byte
-	typ, src, dst, ok := flowAddrs(rec, &lids)
-	if !ok {
-		return 0
+	if rec.hashDone {
+		return rec.flowHash
 	}
-	return flowHash(typ, src, dst)
+	var h uint64
+	var lids [4]byte
+	if typ, src, dst, ok := flowAddrs(rec, &lids); ok {
+		h = flowHash(typ, src, dst)
+	}
+	rec.flowHash, rec.hashDone = h, rec.hdrSet
+	return h
 }
 
 // fnvBasis and fnvPrime are gopacket's (64-bit FNV-1).

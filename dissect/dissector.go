@@ -436,6 +436,7 @@ func (d *Dissector) decodeChain(first gopacket.LayerType, data []byte, base int)
 	if lastEntry != nil {
 		last = lastEntry.dl
 	}
+	d.noteHeaders(&icrc, last)
 	if icrc.ip >= 0 {
 		if icrc.v6 {
 			ip6 = &d.hdr.ip6

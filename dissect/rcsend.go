@@ -32,40 +32,37 @@ var lidEndpoint = gopacket.RegisterEndpointType(1910, gopacket.EndpointTypeMetad
 	Formatter: func(b []byte) string { return fmt.Sprintf("LID %d", uint16(b[0])<<8|uint16(b[1])) }})
 
 // netFlowOf is the flow of rec's addresses (flowAddrs), the zero Flow
-// without any.
+// without any; made once per frame the Dissector decoded.
 func netFlowOf(rec *Record) gopacket.Flow {
-	var lids [4]byte
-	typ, src, dst, ok := flowAddrs(rec, &lids)
-	if !ok {
-		return gopacket.Flow{}
+	if rec.flowDone {
+		return rec.flow
 	}
-	return gopacket.NewFlow(typ, src, dst)
+	var flow gopacket.Flow
+	var lids [4]byte
+	if typ, src, dst, ok := flowAddrs(rec, &lids); ok {
+		flow = gopacket.NewFlow(typ, src, dst)
+	}
+	rec.flow, rec.flowDone = flow, rec.hdrSet
+	return flow
 }
 
 // flowAddrs picks the addresses that identify rec's connection: those of
-// its last IPv4, IPv6 or GRH layer, else of its first LRH (the LIDs, written
-// into lids). Scanned from the end, it stops at the addressing layer nearest
-// the transport instead of walking every layer. netFlowOf (the Send
-// reassembly's QP keys) and connHash (the RPC call table's) use it.
+// the innermost of its IP header and GRH, else of its LRH (the LIDs,
+// written into lids).
 func flowAddrs(rec *Record, lids *[4]byte) (typ gopacket.EndpointType, src, dst []byte, ok bool) {
-	var lrh *ibcm.LRH
-	for i := len(rec.Layers) - 1; i >= 0; i-- {
-		switch x := rec.Layers[i].(type) {
-		case *IPv4:
-			return layers.EndpointIPv4, x.SrcIP, x.DstIP, true
-		case *IPv6:
-			return layers.EndpointIPv6, x.SrcIP, x.DstIP, true
-		case *ibcm.GRH:
-			return layers.EndpointIPv6, x.SGID[:], x.DGID[:], true
-		case *ibcm.LRH:
-			lrh = x
-		}
+	h := rec.Headers()
+	switch {
+	case h.GRH != nil && h.GRHInner:
+		return layers.EndpointIPv6, h.GRH.SGID[:], h.GRH.DGID[:], true
+	case h.IPv4 != nil:
+		return layers.EndpointIPv4, h.IPv4.SrcIP, h.IPv4.DstIP, true
+	case h.IPv6 != nil:
+		return layers.EndpointIPv6, h.IPv6.SrcIP, h.IPv6.DstIP, true
+	case h.LRH != nil:
+		*lids = [4]byte{byte(h.LRH.SLID >> 8), byte(h.LRH.SLID), byte(h.LRH.DLID >> 8), byte(h.LRH.DLID)}
+		return lidEndpoint, lids[:2], lids[2:], true
 	}
-	if lrh == nil {
-		return 0, nil, nil, false
-	}
-	*lids = [4]byte{byte(lrh.SLID >> 8), byte(lrh.SLID), byte(lrh.DLID >> 8), byte(lrh.DLID)}
-	return lidEndpoint, lids[:2], lids[2:], true
+	return 0, nil, nil, false
 }
 
 // sendOn hands the payload of an RC Send packet, whose layers are in r,
@@ -84,12 +81,8 @@ func (d *Dissector) sendOn(r *Record, bth *ibcm.BTH, invRKey uint32, payload []b
 		d.sends.decodeSend(r, payload, info)
 	default:
 		var inv uint32
-		if bth.OpCode == ibcm.OpRCSendLastInv {
-			for _, l := range r.Layers {
-				if e, ok := l.(*ibcm.IETH); ok {
-					inv = e.RKey
-				}
-			}
+		if e := r.Headers().IETH; e != nil && bth.OpCode == ibcm.OpRCSendLastInv {
+			inv = e.RKey
 		}
 		d.rc.Packet(r, QPKeyOf(r, bth.DestQP), bth.OpCode, bth.PSN, inv, payload)
 	}

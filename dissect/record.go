@@ -9,8 +9,11 @@ package dissect
 import (
 	"time"
 
+	"github.com/gopacket/gopacket"
+
 	"github.com/cmpd-dissect/cmpd-dissect/field"
 	"github.com/cmpd-dissect/cmpd-dissect/finding"
+	"github.com/cmpd-dissect/cmpd-dissect/layers/ibcm"
 )
 
 // Record is one frame after dissection.
@@ -44,6 +47,149 @@ type Record struct {
 	// Findings raised while decoding this frame, Offset counted from the
 	// start of the frame where known.
 	Findings []finding.Finding
+
+	// hdr are the frame's own headers (Headers), set by the Dissector
+	// when hdrSet.
+	hdr    Headers
+	hdrSet bool
+	// The flow of the frame's addresses (netFlowOf) and its hash
+	// (connHash), made on first use: the Send, call and chunk tables each
+	// key the packet by them.
+	flow               gopacket.Flow
+	flowHash           uint64
+	flowDone, hashDone bool
+}
+
+// Headers are the addressing and InfiniBand transport headers of a
+// frame's own packet (nil: not in the frame), for the analyses that
+// follow the dissector (package transport and conn, the Send, call and
+// chunk tables): the Dissector notes them as it decodes, so that each
+// per-packet step reads them here instead of walking the layers with a
+// type switch of its own.
+type Headers struct {
+	// IPv4 or IPv6 is the last IP header (at most one is set).
+	IPv4 *IPv4
+	IPv6 *IPv6
+	// GRHInner: the GRH comes after the IP header (the innermost
+	// addressing names the packet's connection: flowAddrs).
+	GRHInner bool
+	TCP      *TCP
+	LRH      *ibcm.LRH
+	GRH      *ibcm.GRH
+	// The first BTH and, at BTHAt in Layers (-1: none), the extension
+	// headers after it.
+	BTH   *ibcm.BTH
+	BTHAt int
+	AETH  *ibcm.AETH
+	RETH  *ibcm.RETH
+	IETH  *ibcm.IETH
+	MAD   *ibcm.MAD
+	CM    *ibcm.CM
+}
+
+// Headers returns the frame's own headers: as the Dissector noted them,
+// or, for a record made otherwise (a test's, a damaged record, the
+// end-of-input record), found in its layers.
+func (r *Record) Headers() *Headers {
+	if !r.hdrSet {
+		r.hdr = headersIn(r.Layers)
+	}
+	return &r.hdr
+}
+
+// headersIn finds the Headers in layers: the last IP header and GRH, the
+// first LRH (the addressing nearest the transport, or the outer LIDs),
+// the first of each IB transport header.
+func headersIn(layers []field.Layer) Headers {
+	h := Headers{BTHAt: -1}
+	grhAt, ipAt := -1, -1
+	for i, l := range layers {
+		switch x := l.(type) {
+		case *IPv4:
+			h.IPv4, h.IPv6, ipAt = x, nil, i
+		case *IPv6:
+			h.IPv4, h.IPv6, ipAt = nil, x, i
+		case *TCP:
+			h.TCP = x
+		case *ibcm.LRH:
+			if h.LRH == nil {
+				h.LRH = x
+			}
+		case *ibcm.GRH:
+			h.GRH, grhAt = x, i
+		case *ibcm.BTH:
+			if h.BTH == nil {
+				h.BTH, h.BTHAt = x, i
+			}
+		case *ibcm.AETH:
+			if h.AETH == nil {
+				h.AETH = x
+			}
+		case *ibcm.RETH:
+			if h.RETH == nil {
+				h.RETH = x
+			}
+		case *ibcm.IETH:
+			if h.IETH == nil {
+				h.IETH = x
+			}
+		case *ibcm.MAD:
+			h.MAD = x
+		case *ibcm.CM:
+			h.CM = x
+		}
+	}
+	h.GRHInner = grhAt > ipAt
+	return h
+}
+
+// noteHeaders notes the Headers of the frame decodeLayers just decoded
+// from what it found (at; last, the last layer decoded): the addressing
+// headers are the Dissector's own, the IB extension headers the layers
+// after the BTH, at the end of the record (from the end back to the BTH:
+// they are few).
+func (d *Dissector) noteHeaders(at *icrcAt, last decodingLayer) {
+	r := &d.rec
+	h := &r.hdr
+	*h = Headers{BTHAt: -1}
+	r.hdrSet = true
+	if at.ip >= 0 {
+		if at.v6 {
+			h.IPv6 = &d.hdr.ip6
+		} else {
+			h.IPv4 = &d.hdr.ip4
+		}
+	}
+	if at.grh >= 0 {
+		h.GRH, h.GRHInner = &d.ib.GRH, at.grh > at.ip
+	}
+	if at.lrh >= 0 {
+		h.LRH = &d.ib.LRH
+	}
+	if tcp, ok := last.(*TCP); ok {
+		h.TCP = tcp
+	}
+	if at.bth == nil {
+		return
+	}
+	h.BTH = at.bth
+	for i := len(r.Layers) - 1; i >= 0; i-- {
+		switch x := r.Layers[i].(type) {
+		case *ibcm.BTH:
+			h.BTHAt = i
+			return
+		case *ibcm.AETH:
+			h.AETH = x
+		case *ibcm.RETH:
+			h.RETH = x
+		case *ibcm.IETH:
+			h.IETH = x
+		case *ibcm.MAD:
+			h.MAD = x
+		case *ibcm.CM:
+			h.CM = x
+		}
+	}
 }
 
 // Reset empties r for reuse, keeping its capacity.
@@ -54,6 +200,8 @@ func (r *Record) Reset() {
 	r.CaptureLength, r.Length, r.LinkType = 0, 0, 0
 	r.Data, r.Comments = nil, nil
 	r.Layers, r.Offsets, r.Findings = r.Layers[:0], r.Offsets[:0], r.Findings[:0]
+	r.hdr, r.hdrSet = Headers{}, false
+	r.flow, r.flowHash, r.flowDone, r.hashDone = gopacket.Flow{}, 0, false, false
 }
 
 // Add appends a decoded layer found at frame offset off (-1 if reassembled).

@@ -13,6 +13,7 @@ import (
 	"github.com/gopacket/gopacket/layers"
 
 	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
+	"github.com/cmpd-dissect/cmpd-dissect/layers/ibcm"
 	"github.com/cmpd-dissect/cmpd-dissect/source"
 )
 
@@ -206,11 +207,21 @@ func TestRecordReset(t *testing.T) {
 			f.Set(reflect.MakeSlice(f.Type(), 2, 5))
 		case reflect.Pointer:
 			f.Set(reflect.New(f.Type().Elem()))
+		case reflect.Bool:
+			f.SetBool(true)
+		case reflect.Uint64:
+			f.SetUint(7)
 		case reflect.Struct:
-			if f.Type() != reflect.TypeOf(time.Time{}) {
+			switch f.Type() {
+			case reflect.TypeOf(time.Time{}):
+				f.Set(reflect.ValueOf(time.Unix(5, 6)))
+			case reflect.TypeOf(Headers{}):
+				f.Set(reflect.ValueOf(Headers{BTH: &ibcm.BTH{}, BTHAt: 3}))
+			case reflect.TypeOf(gopacket.Flow{}):
+				f.Set(reflect.ValueOf(gopacket.NewFlow(layers.EndpointIPv4, []byte{1, 2, 3, 4}, []byte{5, 6, 7, 8})))
+			default:
 				t.Fatalf("field %s: %s not handled", v.Type().Field(i).Name, f.Type())
 			}
-			f.Set(reflect.ValueOf(time.Unix(5, 6)))
 		default:
 			t.Fatalf("field %s: %s not handled", v.Type().Field(i).Name, f.Kind())
 		}

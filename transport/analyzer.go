@@ -189,13 +189,11 @@ func New(cfg Config) *Analyzer {
 	return a
 }
 
-// frameFacts is what Record gathers from a record's layers.
+// frameFacts is what Record takes from a record's headers.
 type frameFacts struct {
 	ip       bool
 	src, dst hostKey
 	ecn      uint8
-	lrh      *ibcm.LRH
-	grh      *ibcm.GRH
 	bth      *ibcm.BTH
 	aeth     *ibcm.AETH
 	reth     *ibcm.RETH
@@ -211,43 +209,19 @@ func (a *Analyzer) Record(rec *dissect.Record) {
 	if rec.Frame <= 0 {
 		return
 	}
+	h := rec.Headers()
 	f := &a.f
-	*f = frameFacts{}
-	for _, l := range rec.Layers {
-		switch x := l.(type) {
-		case *dissect.IPv4:
-			f.ip, f.ecn = true, x.TOS&3
-			f.src, f.dst = ipKey(x.SrcIP), ipKey(x.DstIP)
-		case *dissect.IPv6:
-			f.ip, f.ecn = true, x.TrafficClass&3
-			f.src, f.dst = ipKey(x.SrcIP), ipKey(x.DstIP)
-		case *dissect.TCP:
-			f.tcp = x
-		case *ibcm.LRH:
-			f.lrh = x
-		case *ibcm.GRH:
-			f.grh = x
-		case *ibcm.BTH:
-			if f.bth == nil {
-				f.bth = x
-			}
-		case *ibcm.AETH:
-			if f.aeth == nil {
-				f.aeth = x
-			}
-		case *ibcm.RETH:
-			if f.reth == nil {
-				f.reth = x
-			}
-		case *ibcm.CM:
-			f.cm = x
-		default:
-			if f.tcp != nil && !f.iwarp && isIWARP(l) {
-				f.iwarp = true
-			}
-		}
+	*f = frameFacts{bth: h.BTH, aeth: h.AETH, reth: h.RETH, cm: h.CM, tcp: h.TCP}
+	switch {
+	case h.IPv4 != nil:
+		f.ip, f.ecn = true, h.IPv4.TOS&3
+		f.src, f.dst = ipKey(h.IPv4.SrcIP), ipKey(h.IPv4.DstIP)
+	case h.IPv6 != nil:
+		f.ip, f.ecn = true, h.IPv6.TrafficClass&3
+		f.src, f.dst = ipKey(h.IPv6.SrcIP), ipKey(h.IPv6.DstIP)
 	}
 	if f.tcp != nil {
+		f.iwarp = hasIWARP(rec.Layers)
 		a.tcpSegment(rec, f)
 		return
 	}
@@ -255,11 +229,11 @@ func (a *Analyzer) Record(rec *dissect.Record) {
 		return
 	}
 	if !f.ip {
-		if f.grh != nil {
-			f.src, f.dst = addrKey(f.grh.SrcGID()), addrKey(f.grh.DstGID())
+		if h.GRH != nil {
+			f.src, f.dst = addrKey(h.GRH.SrcGID()), addrKey(h.GRH.DstGID())
 		}
-		if f.lrh != nil {
-			f.src.lid, f.dst.lid = f.lrh.SLID, f.lrh.DLID
+		if h.LRH != nil {
+			f.src.lid, f.dst.lid = h.LRH.SLID, h.LRH.DLID
 		}
 	}
 	if f.cm != nil {

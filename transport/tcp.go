@@ -59,11 +59,13 @@ type tcpStreams struct {
 	dropped int
 }
 
-// isIWARP reports an iWARP layer.
-func isIWARP(l field.Layer) bool {
-	switch l.(type) {
-	case *mpa.Frame, *mpa.FPDU, *mpa.DDP, *mpa.RDMAP:
-		return true
+// hasIWARP reports an iWARP layer among layers.
+func hasIWARP(layers []field.Layer) bool {
+	for _, l := range layers {
+		switch l.(type) {
+		case *mpa.Frame, *mpa.FPDU, *mpa.DDP, *mpa.RDMAP:
+			return true
+		}
 	}
 	return false
 }
