@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/cmpd-dissect/cmpd-dissect/finding"
+	"github.com/cmpd-dissect/cmpd-dissect/internal/posindex"
 	"github.com/cmpd-dissect/cmpd-dissect/layers/ibcm"
 	"github.com/cmpd-dissect/cmpd-dissect/layers/mpa"
 	"github.com/cmpd-dissect/cmpd-dissect/layers/rpcrdma"
@@ -90,6 +91,17 @@ type segKey struct {
 	handle uint32
 }
 
+// The chunk tables' keys hash the connection's hash (already well mixed)
+// with the handle, QP or PSN: per packet, cheaper than a Go map's hashing
+// of the key's bytes.
+
+func mixConn(conn uint64, id uint32) uint32 {
+	h := uint32(conn) ^ uint32(conn>>32) ^ id*0x9e3779b1
+	return h ^ h>>16
+}
+
+func (k segKey) Hash() uint32 { return mixConn(k.conn, k.handle) }
+
 // ibWrite is where the next packet of a multi-packet RDMA Write on a QP
 // goes (its R_Key and VA), set by the RETH of the FIRST packet.
 type ibWrite struct {
@@ -103,6 +115,8 @@ type qpWriteKey struct {
 	qp   uint32
 }
 
+func (k qpWriteKey) Hash() uint32 { return mixConn(k.conn, k.qp) }
+
 // readKey finds an RDMA Read in progress: IB by the PSN of its request
 // (the responses come back with it) and the QP they come back to (the
 // Read requester's: PSNs are per QP, and two QPs between the same hosts
@@ -114,6 +128,13 @@ type readKey struct {
 	qp   uint32
 	ib   bool
 }
+
+func (k readKey) Hash() uint32 { return mixConn(k.conn, k.id^k.qp*0x85ebca6b) }
+
+// connKey is a connection (its hash) as the table of octets held keys it.
+type connKey uint64
+
+func (k connKey) Hash() uint32 { return mixConn(uint64(k), 0) }
 
 // pendingRead is an RDMA Read matched to a read segment: pos is the
 // segment (plus one; checked against conn and xid before use), at the
@@ -133,17 +154,17 @@ type pendingRead struct {
 // (Options.MaxChunkBytesPerConn, MaxChunkBytes).
 type chunkTable struct {
 	maxConn, maxTotal int
-	segs              map[segKey]int // the first of the same list, plus one
-	n                 int            // segments held
+	segs              posindex.Index[segKey] // the first of the same list, plus one
+	n                 int                    // segments held
 	pool              []chunkSeg
 	free              []int
 	bufs              [][]byte // buffers to reuse
-	writes            map[qpWriteKey]ibWrite
-	reads             map[readKey]pendingRead
+	writes            posindex.Table[qpWriteKey, ibWrite]
+	reads             posindex.Table[readKey, pendingRead]
 	// active: the IB Read whose responses are arriving on a QP (keyed by
 	// the responses' destination QP), after its FIRST.
-	active map[qpWriteKey]pendingRead
-	held   map[uint64]int // octets held per connection
+	active posindex.Table[qpWriteKey, pendingRead]
+	held   posindex.Table[connKey, int] // octets held per connection
 	total  int
 	body   []byte // the reassembled message, reused
 	// call is told the body of a call that came in a position-zero read
@@ -168,9 +189,22 @@ type orphan struct {
 const maxOrphans = 4096
 
 func newChunkTable(opts Options) *chunkTable {
-	return &chunkTable{maxConn: opts.MaxChunkBytesPerConn, maxTotal: opts.MaxChunkBytes,
-		segs: map[segKey]int{}, writes: map[qpWriteKey]ibWrite{}, reads: map[readKey]pendingRead{},
-		active: map[qpWriteKey]pendingRead{}, held: map[uint64]int{}}
+	return &chunkTable{maxConn: opts.MaxChunkBytesPerConn, maxTotal: opts.MaxChunkBytes}
+}
+
+// sameList returns the first segment (plus one) with k's connection and
+// handle, 0 when there is none.
+func (c *chunkTable) sameList(k segKey) int {
+	q, _ := c.segs.Get(k)
+	return q
+}
+
+// heldBy returns the octets held for conn's segments.
+func (c *chunkTable) heldBy(conn uint64) int {
+	if n := c.held.Get(connKey(conn)); n != nil {
+		return *n
+	}
+	return 0
 }
 
 // waiting reports whether any chunk awaits its transfers.
@@ -198,8 +232,8 @@ func (c *chunkTable) advertise(conn uint64, path uint32, setup bool, qp, xid uin
 		c.pool[pos] = chunkSeg{conn: conn, xid: xid, handle: s.Handle, offset: s.Offset, length: s.Length,
 			path: path, setup: setup, qp: qp, kind: kind, index: uint16(index), position: position,
 			hold: kind == chunkReply || nomsg && kind == chunkRead && position == 0,
-			next: head, same: c.segs[k]}
-		c.segs[k] = pos + 1
+			next: head, same: c.sameList(k)}
+		c.segs.Set(k, pos+1)
 		c.n++
 		head = pos + 1
 	}
@@ -297,14 +331,14 @@ func (c *chunkTable) forget(head int, conn uint64, xid uint32) {
 func (c *chunkTable) release(pos int) {
 	s := &c.pool[pos]
 	k := segKey{s.conn, s.handle}
-	if p := &c.segs; (*p)[k] == pos+1 {
+	if first := c.sameList(k); first == pos+1 {
 		if s.same == 0 {
-			delete(*p, k)
+			c.segs.Delete(k)
 		} else {
-			(*p)[k] = s.same
+			c.segs.Set(k, s.same)
 		}
 	} else {
-		for q := (*p)[k]; q != 0; q = c.pool[q-1].same {
+		for q := first; q != 0; q = c.pool[q-1].same {
 			if c.pool[q-1].same == pos+1 {
 				c.pool[q-1].same = s.same
 				break
@@ -321,9 +355,10 @@ func (c *chunkTable) release(pos int) {
 
 // unhold gives the segment's buffer back.
 func (c *chunkTable) unhold(s *chunkSeg) {
-	c.held[s.conn] -= cap(s.buf)
-	if c.held[s.conn] <= 0 {
-		delete(c.held, s.conn)
+	if n := c.held.Get(connKey(s.conn)); n != nil {
+		if *n -= cap(s.buf); *n <= 0 {
+			c.held.Delete(connKey(s.conn))
+		}
 	}
 	c.total -= cap(s.buf)
 	c.bufs = append(c.bufs, s.buf[:0])
@@ -341,7 +376,7 @@ func (c *chunkTable) unhold(s *chunkSeg) {
 // before the capture began). near is the segment named in the finding.
 func (c *chunkTable) find(conn uint64, path, handle uint32, off, n uint64, read bool) (pos int, outside bool, near *chunkSeg) {
 	shared, across := false, false
-	for q := c.segs[segKey{conn, handle}]; q != 0; q = c.pool[q-1].same {
+	for q := c.sameList(segKey{conn, handle}); q != 0; q = c.pool[q-1].same {
 		s := &c.pool[q-1]
 		if (s.kind == chunkRead) != read || path != 0 && s.path != 0 && s.path != path {
 			continue
@@ -380,7 +415,7 @@ func (c *chunkTable) place(rec *Record, pos int, at uint64, data []byte) {
 	}
 	if s.buf == nil {
 		n := int(s.length)
-		if c.maxConn > 0 && c.held[s.conn]+n > c.maxConn || c.maxTotal > 0 && c.total+n > c.maxTotal {
+		if c.maxConn > 0 && c.heldBy(s.conn)+n > c.maxConn || c.maxTotal > 0 && c.total+n > c.maxTotal {
 			what := "reply chunk"
 			if s.kind == chunkRead {
 				what = "position-zero read chunk"
@@ -400,7 +435,7 @@ func (c *chunkTable) place(rec *Record, pos int, at uint64, data []byte) {
 			return
 		}
 		s.buf = c.buffer(n)
-		c.held[s.conn] += cap(s.buf)
+		c.held.Put(connKey(s.conn), c.heldBy(s.conn)+cap(s.buf))
 		c.total += cap(s.buf)
 	}
 	copy(s.buf[at:], data)
@@ -536,37 +571,39 @@ func (c *chunkTable) ibPacket(rec *Record, bth *ibcm.BTH, reth *ibcm.RETH, paylo
 			c.pend(readKey{conn, bth.PSN, s.qp, true}, pendingRead{pos: pos, xid: s.xid, at: reth.VA - s.offset, psn: bth.PSN})
 		}
 	case ibcm.OpRCReadRespFirst, ibcm.OpRCReadRespOnly:
-		if len(c.reads) == 0 {
+		if c.reads.Len() == 0 {
 			return
 		}
 		conn := connHash(rec)
 		k := readKey{conn, bth.PSN, bth.DestQP, true}
-		r, ok := c.reads[k]
-		if !ok {
+		p := c.reads.Get(k)
+		if p == nil {
 			return
 		}
-		delete(c.reads, k)
+		r := *p
+		c.reads.Delete(k)
 		r.at += c.readData(rec, r.pos, r.xid, conn, r.at, payload)
 		if bth.OpCode == ibcm.OpRCReadRespFirst {
 			r.psn = (bth.PSN + 1) & 0xffffff
-			c.active[qpWriteKey{conn, bth.DestQP}] = r
+			c.active.Put(qpWriteKey{conn, bth.DestQP}, r)
 		}
 	case ibcm.OpRCReadRespMiddle, ibcm.OpRCReadRespLast:
-		if len(c.active) == 0 {
+		if c.active.Len() == 0 {
 			return
 		}
 		conn := connHash(rec)
 		k := qpWriteKey{conn, bth.DestQP}
-		r, ok := c.active[k]
-		if !ok || bth.PSN != r.psn {
+		p := c.active.Get(k)
+		if p == nil || bth.PSN != p.psn {
 			return // sent again, or a packet the capture missed
 		}
+		r := *p
 		r.at += c.readData(rec, r.pos, r.xid, conn, r.at, payload)
 		r.psn = (r.psn + 1) & 0xffffff
 		if bth.OpCode == ibcm.OpRCReadRespLast {
-			delete(c.active, k)
+			c.active.Delete(k)
 		} else {
-			c.active[k] = r
+			c.active.Put(k, r)
 		}
 	}
 }
@@ -574,10 +611,10 @@ func (c *chunkTable) ibPacket(rec *Record, bth *ibcm.BTH, reth *ibcm.RETH, paylo
 // pend remembers a Read until its responses come, the pending Reads
 // bounded by the segments.
 func (c *chunkTable) pend(k readKey, r pendingRead) {
-	if len(c.reads) >= maxSegsHeld {
-		clear(c.reads)
+	if c.reads.Len() >= maxSegsHeld {
+		c.reads.Reset()
 	}
-	c.reads[k] = r
+	c.reads.Put(k, r)
 }
 
 func (c *chunkTable) ibWrite(rec *Record, bth *ibcm.BTH, reth *ibcm.RETH, payload []byte) {
@@ -588,7 +625,9 @@ func (c *chunkTable) ibWrite(rec *Record, bth *ibcm.BTH, reth *ibcm.RETH, payloa
 	case ibcm.OpRCWriteFirst, ibcm.OpRCWriteOnly, ibcm.OpRCWriteOnlyImm:
 		w = ibWrite{rkey: reth.RKey, va: reth.VA, active: true}
 	default:
-		w = c.writes[k]
+		if p := c.writes.Get(k); p != nil {
+			w = *p
+		}
 		if !w.active {
 			return
 		}
@@ -597,9 +636,11 @@ func (c *chunkTable) ibWrite(rec *Record, bth *ibcm.BTH, reth *ibcm.RETH, payloa
 	w.va += uint64(len(payload))
 	switch bth.OpCode {
 	case ibcm.OpRCWriteFirst, ibcm.OpRCWriteMiddle:
-		c.writes[k] = w
+		c.writes.Put(k, w)
 	default:
-		delete(c.writes, k)
+		if c.writes.Len() > 0 {
+			c.writes.Delete(k)
+		}
 	}
 }
 
@@ -624,18 +665,18 @@ func (c *chunkTable) iwarpReadRequest(rec *Record, path uint32, rr *mpa.ReadRequ
 // its octets at sink offset to are the source's at the same distance
 // from the start; last ends the Read.
 func (c *chunkTable) iwarpReadResponse(rec *Record, stag uint32, to uint64, last bool, data []byte) {
-	if len(c.reads) == 0 {
+	if c.reads.Len() == 0 {
 		return
 	}
 	conn := connHash(rec)
 	k := readKey{conn, stag, 0, false}
-	r, ok := c.reads[k]
-	if !ok || to < r.sinkTO {
+	r := c.reads.Get(k)
+	if r == nil || to < r.sinkTO {
 		return
 	}
 	c.readData(rec, r.pos, r.xid, conn, r.at+(to-r.sinkTO), data)
 	if last {
-		delete(c.reads, k)
+		c.reads.Delete(k)
 	}
 }
 

@@ -150,9 +150,8 @@ func headersIn(layers []field.Layer) Headers {
 // they are few).
 func (d *Dissector) noteHeaders(at *icrcAt, last decodingLayer) {
 	r := &d.rec
-	h := &r.hdr
-	*h = Headers{BTHAt: -1}
-	r.hdrSet = true
+	h := &r.hdr // cleared by Reset, at the start of the frame
+	h.BTHAt, r.hdrSet = -1, true
 	if at.ip >= 0 {
 		if at.v6 {
 			h.IPv6 = &d.hdr.ip6

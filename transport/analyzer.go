@@ -163,9 +163,6 @@ type Analyzer struct {
 
 	// Evicted counts queue pairs forgotten when the table was full.
 	Evicted int
-
-	// Per-record scratch (reset by Record).
-	f frameFacts
 }
 
 // maxPendingREQ bounds the REQs remembered until their REP.
@@ -210,8 +207,10 @@ func (a *Analyzer) Record(rec *dissect.Record) {
 		return
 	}
 	h := rec.Headers()
-	f := &a.f
-	*f = frameFacts{bth: h.BTH, aeth: h.AETH, reth: h.RETH, cm: h.CM, tcp: h.TCP}
+	// On the stack: the analysis' steps only read it.
+	var facts frameFacts
+	f := &facts
+	f.bth, f.aeth, f.reth, f.cm, f.tcp = h.BTH, h.AETH, h.RETH, h.CM, h.TCP
 	switch {
 	case h.IPv4 != nil:
 		f.ip, f.ecn = true, h.IPv4.TOS&3

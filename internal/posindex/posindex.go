@@ -113,3 +113,62 @@ func (x *Index[K]) grow() {
 		}
 	}
 }
+
+// Table maps keys to values of V kept in a slice (the index gives their
+// positions; the positions of deleted keys are reused), for small values
+// looked up per packet: like a Go map, without hashing the key's bytes
+// generically or allocating once it has held as many keys as it holds.
+// The zero Table is empty and ready.
+type Table[K Key, V any] struct {
+	idx  Index[K]
+	vals []V
+	free []int32
+}
+
+// Len is the number of keys held.
+func (t *Table[K, V]) Len() int { return t.idx.n }
+
+// Get returns k's value, to read or change in place until the next Put or
+// Delete; nil when k is not held.
+func (t *Table[K, V]) Get(k K) *V {
+	if i, ok := t.idx.Get(k); ok {
+		return &t.vals[i]
+	}
+	return nil
+}
+
+// Put makes v k's value.
+func (t *Table[K, V]) Put(k K, v V) {
+	if i, ok := t.idx.Get(k); ok {
+		t.vals[i] = v
+		return
+	}
+	var pos int32
+	if n := len(t.free); n > 0 {
+		pos, t.free = t.free[n-1], t.free[:n-1]
+		t.vals[pos] = v
+	} else {
+		pos = int32(len(t.vals))
+		t.vals = append(t.vals, v)
+	}
+	t.idx.Set(k, int(pos))
+}
+
+// Delete removes k (nothing when it is not held).
+func (t *Table[K, V]) Delete(k K) {
+	i, ok := t.idx.Get(k)
+	if !ok {
+		return
+	}
+	var zero V
+	t.vals[i] = zero
+	t.free = append(t.free, int32(i))
+	t.idx.Delete(k)
+}
+
+// Reset removes every key, keeping the memory.
+func (t *Table[K, V]) Reset() {
+	t.idx.Reset()
+	clear(t.vals)
+	t.vals, t.free = t.vals[:0], t.free[:0]
+}

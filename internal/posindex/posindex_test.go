@@ -80,3 +80,54 @@ func FuzzIndex(f *testing.F) {
 	f.Add([]byte{0, 1, 0, 8, 0, 15, 10, 1, 0, 22, 10, 8})
 	f.Fuzz(func(t *testing.T, ops []byte) { run(t, ops) })
 }
+
+// TestTableMatchesMap: random puts, in-place changes, deletes and resets
+// of a Table give what a Go map gives; once grown, a round of deletes and
+// puts allocates nothing.
+func TestTableMatchesMap(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	var x Table[key, [2]int]
+	m := map[key][2]int{}
+	for i := range 20000 {
+		k := key(rng.IntN(64))
+		switch op := rng.IntN(64); {
+		case op == 0:
+			x.Reset()
+			clear(m)
+		case op < 20:
+			x.Delete(k)
+			delete(m, k)
+		case op < 30:
+			if v := x.Get(k); v != nil {
+				v[1]++
+				w := m[k]
+				w[1]++
+				m[k] = w
+			}
+		default:
+			x.Put(k, [2]int{i, 0})
+			m[k] = [2]int{i, 0}
+		}
+		if x.Len() != len(m) {
+			t.Fatalf("op %d: Len %d, map %d", i, x.Len(), len(m))
+		}
+		for k := key(0); k < 64; k++ {
+			v := x.Get(k)
+			w, ok := m[k]
+			if (v != nil) != ok || v != nil && *v != w {
+				t.Fatalf("op %d: Get(%d) = %v, map %v %v", i, k, v, w, ok)
+			}
+		}
+	}
+	n := testing.AllocsPerRun(100, func() {
+		for k := range key(64) {
+			x.Delete(k)
+		}
+		for k := range key(64) {
+			x.Put(k, [2]int{int(k), 0})
+		}
+	})
+	if n != 0 {
+		t.Errorf("%.1f allocations per round", n)
+	}
+}
