@@ -121,33 +121,42 @@ func headersIn(layers []field.Layer) Headers {
 			if h.BTH == nil {
 				h.BTH, h.BTHAt = x, i
 			}
-		case *ibcm.AETH:
-			if h.AETH == nil {
-				h.AETH = x
-			}
-		case *ibcm.RETH:
-			if h.RETH == nil {
-				h.RETH = x
-			}
-		case *ibcm.IETH:
-			if h.IETH == nil {
-				h.IETH = x
-			}
-		case *ibcm.MAD:
-			h.MAD = x
-		case *ibcm.CM:
-			h.CM = x
+		default:
+			h.extension(l)
 		}
 	}
 	h.GRHInner = grhAt > ipAt
 	return h
 }
 
+// extension notes l when it is an IB extension header (or a MAD or CM
+// message) not seen before in the frame.
+func (h *Headers) extension(l field.Layer) {
+	switch x := l.(type) {
+	case *ibcm.AETH:
+		if h.AETH == nil {
+			h.AETH = x
+		}
+	case *ibcm.RETH:
+		if h.RETH == nil {
+			h.RETH = x
+		}
+	case *ibcm.IETH:
+		if h.IETH == nil {
+			h.IETH = x
+		}
+	case *ibcm.MAD:
+		h.MAD = x
+	case *ibcm.CM:
+		h.CM = x
+	}
+}
+
 // noteHeaders notes the Headers of the frame decodeLayers just decoded
 // from what it found (at; last, the last layer decoded): the addressing
 // headers are the Dissector's own, the IB extension headers the layers
-// after the BTH, at the end of the record (from the end back to the BTH:
-// they are few).
+// after the BTH, at the end of the record (found from the end back: they
+// are few).
 func (d *Dissector) noteHeaders(at *icrcAt, last decodingLayer) {
 	r := &d.rec
 	h := &r.hdr // cleared by Reset, at the start of the frame
@@ -173,21 +182,13 @@ func (d *Dissector) noteHeaders(at *icrcAt, last decodingLayer) {
 	}
 	h.BTH = at.bth
 	for i := len(r.Layers) - 1; i >= 0; i-- {
-		switch x := r.Layers[i].(type) {
-		case *ibcm.BTH:
+		if r.Layers[i] == field.Layer(at.bth) {
 			h.BTHAt = i
-			return
-		case *ibcm.AETH:
-			h.AETH = x
-		case *ibcm.RETH:
-			h.RETH = x
-		case *ibcm.IETH:
-			h.IETH = x
-		case *ibcm.MAD:
-			h.MAD = x
-		case *ibcm.CM:
-			h.CM = x
+			break
 		}
+	}
+	for _, l := range r.Layers[h.BTHAt+1:] {
+		h.extension(l)
 	}
 }
 
