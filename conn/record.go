@@ -104,6 +104,13 @@ func (t *Tracker) Record(rec *dissect.Record) {
 			v.ip, v.ipSrc, v.ipDst = true, h.IPv6.SrcIP, h.IPv6.DstIP
 		}
 		v.lrh, v.grh = h.LRH, h.GRH
+		if !rcSend(h.BTH.OpCode) {
+			// No Send to account (what an RDMA Read may complete is the
+			// Dissector's): only the transport findings to list.
+			v.sawBTH, v.destQP = true, h.BTH.DestQP
+			t.claimTransport(rec, &v)
+			return
+		}
 		base = h.BTHAt
 		layers = layers[base:]
 	}
