@@ -65,18 +65,18 @@ func AheadICRC(opts Options) func(*source.Frame) {
 		data := f.Data
 		rec.Reset()
 		rec.Data = data
-		w.walk(&rec, first, data)
+		next, rest, err := w.walk(&rec, first, data)
 		ip, v6 := w.ip, w.v6
 		switch {
-		case w.err != nil || w.done:
-		case w.t == ibcm.LayerTypeBTH && ip >= 0:
+		case err != nil || w.done:
+		case next == ibcm.LayerTypeBTH && ip >= 0:
 			end := ip + int(h.ip4.Length)
 			if v6 {
 				end = ip + 40 + int(h.ip6.Length)
 			}
 			roceV2(f, ip, end, v6)
-		case w.t == ibcm.LayerTypeGRH:
-			grh := offsetIn(data, w.data)
+		case next == ibcm.LayerTypeGRH:
+			grh := offsetIn(data, rest)
 			_, crc, ok := ibcm.CheckRoCEv1ICRC(data[grh:])
 			f.Ahead = source.Ahead{Kind: aheadRoCEv1, OK: ok, At: int32(grh), CRC: crc}
 		}

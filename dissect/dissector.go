@@ -351,17 +351,16 @@ func (d *Dissector) decodeLayers(first gopacket.LayerType, data []byte, icrc *ic
 	for {
 		if isHeader(t) {
 			w := &d.walk
-			w.walk(r, t, data)
+			t, data, err = w.walk(r, t, data)
 			if w.n > 0 {
 				last = d.hdrEnts[w.last]
 				if w.ip >= 0 {
 					icrc.ip, icrc.v6 = w.ip, w.v6
 				}
 			}
-			if w.err != nil || w.done {
-				return last, w.err
+			if err != nil || w.done {
+				return last, err
 			}
-			t, data = w.t, w.data
 		}
 		if t == ibcm.LayerTypeBTH {
 			// The BTH by direct calls (its interface calls were a visible

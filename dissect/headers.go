@@ -133,25 +133,24 @@ type headerWalk struct {
 	// until is a common header the walk stops before (0: none).
 	until gopacket.LayerType
 
-	// Set by walk: where decoding goes on (the next layer's type and
-	// bytes), the headers decoded (n) and the last one, the frame offset
-	// of the last IP header (-1: none) and whether it is IPv6; done when
-	// the last header decoded has no payload, err when a header failed.
-	t    gopacket.LayerType
-	data []byte
+	// Set by walk: the headers decoded (n) and the last one, the frame
+	// offset of the last IP header (-1: none) and whether it is IPv6;
+	// done when the last header decoded has no payload. (Where decoding
+	// goes on and the error are walk's results: returned in registers,
+	// not stored here behind write barriers.)
 	n    int
 	last header
 	ip   int
 	v6   bool
 	done bool
-	err  error
 }
 
 // walk decodes the headers from layer type t on (data: its bytes, inside
 // rec.Data) and adds each to rec. It stops at the first layer type that is
 // not a common header (or is until), after a header with no payload, or on
-// a decoding error.
-func (w *headerWalk) walk(rec *Record, t gopacket.LayerType, data []byte) {
+// a decoding error, and returns where decoding goes on (the next layer's
+// type and bytes) and the error.
+func (w *headerWalk) walk(rec *Record, t gopacket.LayerType, data []byte) (gopacket.LayerType, []byte, error) {
 	// Each case adds its layer itself: merging the layers' values after
 	// the switch cost more than the decoding of some.
 	h, df, until, frame := w.h, w.df, w.until, rec.Data
@@ -265,6 +264,7 @@ func (w *headerWalk) walk(rec *Record, t gopacket.LayerType, data []byte) {
 		}
 	}
 out:
-	w.t, w.data, w.n, w.last, w.ip, w.v6, w.err = t, data, len(rec.Layers)-n, last, ip, v6, err
+	w.n, w.last, w.ip, w.v6 = len(rec.Layers)-n, last, ip, v6
 	w.done = err == nil && len(data) == 0 && len(rec.Layers) > n
+	return t, data, err
 }
