@@ -20,24 +20,15 @@ var limits = [...]struct {
 	field func(*dissect.Options) *int
 	help  string
 }{
-	{"max-tcp-stream-bytes", func(o *dissect.Options) *int { return &o.MaxPDUBytes },
-		"iWARP: octets of TCP data buffered for one stream direction, for an unfinished PDU; beyond it the data is dropped (finding iwarp.buffer-limit)"},
-	{"max-tcp-total-bytes", func(o *dissect.Options) *int { return &o.MaxTCPBufferedBytes },
-		"iWARP: octets of TCP data buffered for all streams together: unfinished PDUs and the octets kept around holes for late segments (finding iwarp.buffer-limit)"},
-	{"max-tcp-streams", func(o *dissect.Options) *int { return &o.MaxStreams },
-		"iWARP: TCP streams (one per direction) followed at once; beyond it the least recently seen are flushed (finding iwarp.stream-limit)"},
-	{"max-send-bytes", func(o *dissect.Options) *int { return &o.MaxSendBytes },
-		"octets of one multi-packet Send (RC SEND FIRST…LAST, iWARP untagged DDP segments) reassembled before it is given up (finding ib.send-limit, iwarp.send-limit)"},
-	{"max-send-buffer-bytes", func(o *dissect.Options) *int { return &o.MaxSendBufferBytes },
-		"octets held for all partial RC Sends together; beyond it the oldest are given up (finding ib.send-limit)"},
-	{"max-private-data", func(o *dissect.Options) *int { return &o.MaxPrivateData },
-		"iWARP: MPA PD_Length above which a request, reply or reject is reported (finding mpa.pd-length-over-512; RFC 5044 allows 512)"},
-	{"max-chunk-segments", func(o *dissect.Options) *int { return &o.MaxChunkSegments },
-		"RPC-over-RDMA: segments decoded in one chunk list; decoding stops there (finding rpcrdma.segment-cap)"},
-	{"max-chunk-bytes-per-conn", func(o *dissect.Options) *int { return &o.MaxChunkBytesPerConn },
-		"RPC-over-RDMA: octets of reply chunks held per connection while RDMA Writes fill them; beyond it a reply is not reassembled (finding rpcrdma.chunk-limit)"},
-	{"max-chunk-bytes", func(o *dissect.Options) *int { return &o.MaxChunkBytes },
-		"RPC-over-RDMA: octets of reply chunks held in all (finding rpcrdma.chunk-limit)"},
+	{"max-tcp-stream-bytes", func(o *dissect.Options) *int { return &o.MaxPDUBytes }, "iWARP: octets of TCP data buffered for one stream direction, for an unfinished PDU; beyond it the data is dropped (finding iwarp.buffer-limit)"},
+	{"max-tcp-total-bytes", func(o *dissect.Options) *int { return &o.MaxTCPBufferedBytes }, "iWARP: octets of TCP data buffered for all streams together: unfinished PDUs and the octets kept around holes for late segments (finding iwarp.buffer-limit)"},
+	{"max-tcp-streams", func(o *dissect.Options) *int { return &o.MaxStreams }, "iWARP: TCP streams (one per direction) followed at once; beyond it the least recently seen are flushed (finding iwarp.stream-limit)"},
+	{"max-send-bytes", func(o *dissect.Options) *int { return &o.MaxSendBytes }, "octets of one multi-packet Send (RC SEND FIRST…LAST, iWARP untagged DDP segments) reassembled before it is given up (finding ib.send-limit, iwarp.send-limit)"},
+	{"max-send-buffer-bytes", func(o *dissect.Options) *int { return &o.MaxSendBufferBytes }, "octets held for all partial RC Sends together; beyond it the oldest are given up (finding ib.send-limit)"},
+	{"max-private-data", func(o *dissect.Options) *int { return &o.MaxPrivateData }, "iWARP: MPA PD_Length above which a request, reply or reject is reported (finding mpa.pd-length-over-512; RFC 5044 allows 512)"},
+	{"max-chunk-segments", func(o *dissect.Options) *int { return &o.MaxChunkSegments }, "RPC-over-RDMA: segments decoded in one chunk list; decoding stops there (finding rpcrdma.segment-cap)"},
+	{"max-chunk-bytes-per-conn", func(o *dissect.Options) *int { return &o.MaxChunkBytesPerConn }, "RPC-over-RDMA: octets of reply chunks held per connection while RDMA Writes fill them; beyond it a reply is not reassembled (finding rpcrdma.chunk-limit)"},
+	{"max-chunk-bytes", func(o *dissect.Options) *int { return &o.MaxChunkBytes }, "RPC-over-RDMA: octets of reply chunks held in all (finding rpcrdma.chunk-limit)"},
 }
 
 // limitFlags are the values of the limits' options, in limits' order.
