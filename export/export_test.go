@@ -46,6 +46,13 @@ func exportFile(t *testing.T, o Options, path string) exported {
 // (Capture.HandOff) or, handOff false, all at the end.
 func exportFileHandOff(t *testing.T, o Options, path string, handOff bool) exported {
 	t.Helper()
+	return exportEach(t, o, path, handOff, nil)
+}
+
+// exportEach is exportFileHandOff, calling each (when not nil) after every
+// record.
+func exportEach(t testing.TB, o Options, path string, handOff bool, each func(*conn.Tracker)) exported {
+	t.Helper()
 	fs, err := source.OpenFiles([]string{path}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -67,6 +74,9 @@ func exportFileHandOff(t *testing.T, o Options, path string, handOff bool) expor
 		ex.frameFindings += len(rec.Findings)
 		if err := c.Record(rec, ex.tracker); err != nil {
 			t.Fatal(err)
+		}
+		if each != nil {
+			each(ex.tracker)
 		}
 	}
 	var f source.Frame
