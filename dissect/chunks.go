@@ -2,6 +2,7 @@ package dissect
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/cmpd-dissect/cmpd-dissect/finding"
 	"github.com/cmpd-dissect/cmpd-dissect/internal/posindex"
@@ -226,6 +227,14 @@ func (c *chunkTable) advertise(conn uint64, path uint32, setup bool, qp, xid uin
 			pos, c.free = c.free[n-1], c.free[:n-1]
 		} else {
 			pos = len(c.pool)
+			if len(c.pool) == cap(c.pool) {
+				// Doubled: append's quarter growth of a pool this
+				// large left copies behind of three times its size,
+				// which made the GC's heap goal (and the peak RSS
+				// of every view: 0.5 MB, conns 1.5 MB on the
+				// 2M-packet bench capture) higher.
+				c.pool = slices.Grow(c.pool, max(len(c.pool), 64))
+			}
 			c.pool = append(c.pool, chunkSeg{})
 		}
 		k := segKey{conn, s.Handle}
