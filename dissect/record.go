@@ -181,13 +181,13 @@ func (d *Dissector) noteHeaders(at *icrcAt, last decodingLayer) {
 		return
 	}
 	h.BTH = at.bth
+	bth := field.Layer(at.bth)
 	for i := len(r.Layers) - 1; i >= 0; i-- {
-		if r.Layers[i] == field.Layer(at.bth) {
+		l := r.Layers[i]
+		if l == bth {
 			h.BTHAt = i
-			break
+			return
 		}
-	}
-	for _, l := range r.Layers[h.BTHAt+1:] {
 		h.extension(l)
 	}
 }
