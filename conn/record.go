@@ -92,11 +92,20 @@ func (t *Tracker) Record(rec *dissect.Record) {
 	if t.finished {
 		return
 	}
+	h := rec.Headers()
+	ib := h.BTHAt >= 0 && h.TCP == nil && h.CM == nil // an IB packet, no CM message
+	if ib && !rcSend(h.BTH.OpCode) && !hasTransportFinding(rec) {
+		// Most packets (ACKs, RDMA Writes and Reads): no Send to account
+		// (what an RDMA Read may complete is the Dissector's), no finding
+		// to list on a connection.
+		t.claimed = 0
+		return
+	}
 	var v frameView
 	layers, base := rec.Layers, 0
-	if h := rec.Headers(); h.BTHAt >= 0 && h.TCP == nil && h.CM == nil {
-		// An IB transport packet, not a CM message: the layers before its
-		// BTH are its addressing headers, which h holds.
+	if ib {
+		// The layers before its BTH are its addressing headers, which h
+		// holds.
 		switch {
 		case h.IPv4 != nil:
 			v.ip, v.ipSrc, v.ipDst = true, h.IPv4.SrcIP, h.IPv4.DstIP
@@ -105,8 +114,7 @@ func (t *Tracker) Record(rec *dissect.Record) {
 		}
 		v.lrh, v.grh = h.LRH, h.GRH
 		if !rcSend(h.BTH.OpCode) {
-			// No Send to account (what an RDMA Read may complete is the
-			// Dissector's): only the transport findings to list.
+			// Only its transport findings to list.
 			v.sawBTH, v.destQP = true, h.BTH.DestQP
 			t.claimTransport(rec, &v)
 			return

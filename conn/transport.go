@@ -84,14 +84,7 @@ func transportHost(p Peer) transport.Host {
 // one connection or to none; ClaimedFrame tells which.
 func (t *Tracker) claimTransport(rec *dissect.Record, v *frameView) {
 	t.claimed = 0
-	has := false
-	for i := range rec.Findings {
-		if rec.Findings[i].Layer == transport.Layer {
-			has = true
-			break
-		}
-	}
-	if !has {
+	if !hasTransportFinding(rec) {
 		return
 	}
 	src, dst := v.ends()
@@ -111,6 +104,17 @@ func (t *Tracker) claimTransport(rec *dissect.Record, v *frameView) {
 		}
 	}
 	t.claimed = rec.Frame
+}
+
+// hasTransportFinding reports whether the transport analysis added a
+// finding to rec.
+func hasTransportFinding(rec *dissect.Record) bool {
+	for i := range rec.Findings {
+		if rec.Findings[i].Layer == transport.Layer {
+			return true
+		}
+	}
+	return false
 }
 
 // ClaimedFrame is the frame of the last record whose transport findings
