@@ -41,6 +41,25 @@ func TestChunkTotals(t *testing.T) {
 			t.Errorf("%s: chunks %+v, want %+v", file, c.Chunks, want)
 		}
 	}
+	// The bulk captures: dd wrote 262144 octets (two 128 KiB NFS WRITEs,
+	// their data pulled by RDMA Read from the read chunks) and read them
+	// back (two READs, the data pushed by RDMA Write into the write
+	// chunks); the READDIR(PLUS) and GETACL replies came by reply chunk.
+	// The reply octets are the RDMA Write payload on the wire less the
+	// READs' 262144 (tshark: 287448 octets on the NFSv3 mount, 279008 on
+	// the NFSv4.2 one, over rxe).
+	for _, c := range []struct {
+		file  string
+		reply uint64
+	}{
+		{"live-rxe4-nfs3-bulk.pcap", 25304}, {"live-siw4-nfs3-bulk.pcap", 25304},
+		{"live-rxe4-nfs42-bulk.pcap", 16864}, {"live-siw4-nfs42-bulk.pcap", 16864},
+	} {
+		got := only(t, trackFile(t, testcap.Real(c.file), nil)).Chunks
+		if got.ReadOctets != 262144 || got.WriteOctets != 262144 || got.ReplyOctets != c.reply || got.Used == 0 || got.Used+got.Unused != got.Advertised {
+			t.Errorf("%s: chunks %+v, want 262144 read, 262144 written, %d by reply chunk", c.file, got, c.reply)
+		}
+	}
 }
 
 // TestChunkTotalsAdd: each kind of chunk goes to its own octets, every

@@ -75,7 +75,8 @@ type chunkSeg struct {
 	// filled is the high-water mark of the octets moved, from the
 	// segment's start (a transfer sent again counts once).
 	filled      int
-	first, last int // frames of the first and last transfer (0: none)
+	first, last int   // frames of the first and last transfer (0: none)
+	lastTime    int64 // the last transfer's time (Unix ns)
 	// next links the call's segments, same the segments with the same
 	// connection and handle; head is the call's first segment (positions
 	// plus one).
@@ -417,6 +418,7 @@ func (c *chunkTable) place(rec *Record, pos int, at uint64, data []byte) {
 		s.first = rec.Frame
 	}
 	s.last = rec.Frame
+	s.lastTime = rec.Time.UnixNano()
 	end := int(at) + len(data)
 	s.filled = max(s.filled, end)
 	if !s.hold || s.dropped {
@@ -736,7 +738,9 @@ func (c *chunkTable) settle(rec *Record, head int, conn uint64, xid uint32, m *r
 		if s.first != 0 && (cur.FirstFrame == 0 || s.first < cur.FirstFrame) {
 			cur.FirstFrame = s.first
 		}
-		cur.LastFrame = max(cur.LastFrame, s.last)
+		if s.last > cur.LastFrame {
+			cur.LastFrame, cur.LastTime = s.last, s.lastTime
+		}
 	}
 	for i := range h.Chunks {
 		u := &h.Chunks[i]

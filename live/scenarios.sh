@@ -15,6 +15,10 @@
 #                 client_inline_read server_max_req_size (0 = leave the default)
 #                 [drop: the client drops every drop-th RoCEv2 packet it
 #                 receives, at tc ingress after the capture saw it]
+#         nfsbulk: kernel NFS over RDMA, default inline sizes; ARGS = vers
+#                 size: an O_DIRECT write then read of size octets (read
+#                 and write chunks) and a 64-entry directory listing
+#                 (reply chunk)
 #         nfsrefused: a kernel NFS mount the server refuses; ARGS = vers SECS
 #                 (the client kills the mount after SECS seconds)
 #         nvme:   NVMe-oF: nvmet-rdma target (configfs, a 1 MiB file-backed
@@ -27,7 +31,8 @@
 #         perftest: perftest over rdma_cm (-R); ARGS = program iters size;
 #                 port 18515
 # CAPIF=IF before "scenario" makes tcpdump capture on IF (any: Linux cooked
-# capture) instead of the link's netdev, CAPLINK=DLT gives tcpdump -y DLT.
+# capture) instead of the link's netdev, CAPLINK=DLT gives tcpdump -y DLT,
+# CAPBUF=KiB tcpdump -B KiB (its ring buffer), CAPSNAP=N tcpdump -s N.
 #
 # RFC 8797 messages used (f6ab0e18 = Format Identifier, then version, flags
 # (R = 0x01), send size, receive size; size byte v = (v+1) KiB):
@@ -78,6 +83,15 @@ for l in rxe siw; do
 	scenario $l"4-nfs42" $l 4 nfs 4.2 0 0 0
 	scenario $l"4-nfs3-inline" $l 4 nfs 3 1024 2048 8192
 	scenario $l"4-nfs42-inline" $l 4 nfs 4.2 2048 1024 16384
+done
+# Bulk data: 256 KiB written and read back with O_DIRECT (rsize = wsize =
+# 128 KiB: two NFS WRITEs with read chunks, two NFS READs with write chunks),
+# and a READDIR whose reply needs a reply chunk. A 64 MiB capture ring and a
+# 64 KiB snapshot length (no frame is that long: nothing is cut) so tcpdump
+# keeps up with the burst.
+for l in rxe siw; do
+	CAPBUF=65536 CAPSNAP=65535 scenario $l"4-nfs3-bulk" $l 4 nfsbulk 3 262144
+	CAPBUF=65536 CAPSNAP=65535 scenario $l"4-nfs42-bulk" $l 4 nfsbulk 4.2 262144
 done
 # Packet loss: every 7th RoCEv2 packet the client receives is dropped after
 # tcpdump saw it: the client's rxe NAKs the gap (PSN Sequence Error) and the

@@ -121,7 +121,7 @@ func (s *Stats) Record(rec *dissect.Record) {
 		case *rpcrdma.Header:
 			call, chunks = nil, nil
 			if x.Answers.Frame > 0 {
-				s.answer(rec, x.XID, x.Answers)
+				s.answer(rec, x.XID, x.Answers, x)
 				s.chunks(x, x.Answers)
 			} else if len(x.Chunks) > 0 {
 				chunks = x
@@ -137,7 +137,7 @@ func (s *Stats) Record(rec *dissect.Record) {
 				}
 			case rpcrdma.MsgReply:
 				if x.Call.Frame > 0 {
-					s.answer(rec, x.XID, x.Call)
+					s.answer(rec, x.XID, x.Call, chunks)
 					if chunks != nil {
 						s.chunks(chunks, x.Call)
 					}
@@ -178,9 +178,21 @@ func (s *Stats) call(rec *dissect.Record, r *rpcrdma.RPC) *Call {
 }
 
 // answer takes a reply (or RDMA_NOMSG / RDMA_ERROR) matched to the call
-// ref by the dissector.
-func (s *Stats) answer(rec *dissect.Record, xid uint32, ref rpcrdma.CallRef) {
-	d := rec.Time.Sub(time.Unix(0, ref.Time))
+// ref by the dissector; h is the reply's header (nil: none with chunk
+// data). A call whose arguments came in read chunks is timed from the
+// last RDMA Read Response the capture saw for them, not from its Send:
+// the responder could only start on it then, and tshark's -z rpc,srt,
+// which dissects such a call in that frame, times it from there too.
+func (s *Stats) answer(rec *dissect.Record, xid uint32, ref rpcrdma.CallRef, h *rpcrdma.Header) {
+	start := ref.Time
+	if h != nil {
+		for _, c := range h.Chunks {
+			if c.Kind == rpcrdma.ChunkDataRead && c.LastFrame > 0 && c.LastTime > start {
+				start = c.LastTime
+			}
+		}
+	}
+	d := rec.Time.Sub(time.Unix(0, start))
 	s.row(Key{Program: ref.Program, Version: ref.Version, Procedure: ref.Procedure}).add(d)
 	k := pendingKey{ref.Frame, xid}
 	c, ok := s.pending[k]

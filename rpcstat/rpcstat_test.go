@@ -77,3 +77,50 @@ func TestWriteChunkOctets(t *testing.T) {
 		}
 	}
 }
+
+// The bulk captures: dd wrote 262144 octets with O_DIRECT and read them
+// back; rsize and wsize are 128 KiB, so two NFS WRITEs got their data by
+// RDMA Read of their read chunks and two READs theirs by RDMA Write into
+// their write chunks: all of it on the WRITE and READ rows (NFSv3) or the
+// COMPOUND row (NFSv4.2), and no other row has chunk octets.
+func TestBulkChunkOctets(t *testing.T) {
+	const size = 262144
+	for _, c := range []struct {
+		file        string
+		vers        uint32
+		read, write uint32 // the procedures carrying the data
+	}{
+		{"live-rxe4-nfs3-bulk.pcap", 3, 6, 7}, {"live-siw4-nfs3-bulk.pcap", 3, 6, 7},
+		{"live-rxe4-nfs42-bulk.pcap", 4, 1, 1}, {"live-siw4-nfs42-bulk.pcap", 4, 1, 1},
+	} {
+		s := New(0)
+		testconn.EachRecord(t, testcap.Real(c.file), func(r *dissect.Record) { s.Record(r) })
+		var readRow, writeRow *Row
+		var others uint64
+		rows := s.Rows()
+		for i := range rows {
+			r := &rows[i]
+			nfs := r.Program == rpcrdma.ProgNFS && r.Version == c.vers && !r.HasOp
+			switch {
+			case nfs && r.Procedure == c.read && r.Procedure == c.write:
+				readRow, writeRow = r, r
+			case nfs && r.Procedure == c.read:
+				readRow = r
+			case nfs && r.Procedure == c.write:
+				writeRow = r
+			default:
+				others += r.ReadChunkOctets + r.WriteChunkOctets
+			}
+		}
+		if readRow == nil || writeRow == nil {
+			t.Fatalf("%s: no READ or WRITE row", c.file)
+		}
+		if readRow.WriteChunkOctets != size || writeRow.ReadChunkOctets != size || others != 0 {
+			t.Errorf("%s: READ row %+v, WRITE row %+v, %d octets on other rows: want %d each way and none elsewhere",
+				c.file, readRow, writeRow, others, size)
+		}
+		if c.read != c.write && (readRow.ReadChunkOctets != 0 || writeRow.WriteChunkOctets != 0 || readRow.Replies != 2 || writeRow.Replies != 2) {
+			t.Errorf("%s: READ row %+v, WRITE row %+v: want two replies each, data one way each", c.file, readRow, writeRow)
+		}
+	}
+}

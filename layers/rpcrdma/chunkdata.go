@@ -36,6 +36,10 @@ type ChunkData struct {
 	// FirstFrame and LastFrame are the frames of the first and last
 	// transfer (0: none seen).
 	FirstFrame, LastFrame int
+	// LastTime is LastFrame's time (Unix ns): for a read chunk, when the
+	// responder had the whole call (rpc's response times start there, as
+	// tshark's, which dissects such a call in that frame). Not a field.
+	LastTime int64
 	// Segments is how many segments the chunk has, Used how many of them
 	// the capture saw a transfer into or out of. Not fields of the reply:
 	// they feed the connection's totals (conns -V and --json).
