@@ -449,7 +449,19 @@ func (s *RCSends) Flush(rec *Record) {
 			open = append(open, q)
 		}
 	}
-	sort.Slice(open, func(i, j int) bool { return open[i].firstFrame < open[j].firstFrame })
+	// Sends begun in frames of the same number (captures read one after
+	// the other by one Dissector number their frames alike) by QP, then
+	// endpoints: never in map order.
+	sort.Slice(open, func(i, j int) bool {
+		a, b := open[i], open[j]
+		if a.firstFrame != b.firstFrame {
+			return a.firstFrame < b.firstFrame
+		}
+		if a.key.DestQP != b.key.DestQP {
+			return a.key.DestQP < b.key.DestQP
+		}
+		return a.key.Net.String() < b.key.Net.String()
+	})
 	for _, q := range open {
 		addFinding(rec, CodeSendIncomplete, finding.SeverityWarning, fmt.Sprintf(
 			"QP 0x%06x: the capture ended before the SEND_LAST of the Send begun in frame %d (PSN %d, %d octets); it is not decoded",
