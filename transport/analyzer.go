@@ -242,33 +242,65 @@ func (a *Analyzer) Record(rec *dissect.Record) {
 	a.packet(rec, f)
 }
 
-// packet analyses one non-CM packet with a BTH.
+// packet analyses one non-CM packet with a BTH. It is on every packet's
+// path: what only a few packets do (a finding's message, a CNP, a queue
+// pair's first request) is in functions of its own, kept out of line, so
+// the common path stays a few cache lines of code.
 func (a *Analyzer) packet(rec *dissect.Record, f *frameFacts) {
 	b := f.bth
-	now := rec.Time.UnixNano()
 	if b.OpCode == ibcm.OpCNP {
-		q := &a.qps[a.lookup(qpKey{f.dst, b.DestQP}, rec)]
-		q.sum.CNPs++
-		if p := a.pair(f); p != nil {
-			p.CNPs++
-		}
-		a.add(rec, CodeCNP, finding.SeverityInfo, "IBTA Vol 1 Annex A17.9.2",
-			"congestion notification to QP "+hexQP(b.DestQP)+" at "+f.dst.String()+" from "+f.src.String()+": the receiver of its CE-marked packets asks it to slow down")
+		a.cnp(rec, f)
 		return
 	}
 	qi := a.lookup(qpKey{f.dst, b.DestQP}, rec)
 	q := &a.qps[qi]
 	q.packets++
 	q.bytes += uint64(b.PayloadLength)
-	if f.ip {
-		if f.ecn == 3 {
-			q.sum.ECNCE++
-			if p := a.pair(f); p != nil {
-				p.ECNCE++
-			}
-			a.add(rec, CodeECNCE, finding.SeverityInfo, "RFC 3168 §5",
-				"IP ECN Congestion Experienced on a packet to QP "+hexQP(b.DestQP)+" at "+f.dst.String()+": a queue on the path from "+f.src.String()+" was filling")
+	if (f.ip && f.ecn == 3) || b.FECN || b.BECN {
+		a.congestion(rec, f, q)
+	}
+	op := b.OpCode
+	if op > 0x1f { // not RC: no sequence to follow here
+		return
+	}
+	switch {
+	case op >= ibcm.OpRCReadRespFirst && op <= ibcm.OpRCAtomicAck:
+		q.responses++
+		a.response(rec, f, qi)
+	case op <= ibcm.OpRCReadRequest, op == ibcm.OpRCCompareSwap, op == ibcm.OpRCFetchAdd,
+		op == ibcm.OpRCSendLastInv, op == ibcm.OpRCSendOnlyInv, op == ibcm.OpRCFlush, op == ibcm.OpRCAtomicWrite:
+		q.requests++
+		a.request(rec, f, q)
+	}
+}
+
+// cnp counts a congestion notification packet and reports it.
+//
+//go:noinline
+func (a *Analyzer) cnp(rec *dissect.Record, f *frameFacts) {
+	b := f.bth
+	q := &a.qps[a.lookup(qpKey{f.dst, b.DestQP}, rec)]
+	q.sum.CNPs++
+	if p := a.pair(f); p != nil {
+		p.CNPs++
+	}
+	a.add(rec, CodeCNP, finding.SeverityInfo, "IBTA Vol 1 Annex A17.9.2",
+		"congestion notification to QP "+hexQP(b.DestQP)+" at "+f.dst.String()+" from "+f.src.String()+": the receiver of its CE-marked packets asks it to slow down")
+}
+
+// congestion counts and reports the congestion marks of a packet to q:
+// IP ECN Congestion Experienced, BTH FECN and BECN.
+//
+//go:noinline
+func (a *Analyzer) congestion(rec *dissect.Record, f *frameFacts, q *qp) {
+	b := f.bth
+	if f.ip && f.ecn == 3 {
+		q.sum.ECNCE++
+		if p := a.pair(f); p != nil {
+			p.ECNCE++
 		}
+		a.add(rec, CodeECNCE, finding.SeverityInfo, "RFC 3168 §5",
+			"IP ECN Congestion Experienced on a packet to QP "+hexQP(b.DestQP)+" at "+f.dst.String()+": a queue on the path from "+f.src.String()+" was filling")
 	}
 	if b.FECN {
 		q.sum.FECN++
@@ -280,26 +312,10 @@ func (a *Analyzer) packet(rec *dissect.Record, f *frameFacts) {
 		a.add(rec, CodeBECN, finding.SeverityInfo, "IBTA Vol 1 §9.2.1",
 			"BTH BECN set on a packet to QP "+hexQP(b.DestQP)+": "+f.src.String()+" reports that this QP's packets met congestion")
 	}
-	op := b.OpCode
-	if op > 0x1f { // not RC: no sequence to follow here
-		return
-	}
-	switch {
-	case op >= ibcm.OpRCReadRespFirst && op <= ibcm.OpRCAtomicAck:
-		q.responses++
-		a.response(rec, f, qi, now)
-	case op <= ibcm.OpRCReadRequest, op == ibcm.OpRCCompareSwap, op == ibcm.OpRCFetchAdd,
-		op == ibcm.OpRCSendLastInv, op == ibcm.OpRCSendOnlyInv, op == ibcm.OpRCFlush, op == ibcm.OpRCAtomicWrite:
-		q.requests++
-		if q.src == (hostKey{}) {
-			q.src = f.src
-		}
-		a.request(rec, f, q, now)
-	}
 }
 
 // request follows the PSN sequence of a request delivered to q.
-func (a *Analyzer) request(rec *dissect.Record, f *frameFacts, q *qp, now int64) {
+func (a *Analyzer) request(rec *dissect.Record, f *frameFacts, q *qp) {
 	b := f.bth
 	p := b.PSN & psnMask
 	op := b.OpCode
@@ -309,55 +325,82 @@ func (a *Analyzer) request(rec *dissect.Record, f *frameFacts, q *qp, now int64)
 			q.mtu = n
 		}
 	}
+	if !q.started || q.src == (hostKey{}) {
+		a.start(q, f, p)
+	}
+	now := rec.Time.UnixNano()
+	if d := psnDiff(p, q.ePSN); d < 0 || psnDiff(p, q.eHi) > 0 {
+		// Not in order.
+		if d <= 0 {
+			a.resent(rec, f, q, p, now)
+			return
+		}
+		a.gap(rec, f, q, p)
+	}
+	q.ring[p&ringMask] = reqSlot{t: now, frame: int32(rec.Frame), tag: p | slotValid}
+	if op == ibcm.OpRCReadRequest && f.reth != nil && f.reth.DMALen > 0 {
+		a.readRequest(q, p, f.reth.DMALen)
+		return
+	}
+	q.ePSN, q.eHi = (p+1)&psnMask, (p+1)&psnMask
+}
+
+// start notes the sender of the requests delivered to q (the first one
+// known) and begins following them with the first, of PSN p (from p, where
+// its REP did not seed the sequence).
+//
+//go:noinline
+func (a *Analyzer) start(q *qp, f *frameFacts, p uint32) {
+	if q.src == (hostKey{}) {
+		q.src = f.src
+	}
+	if q.started {
+		return
+	}
+	q.started = true
 	if q.ring == nil {
 		q.ring = a.newRing()
 	}
-	if !q.started {
-		q.started = true
-		if !q.seeded {
-			q.ePSN, q.eHi = p, p
-		}
+	if !q.seeded {
+		q.ePSN, q.eHi = p, p
 	}
-	d := psnDiff(p, q.ePSN)
-	switch {
-	case d >= 0 && psnDiff(p, q.eHi) <= 0:
-		// In order.
-	case d > 0:
-		from := q.eHi
-		if q.eHi == q.ePSN {
-			from = q.ePSN
-		}
-		n := uint32(psnDiff(p, from))
-		q.sum.PSNGaps++
-		q.sum.Missing += uint64(n)
-		q.gapOpen, q.gapLost, q.gapFrom, q.gapTo, q.gapFrame = true, false, from, (p-1)&psnMask, rec.Frame
-		msg := "QP " + hexQP(b.DestQP) + " at " + f.dst.String() + ": request PSN " + itoa(uint64(p)) + " follows " +
-			itoa(uint64((from-1)&psnMask)) + "; " + psnRange(from, (p-1)&psnMask) + " (" + itoa(uint64(n)) + " packet"
-		if n != 1 {
-			msg += "s"
-		}
-		msg += ") not in the capture: lost on the network or by the capture (a later ACK covering them without a NAK or retransmission means the capture)"
-		a.add(rec, CodePSNGap, finding.SeverityWarning, "IBTA Vol 1 §9.7.1", msg)
-	default:
-		a.resent(rec, f, q, p, now)
-		return
+}
+
+// readRequest moves q's expected PSN past the response packets of an RDMA
+// Read of length octets at PSN p: as many as the path MTU makes, or, the
+// MTU not known, a window from 4096- to 256-octet packets.
+func (a *Analyzer) readRequest(q *qp, p, length uint32) {
+	mtu := q.mtu
+	if q.pair >= 0 && a.qps[q.pair].mtu > mtu {
+		mtu = a.qps[q.pair].mtu
 	}
-	q.ring[p&ringMask] = reqSlot{t: now, frame: int32(rec.Frame), tag: p | slotValid}
-	lo, hi := uint32(1), uint32(1)
-	if op == ibcm.OpRCReadRequest && f.reth != nil && f.reth.DMALen > 0 {
-		l := f.reth.DMALen
-		mtu := q.mtu
-		if q.pair >= 0 && a.qps[q.pair].mtu > mtu {
-			mtu = a.qps[q.pair].mtu
-		}
-		if mtu != 0 {
-			lo = (l + mtu - 1) / mtu
-			hi = lo
-		} else {
-			lo, hi = (l+4095)/4096, (l+255)/256
-		}
+	lo, hi := (length+4095)/4096, (length+255)/256
+	if mtu != 0 {
+		lo = (length + mtu - 1) / mtu
+		hi = lo
 	}
 	q.ePSN, q.eHi = (p+lo)&psnMask, (p+hi)&psnMask
+}
+
+// gap reports the PSNs skipped before the request of PSN p delivered to q.
+//
+//go:noinline
+func (a *Analyzer) gap(rec *dissect.Record, f *frameFacts, q *qp, p uint32) {
+	from := q.eHi
+	if q.eHi == q.ePSN {
+		from = q.ePSN
+	}
+	n := uint32(psnDiff(p, from))
+	q.sum.PSNGaps++
+	q.sum.Missing += uint64(n)
+	q.gapOpen, q.gapLost, q.gapFrom, q.gapTo, q.gapFrame = true, false, from, (p-1)&psnMask, rec.Frame
+	msg := "QP " + hexQP(f.bth.DestQP) + " at " + f.dst.String() + ": request PSN " + itoa(uint64(p)) + " follows " +
+		itoa(uint64((from-1)&psnMask)) + "; " + psnRange(from, (p-1)&psnMask) + " (" + itoa(uint64(n)) + " packet"
+	if n != 1 {
+		msg += "s"
+	}
+	msg += ") not in the capture: lost on the network or by the capture (a later ACK covering them without a NAK or retransmission means the capture)"
+	a.add(rec, CodePSNGap, finding.SeverityWarning, "IBTA Vol 1 §9.7.1", msg)
 }
 
 // notCaptured is what a retransmission finding says when the capture
@@ -373,6 +416,8 @@ func SentBefore(f *finding.Finding) bool {
 }
 
 // resent reports a request whose PSN was already passed.
+//
+//go:noinline
 func (a *Analyzer) resent(rec *dissect.Record, f *frameFacts, q *qp, p uint32, now int64) {
 	q.sum.Retransmissions++
 	msg := "QP " + hexQP(f.bth.DestQP) + " at " + f.dst.String() + ": request PSN " + itoa(uint64(p)) + " sent again"
@@ -397,7 +442,7 @@ func (a *Analyzer) resent(rec *dissect.Record, f *frameFacts, q *qp, p uint32, n
 
 // response handles an ACK, NAK, read response or atomic ACK delivered to
 // q, the requester.
-func (a *Analyzer) response(rec *dissect.Record, f *frameFacts, qi int32, now int64) {
+func (a *Analyzer) response(rec *dissect.Record, f *frameFacts, qi int32) {
 	q := &a.qps[qi]
 	b := f.bth
 	p := b.PSN & psnMask
@@ -405,95 +450,119 @@ func (a *Analyzer) response(rec *dissect.Record, f *frameFacts, qi int32, now in
 	if (op == ibcm.OpRCReadRespFirst || op == ibcm.OpRCReadRespMiddle) && uint32(b.PayloadLength) >= 256 && uint32(b.PayloadLength) > q.mtu {
 		q.mtu = uint32(b.PayloadLength)
 	}
-	var peer *qp
 	if q.pair < 0 && q.pairTries < 8 {
 		q.pairTries++
 		a.findPair(qi, f, p)
-	}
-	if q.pair >= 0 {
-		peer = &a.qps[q.pair]
 	}
 	ae := f.aeth
 	if ae == nil {
 		return
 	}
-	switch ae.Type() {
-	case ibcm.AETHNak:
-		code := int(ae.Value())
-		if code >= NAKCodes {
-			code = NAKCodes - 1
+	if t := ae.Type(); t != ibcm.AETHAck {
+		if t == ibcm.AETHNak || t == ibcm.AETHRNRNak {
+			a.nak(rec, f, q, p)
 		}
-		q.sum.NAKs[code]++
-		sev := finding.SeverityError
-		msg := "QP " + hexQP(b.DestQP) + " at " + f.dst.String() + " got NAK " + NAKName(int(ae.Value())) + " (code " + itoa(uint64(ae.Value())) + ") for PSN " + itoa(uint64(p)) + " from " + f.src.String()
-		if code == 0 {
-			sev = finding.SeverityWarning
-			msg += ": the responder expected PSN " + itoa(uint64(p)) + " and got a later one; the requester must resend from it"
-			if peer != nil && peer.gapOpen && psnDiff(p, peer.gapFrom) >= 0 && psnDiff(p, peer.gapTo) <= 0 {
-				msg += " (the gap reported in frame " + itoa(uint64(peer.gapFrame)) + " was lost on the network)"
-				peer.gapLost = true
-			}
-		} else {
-			msg += ": the queue pair goes to the error state"
-		}
-		a.add(rec, CodeNAK, sev, "IBTA Vol 1 §9.7.5.2", msg)
-		return
-	case ibcm.AETHRNRNak:
-		q.sum.RNRNAKs++
-		t := RNRTimer(ae.Value())
-		a.add(rec, CodeRNRNAK, finding.SeverityWarning, "IBTA Vol 1 §9.7.5.2.8",
-			"QP "+hexQP(b.DestQP)+" at "+f.dst.String()+" got RNR NAK for PSN "+itoa(uint64(p))+" from "+f.src.String()+
-				": no receive buffer was posted; retry after the RNR timer "+itoa(uint64(ae.Value()))+" = "+RNRTimerText(t))
-		return
-	case ibcm.AETHAck:
-	default:
 		return
 	}
 	if op == ibcm.OpRCAck {
 		if q.ackHave && psnDiff(p, q.ackPSN) > 0 && psnDiff(ae.MSN, q.ackMSN) < 0 {
-			q.sum.MSNRegress++
-			a.add(rec, CodeMSNRegress, finding.SeverityWarning, "IBTA Vol 1 §9.7.5.1.2",
-				"QP "+hexQP(b.DestQP)+": ACK of PSN "+itoa(uint64(p))+" carries MSN "+itoa(uint64(ae.MSN))+
-					", less than MSN "+itoa(uint64(q.ackMSN))+" of the ACK of the earlier PSN "+itoa(uint64(q.ackPSN)))
+			a.msnRegress(rec, f, q, p)
 		}
 		if !q.ackHave || psnDiff(p, q.ackPSN) >= 0 {
 			q.ackHave, q.ackPSN, q.ackMSN = true, p, ae.MSN
 		}
 	}
-	if peer == nil {
+	if q.pair < 0 {
 		return
 	}
+	peer := &a.qps[q.pair]
 	if peer.started || peer.seeded {
-		a.acked(rec, f, peer, p)
+		if psnDiff(p, peer.eHi) >= 0 {
+			a.acked(rec, f, peer, p)
+		} else if psnDiff(p, peer.ePSN) >= 0 {
+			// Within the window an RDMA Read left uncertain: the
+			// responses used the PSNs up to p.
+			peer.ePSN = (p + 1) & psnMask
+		}
 	}
 	if peer.ring == nil {
 		return
 	}
 	if s := &peer.ring[p&ringMask]; s.holds(p) && s.tag&(slotResent|slotAnswered) == 0 {
 		s.tag |= slotAnswered
-		q.sum.AckLatency.add(time.Duration(now - s.t))
+		q.sum.AckLatency.add(time.Duration(rec.Time.UnixNano() - s.t))
 	}
 	if peer.gapOpen && !peer.gapLost && psnDiff(p, peer.gapTo) >= 0 && psnDiff(p, peer.ePSN) < 0 {
-		peer.gapOpen = false
-		peer.sum.CaptureLoss++
-		a.add(rec, CodeCaptureLoss, finding.SeverityInfo, "IBTA Vol 1 §9.7.5.1",
-			"ACK of PSN "+itoa(uint64(p))+" from "+f.src.String()+" covers "+psnRange(peer.gapFrom, peer.gapTo)+
-				", missing before frame "+itoa(uint64(peer.gapFrame))+": the responder received them, the capture lost them (not the network)")
+		a.captureLoss(rec, f, peer, p)
 	}
 }
 
-// acked follows an ACK or read response of PSN p to the requests that
-// went to peer: one for a PSN the capture never showed means the
-// responder received requests the capture lost.
-func (a *Analyzer) acked(rec *dissect.Record, f *frameFacts, peer *qp, p uint32) {
-	if psnDiff(p, peer.eHi) < 0 {
-		if psnDiff(p, peer.ePSN) >= 0 {
-			// Within the window an RDMA Read left uncertain: the
-			// responses used the PSNs up to p.
-			peer.ePSN = (p + 1) & psnMask
-		}
+// nak counts and reports a NAK or RNR NAK of PSN p delivered to q.
+//
+//go:noinline
+func (a *Analyzer) nak(rec *dissect.Record, f *frameFacts, q *qp, p uint32) {
+	b, ae := f.bth, f.aeth
+	if ae.Type() == ibcm.AETHRNRNak {
+		q.sum.RNRNAKs++
+		t := RNRTimer(ae.Value())
+		a.add(rec, CodeRNRNAK, finding.SeverityWarning, "IBTA Vol 1 §9.7.5.2.8",
+			"QP "+hexQP(b.DestQP)+" at "+f.dst.String()+" got RNR NAK for PSN "+itoa(uint64(p))+" from "+f.src.String()+
+				": no receive buffer was posted; retry after the RNR timer "+itoa(uint64(ae.Value()))+" = "+RNRTimerText(t))
 		return
 	}
+	var peer *qp
+	if q.pair >= 0 {
+		peer = &a.qps[q.pair]
+	}
+	code := int(ae.Value())
+	if code >= NAKCodes {
+		code = NAKCodes - 1
+	}
+	q.sum.NAKs[code]++
+	sev := finding.SeverityError
+	msg := "QP " + hexQP(b.DestQP) + " at " + f.dst.String() + " got NAK " + NAKName(int(ae.Value())) + " (code " + itoa(uint64(ae.Value())) + ") for PSN " + itoa(uint64(p)) + " from " + f.src.String()
+	if code == 0 {
+		sev = finding.SeverityWarning
+		msg += ": the responder expected PSN " + itoa(uint64(p)) + " and got a later one; the requester must resend from it"
+		if peer != nil && peer.gapOpen && psnDiff(p, peer.gapFrom) >= 0 && psnDiff(p, peer.gapTo) <= 0 {
+			msg += " (the gap reported in frame " + itoa(uint64(peer.gapFrame)) + " was lost on the network)"
+			peer.gapLost = true
+		}
+	} else {
+		msg += ": the queue pair goes to the error state"
+	}
+	a.add(rec, CodeNAK, sev, "IBTA Vol 1 §9.7.5.2", msg)
+}
+
+// msnRegress reports an ACK of PSN p delivered to q whose MSN is less than
+// the earlier ACK's.
+//
+//go:noinline
+func (a *Analyzer) msnRegress(rec *dissect.Record, f *frameFacts, q *qp, p uint32) {
+	q.sum.MSNRegress++
+	a.add(rec, CodeMSNRegress, finding.SeverityWarning, "IBTA Vol 1 §9.7.5.1.2",
+		"QP "+hexQP(f.bth.DestQP)+": ACK of PSN "+itoa(uint64(p))+" carries MSN "+itoa(uint64(f.aeth.MSN))+
+			", less than MSN "+itoa(uint64(q.ackMSN))+" of the ACK of the earlier PSN "+itoa(uint64(q.ackPSN)))
+}
+
+// captureLoss reports an ACK of PSN p that covers the gap open in the
+// requests to peer: the capture, not the network, lost them.
+//
+//go:noinline
+func (a *Analyzer) captureLoss(rec *dissect.Record, f *frameFacts, peer *qp, p uint32) {
+	peer.gapOpen = false
+	peer.sum.CaptureLoss++
+	a.add(rec, CodeCaptureLoss, finding.SeverityInfo, "IBTA Vol 1 §9.7.5.1",
+		"ACK of PSN "+itoa(uint64(p))+" from "+f.src.String()+" covers "+psnRange(peer.gapFrom, peer.gapTo)+
+			", missing before frame "+itoa(uint64(peer.gapFrame))+": the responder received them, the capture lost them (not the network)")
+}
+
+// acked reports an ACK or read response of PSN p, at or past the requests
+// to peer expected next: the responder received requests the capture
+// never showed.
+//
+//go:noinline
+func (a *Analyzer) acked(rec *dissect.Record, f *frameFacts, peer *qp, p uint32) {
 	from := peer.eHi
 	if peer.eHi == peer.ePSN {
 		from = peer.ePSN
@@ -515,6 +584,8 @@ func (a *Analyzer) acked(rec *dissect.Record, f *frameFacts, peer *qp, p uint32)
 // findPair looks for the queue pair q's requests go to: the one queue
 // pair at the response's sender, fed by q's host, that holds a request of
 // PSN p not yet paired.
+//
+//go:noinline
 func (a *Analyzer) findPair(qi int32, f *frameFacts, p uint32) {
 	q := &a.qps[qi]
 	found := int32(-1)

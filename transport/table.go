@@ -15,7 +15,8 @@ const cacheMask = 1023
 
 // lookup returns the slot of queue pair k, adding it (and forgetting one
 // not used lately when the table is full: a clock, the cheap stand-in for
-// least recently used) when it is new.
+// least recently used) when it is new. The cache hit, nearly every
+// packet's case, is inlined into the callers; the rest is find.
 func (a *Analyzer) lookup(k qpKey, rec *dissect.Record) int32 {
 	c := &a.cache[k.Hash()&cacheMask]
 	if int(*c) < len(a.qps) {
@@ -26,6 +27,14 @@ func (a *Analyzer) lookup(k qpKey, rec *dissect.Record) int32 {
 			return *c
 		}
 	}
+	return a.find(k, c, rec)
+}
+
+// find is lookup past its cache: the index, else a new slot; c is k's
+// cache entry.
+//
+//go:noinline
+func (a *Analyzer) find(k qpKey, c *int32, rec *dissect.Record) int32 {
 	if i, ok := a.idx.Get(k); ok {
 		a.qps[i].used = true
 		*c = int32(i)
