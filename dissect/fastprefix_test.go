@@ -92,11 +92,6 @@ func eachFrameDamaged(t *testing.T, rng *rand.Rand, copies int, fn func(name str
 	return len(names), frames, damaged
 }
 
-// truncFeedback records a layer's SetTruncated.
-type truncFeedback struct{ truncated bool }
-
-func (f *truncFeedback) SetTruncated() { f.truncated = true }
-
 // TestHeaderWalkMatchesGopacket: headerWalk (the Dissector's and
 // AheadICRC's walk over Ethernet, VLAN, IP, UDP and TCP) decodes the layers
 // gopacket's DecodingLayerParser decodes with gopacket's own layers, in the
@@ -123,7 +118,7 @@ func TestHeaderWalkMatchesGopacket(t *testing.T) {
 		if f.LinkType != source.LinkTypeEthernet {
 			return
 		}
-		var fb truncFeedback
+		var fb testcap.TruncFlag
 		w := headerWalk{h: &h, df: &fb}
 		rec := Record{Data: f.Data}
 		_, _, werr := w.walk(&rec, layers.LayerTypeEthernet, f.Data)
@@ -143,9 +138,9 @@ func TestHeaderWalkMatchesGopacket(t *testing.T) {
 		}
 		walked++
 		err := parser.DecodeLayers(f.Data, &types)
-		if (werr != nil) != (err != nil) || fb.truncated != parser.Truncated || fmt.Sprint(got) != fmt.Sprint(types) {
+		if (werr != nil) != (err != nil) || bool(fb) != parser.Truncated || fmt.Sprint(got) != fmt.Sprint(types) {
 			t.Fatalf("%s frame %d: walked %v (error %v, truncated %t); gopacket %v (error %v, truncated %t)",
-				name, f.Number, got, werr, fb.truncated, types, err, parser.Truncated)
+				name, f.Number, got, werr, fb, types, err, parser.Truncated)
 		}
 	})
 	if walked == 0 {

@@ -19,7 +19,6 @@ import (
 // (SEQUENCE PUTFH WRITE) whose WRITE data makes the Send size octets long.
 func rpcrdmaCall(t testing.TB, xid uint32, size int) []byte {
 	t.Helper()
-	buf := gopacket.NewSerializeBuffer()
 	body := []byte{
 		0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 3, // tag "", minor 2, 3 ops
 		0, 0, 0, 53}
@@ -35,18 +34,25 @@ func rpcrdmaCall(t testing.TB, xid uint32, size int) []byte {
 		data[i] = byte(i)
 	}
 	body = append(body, data...)
-	b, _ := buf.PrependBytes(len(body))
-	copy(b, body)
 	rpc := &rpcrdma.RPC{XID: xid, MsgType: rpcrdma.MsgCall, RPCVersion: 2, Program: rpcrdma.ProgNFS, ProgVersion: 4, Procedure: 1,
 		Cred: rpcrdma.Auth{Flavor: rpcrdma.AuthNone}, Verf: rpcrdma.Auth{Flavor: rpcrdma.AuthNone}}
-	if err := rpc.SerializeTo(buf, gopacket.SerializeOptions{}); err != nil {
-		t.Fatal(err)
+	return rpcrdmaMsg(t, &rpcrdma.Header{XID: xid, Version: 1, Credits: 128, Proc: rpcrdma.ProcMsg}, rpc, body)
+}
+
+// rpcrdmaMsg is an RPC-over-RDMA message: h, then r (when not nil) and
+// body.
+func rpcrdmaMsg(t testing.TB, h *rpcrdma.Header, r *rpcrdma.RPC, body []byte) []byte {
+	t.Helper()
+	if r == nil {
+		return testcap.Serialize(t, h)
 	}
-	h := &rpcrdma.Header{XID: xid, Version: 1, Credits: 128, Proc: rpcrdma.ProcMsg}
-	if err := h.SerializeTo(buf, gopacket.SerializeOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	return append([]byte(nil), buf.Bytes()...)
+	return testcap.Serialize(t, h, r, gopacket.Payload(body))
+}
+
+// rpcBytes is an RPC message with body, as it travels in a chunk.
+func rpcBytes(t testing.TB, r *rpcrdma.RPC, body []byte) []byte {
+	t.Helper()
+	return testcap.Serialize(t, r, gopacket.Payload(body))
 }
 
 type capturedSend struct {
@@ -77,20 +83,32 @@ type piece struct {
 	b   []byte
 }
 
+// opSeq is the opcodes of an RC message's packets: ONLY for a message in
+// one packet, else FIRST, MIDDLE … and LAST.
+type opSeq struct{ only, first, middle, last ibcm.Opcode }
+
+// of is the opcode of the packet that carries octets at to end of a
+// message of n octets.
+func (s opSeq) of(at, end, n int) ibcm.Opcode {
+	switch {
+	case at == 0 && end == n:
+		return s.only
+	case at == 0:
+		return s.first
+	case end == n:
+		return s.last
+	}
+	return s.middle
+}
+
+// split cuts msg into Send packets of at most mtu octets from PSN psn on;
+// the last of several is a last (SEND LAST or SEND LAST with Invalidate).
 func split(msg []byte, mtu int, psn uint32, last ibcm.Opcode) []piece {
 	var out []piece
+	ops := opSeq{ibcm.OpRCSendOnly, ibcm.OpRCSendFirst, ibcm.OpRCSendMiddle, last}
 	for off := 0; off < len(msg); off += mtu {
 		end := min(off+mtu, len(msg))
-		op := ibcm.OpRCSendMiddle
-		switch {
-		case off == 0 && end == len(msg):
-			op = ibcm.OpRCSendOnly
-		case off == 0:
-			op = ibcm.OpRCSendFirst
-		case end == len(msg):
-			op = last
-		}
-		out = append(out, piece{op, psn & 0xffffff, msg[off:end]})
+		out = append(out, piece{ops.of(off, end, len(msg)), psn & 0xffffff, msg[off:end]})
 		psn++
 	}
 	return out
@@ -304,7 +322,7 @@ func TestDecodeSendFindings(t *testing.T) {
 	// A Send whose RPC xid differs and whose read list never ends.
 	u := newRPCSends(Options{})
 	rec := &Record{Frame: 9}
-	h := build(t, &rpcrdma.Header{XID: 1, Version: 1, Proc: rpcrdma.ProcMsg})
+	h := testcap.Serialize(t, &rpcrdma.Header{XID: 1, Version: 1, Proc: rpcrdma.ProcMsg})
 	bad := append(h[:16:16], 0, 0, 0, 1, 0, 0, 0, 0)
 	u.decodeSend(rec, bad, SendInfo{FirstFrame: 1, LastFrame: 9})
 	if c := codes(rec); c != rpcrdma.CodeChunkListUnterminated || rec.Findings[0].Frame != 9 || rec.Findings[0].Offset != -1 {
@@ -338,14 +356,6 @@ func TestDecodeSendFindings(t *testing.T) {
 	}
 }
 
-func build(t *testing.T, h *rpcrdma.Header) []byte {
-	buf := gopacket.NewSerializeBuffer()
-	if err := h.SerializeTo(buf, gopacket.SerializeOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	return append([]byte(nil), buf.Bytes()...)
-}
-
 func FuzzRCSends(f *testing.F) {
 	f.Add([]byte{0, 0, 0, 1, 1, 0, 0, 2, 2, 0, 0, 3, 4, 0, 0, 4}, uint16(64))
 	f.Add([]byte{0, 0, 0, 1, 1, 0, 0, 3, 2, 0, 0, 2, 0, 0, 0, 1, 1, 0, 0, 2, 0x16, 0, 0, 3}, uint16(7))
@@ -377,13 +387,8 @@ func FuzzRCSends(f *testing.F) {
 
 // rdmaMsg is an RDMA_MSG Send payload carrying r with body after its
 // header, built with the layers' SerializeTo.
-func rdmaMsg(r *rpcrdma.RPC, body []byte) []byte {
-	buf := gopacket.NewSerializeBuffer()
-	b, _ := buf.PrependBytes(len(body))
-	copy(b, body)
-	r.SerializeTo(buf, gopacket.SerializeOptions{})
-	(&rpcrdma.Header{XID: r.XID, Version: 1, Credits: 1, Proc: rpcrdma.ProcMsg}).SerializeTo(buf, gopacket.SerializeOptions{})
-	return append([]byte(nil), buf.Bytes()...)
+func rdmaMsg(t testing.TB, r *rpcrdma.RPC, body []byte) []byte {
+	return rpcrdmaMsg(t, &rpcrdma.Header{XID: r.XID, Version: 1, Credits: 1, Proc: rpcrdma.ProcMsg}, r, body)
 }
 
 // A reply is named from its call, including the call's RPCSEC_GSS
@@ -394,12 +399,12 @@ func TestDecodeSendMatchesGSSReply(t *testing.T) {
 	replyBody := []byte{0, 0, 0, 24, 0, 0, 0, 5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 24, 0, 0, 0, 0}
 	u := newRPCSends(Options{})
 	rec := &Record{Frame: 1}
-	u.decodeSend(rec, rdmaMsg(&rpcrdma.RPC{XID: 42, MsgType: rpcrdma.MsgCall, RPCVersion: 2, Program: rpcrdma.ProgNFS,
+	u.decodeSend(rec, rdmaMsg(t, &rpcrdma.RPC{XID: 42, MsgType: rpcrdma.MsgCall, RPCVersion: 2, Program: rpcrdma.ProgNFS,
 		ProgVersion: 4, Procedure: 1, Cred: rpcrdma.Auth{Flavor: rpcrdma.RPCSecGSS, Body: gss}}, callBody), SendInfo{})
 	rec2 := rec // the next frame
 	rec2.Reset()
 	rec2.Frame = 2
-	u.decodeSend(rec2, rdmaMsg(&rpcrdma.RPC{XID: 42, MsgType: rpcrdma.MsgReply}, replyBody), SendInfo{})
+	u.decodeSend(rec2, rdmaMsg(t, &rpcrdma.RPC{XID: 42, MsgType: rpcrdma.MsgReply}, replyBody), SendInfo{})
 	n, ok := rec2.Layer("nfs").(*rpcrdma.NFS)
 	if !ok || !n.Reply || len(n.Ops) != 1 || n.Ops[0].Opcode != 24 || !n.HasStatus {
 		t.Fatalf("reply nfs layer %+v (layers %s, findings %v)", rec2.Layer("nfs"), layerNames(rec2), rec2.Findings)
@@ -523,15 +528,11 @@ func TestDecodeSendNoMsgAnswersCall(t *testing.T) {
 	callBody := []byte{0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 24}              // tag "", minor 1, PUTROOTFH
 	replyBody := []byte{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 24, 0, 0, 0, 0} // NFS4_OK, PUTROOTFH OK
 	header := func(xid uint32, proc rpcrdma.Proc) []byte {
-		buf := gopacket.NewSerializeBuffer()
 		h := &rpcrdma.Header{XID: xid, Version: 1, Credits: 1, Proc: proc}
 		if proc == rpcrdma.ProcError {
 			h.Err, h.VersLow, h.VersHigh = rpcrdma.ErrVers, 1, 1
 		}
-		if err := h.SerializeTo(buf, gopacket.SerializeOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		return append([]byte(nil), buf.Bytes()...)
+		return testcap.Serialize(t, h)
 	}
 	for _, tc := range []struct {
 		name    string
@@ -545,7 +546,7 @@ func TestDecodeSendNoMsgAnswersCall(t *testing.T) {
 	} {
 		u := newRPCSends(Options{})
 		rec := &Record{Frame: 1}
-		u.decodeSend(rec, rdmaMsg(&rpcrdma.RPC{XID: 42, MsgType: rpcrdma.MsgCall, RPCVersion: 2, Program: rpcrdma.ProgNFS,
+		u.decodeSend(rec, rdmaMsg(t, &rpcrdma.RPC{XID: 42, MsgType: rpcrdma.MsgCall, RPCVersion: 2, Program: rpcrdma.ProgNFS,
 			ProgVersion: 4, Procedure: 1}, callBody), SendInfo{})
 		if rec.Layer("nfs") == nil {
 			t.Fatalf("%s: call not decoded: %s %v", tc.name, layerNames(rec), rec.Findings)
@@ -563,7 +564,7 @@ func TestDecodeSendNoMsgAnswersCall(t *testing.T) {
 		}
 		rec.Reset()
 		rec.Frame = 3
-		u.decodeSend(rec, rdmaMsg(&rpcrdma.RPC{XID: 42, MsgType: rpcrdma.MsgReply}, replyBody), SendInfo{})
+		u.decodeSend(rec, rdmaMsg(t, &rpcrdma.RPC{XID: 42, MsgType: rpcrdma.MsgReply}, replyBody), SendInfo{})
 		n, named := rec.Layer("nfs").(*rpcrdma.NFS)
 		if !named || rec.Layer("rpc").(*rpcrdma.RPC).Call.Frame != 1 {
 			t.Fatalf("%s: reply named %v (%s), want it named after the call of frame 1", tc.name, named, layerNames(rec))

@@ -93,19 +93,6 @@ func eachRandomPrefix(rng *rand.Rand, buf []byte, check func([]byte)) {
 	}
 }
 
-type truncFlag bool
-
-func (t *truncFlag) SetTruncated() { *t = true }
-
-// sameBytes reports whether a and b are the same bytes of one array (same
-// start, length and capacity), or both nil.
-func sameBytes(a, b []byte) bool {
-	if len(a) != len(b) || cap(a) != cap(b) || (a == nil) != (b == nil) {
-		return false
-	}
-	return cap(a) == 0 || &a[:1][0] == &b[:1][0]
-}
-
 // compareDecode decodes data with the adapter (got) and with gopacket's
 // own layer (want), each reused across calls as the Dissector reuses its
 // layers, and compares the error and the truncation feedback; when both
@@ -115,17 +102,14 @@ func sameBytes(a, b []byte) bool {
 func compareDecode(t *testing.T, data []byte, got, want gopacket.DecodingLayer,
 	fields func() (g, w any, slices [][2][]byte, ok bool)) {
 	t.Helper()
-	var tg, tw truncFlag
+	var tg, tw testcap.TruncFlag
 	eg, ew := got.DecodeFromBytes(data, &tg), want.DecodeFromBytes(data, &tw)
-	if (eg == nil) != (ew == nil) || (eg != nil && eg.Error() != ew.Error()) || tg != tw {
-		t.Fatalf("% x: error %v truncated %v, want %v %v", data, eg, tg, ew, tw)
-	}
-	if eg != nil {
+	if !testcap.SameOutcome(t, data, eg, ew, tg, tw) {
 		return
 	}
 	g, w, slices, ok := fields()
 	for _, s := range slices {
-		if !sameBytes(s[0], s[1]) {
+		if !testcap.SameBytes(s[0], s[1]) {
 			t.Fatalf("% x: slices differ:\n got %+v\nwant %+v", data, g, w)
 		}
 	}

@@ -178,28 +178,18 @@ func (c *Collector) also(f *field.Field, p *Value) {
 	}
 }
 
-func (c *Collector) Uint(f *field.Field, v uint64) {
+// set adds v as a value of f, and again for the either-side field (also).
+func (c *Collector) set(f *field.Field, v Value) {
 	if p := c.add(f); p != nil {
-		p.Uint = v
+		v.Slot, v.Field = p.Slot, f
+		*p = v
 		c.also(f, p)
 	}
 }
 
-func (c *Collector) Int(f *field.Field, v int64) {
-	if p := c.add(f); p != nil {
-		p.Int = v
-		c.also(f, p)
-	}
-}
-
-func (c *Collector) Bool(f *field.Field, v bool) {
-	if p := c.add(f); p != nil {
-		p.Bool = v
-		c.also(f, p)
-	}
-}
-
-func (c *Collector) String(f *field.Field, v string) {
+// setText adds v as a value of f, its octets in the arena, and again for
+// the either-side field (also).
+func setText[T string | []byte](c *Collector, f *field.Field, v T) {
 	if p := c.add(f); p != nil {
 		p.lo = len(c.arena)
 		c.arena = append(c.arena, v...)
@@ -208,21 +198,12 @@ func (c *Collector) String(f *field.Field, v string) {
 	}
 }
 
-func (c *Collector) Bytes(f *field.Field, v []byte) {
-	if p := c.add(f); p != nil {
-		p.lo = len(c.arena)
-		c.arena = append(c.arena, v...)
-		p.hi = len(c.arena)
-		c.also(f, p)
-	}
-}
-
-func (c *Collector) Addr(f *field.Field, v netip.Addr) {
-	if p := c.add(f); p != nil {
-		p.Addr = v
-		c.also(f, p)
-	}
-}
+func (c *Collector) Uint(f *field.Field, v uint64)     { c.set(f, Value{Uint: v}) }
+func (c *Collector) Int(f *field.Field, v int64)       { c.set(f, Value{Int: v}) }
+func (c *Collector) Bool(f *field.Field, v bool)       { c.set(f, Value{Bool: v}) }
+func (c *Collector) Addr(f *field.Field, v netip.Addr) { c.set(f, Value{Addr: v}) }
+func (c *Collector) String(f *field.Field, v string)   { setText(c, f, v) }
+func (c *Collector) Bytes(f *field.Field, v []byte)    { setText(c, f, v) }
 
 func (c *Collector) Begin(f *field.Field) {
 	c.add(f)

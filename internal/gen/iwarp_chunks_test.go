@@ -17,18 +17,10 @@ import (
 func rpcrdmaBytes(t *testing.T, h *rpcrdma.Header, r *rpcrdma.RPC, body []byte) []byte {
 	t.Helper()
 	h.Version, h.Credits = 1, 32
-	buf := gopacket.NewSerializeBuffer()
-	if r != nil {
-		b, _ := buf.PrependBytes(len(body))
-		copy(b, body)
-		if err := r.SerializeTo(buf, gopacket.SerializeOptions{}); err != nil {
-			t.Fatal(err)
-		}
+	if r == nil {
+		return testcap.Serialize(t, h)
 	}
-	if err := h.SerializeTo(buf, gopacket.SerializeOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	return append([]byte(nil), buf.Bytes()...)
+	return testcap.Serialize(t, h, r, gopacket.Payload(body))
 }
 
 // Over iWARP the server pulls a call's read chunk by an RDMA Read Request

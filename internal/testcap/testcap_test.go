@@ -55,3 +55,24 @@ func TestUndouble(t *testing.T) {
 		}
 	}
 }
+
+// TestSameBytes: the same bytes of one array only, not equal copies or
+// other windows of it.
+func TestSameBytes(t *testing.T) {
+	a := []byte("abcdef")
+	for _, tc := range []struct {
+		x, y []byte
+		want bool
+	}{
+		{a[1:3], a[1:3], true},
+		{nil, nil, true},
+		{a[1:3], a[2:4], false},
+		{a[1:3], a[1:3:4], false},
+		{a[1:3], []byte("bc"), false},
+		{nil, a[:0], false},
+	} {
+		if got := SameBytes(tc.x, tc.y); got != tc.want {
+			t.Errorf("SameBytes(%q, %q) = %v", tc.x, tc.y, got)
+		}
+	}
+}

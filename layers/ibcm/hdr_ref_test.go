@@ -88,33 +88,17 @@ func refNextAfter(b *BTH, t gopacket.LayerType, srcQP uint32, payload []byte) go
 	return gopacket.LayerTypePayload
 }
 
-type truncFlag bool
-
-func (t *truncFlag) SetTruncated() { *t = true }
-
-// sameSlice reports whether a and b are the same bytes of one array (same
-// start, length and capacity), or both nil.
-func sameSlice(a, b []byte) bool {
-	if len(a) != len(b) || cap(a) != cap(b) || (a == nil) != (b == nil) {
-		return false
-	}
-	return cap(a) == 0 || &a[:1][0] == &b[:1][0]
-}
-
 // sameDecode compares a decode of data by the current decoder (into got:
 // error eg, truncation feedback tg) with the reference's (want, ew, tw):
 // the same error and feedback, and when both succeeded Contents and
 // Payload the same slices of data and every other field equal (base gives
 // a layer's BaseLayer). It reports whether the decodes succeeded.
-func sameDecode[L any](t *testing.T, data []byte, got, want *L, base func(*L) *layers.BaseLayer, eg, ew error, tg, tw truncFlag) bool {
+func sameDecode[L any](t *testing.T, data []byte, got, want *L, base func(*L) *layers.BaseLayer, eg, ew error, tg, tw testcap.TruncFlag) bool {
 	t.Helper()
-	if (eg == nil) != (ew == nil) || (eg != nil && eg.Error() != ew.Error()) || tg != tw {
-		t.Fatalf("% x: error %v truncated %v, want %v %v", data, eg, tg, ew, tw)
-	}
-	if eg != nil {
+	if !testcap.SameOutcome(t, data, eg, ew, tg, tw) {
 		return false
 	}
-	if gb, wb := base(got), base(want); !sameSlice(gb.Contents, wb.Contents) || !sameSlice(gb.Payload, wb.Payload) {
+	if gb, wb := base(got), base(want); !testcap.SameBytes(gb.Contents, wb.Contents) || !testcap.SameBytes(gb.Payload, wb.Payload) {
 		t.Fatalf("% x: contents/payload differ", data)
 	}
 	g, w := *got, *want
@@ -131,7 +115,7 @@ func sameDecode[L any](t *testing.T, data []byte, got, want *L, base func(*L) *l
 // error and the next layer types.
 func checkBTH(t *testing.T, got, want *BTH, data []byte) {
 	t.Helper()
-	var tg, tw truncFlag
+	var tg, tw testcap.TruncFlag
 	// DecodeWithICRC, given the ICRC octets as a caller read them (or a
 	// value the decoder must ignore when there are no ICRC octets),
 	// decodes exactly what DecodeFromBytes does, into a BTH holding the
@@ -141,7 +125,7 @@ func checkBTH(t *testing.T, got, want *BTH, data []byte) {
 	if len(data) >= bthLen+icrcLen {
 		icrc = binary.BigEndian.Uint32(data[len(data)-icrcLen:])
 	}
-	var ti truncFlag
+	var ti testcap.TruncFlag
 	ei := withICRC.DecodeWithICRC(data, &ti, icrc)
 	eg, ew := got.DecodeFromBytes(data, &tg), refBTHDecode(want, data, &tw)
 	bthBase := func(b *BTH) *layers.BaseLayer { return &b.BaseLayer }
@@ -239,7 +223,7 @@ func refLRHDecode(l *LRH, data []byte, df gopacket.DecodeFeedback) error {
 // does the BTH's.
 func checkLRH(t *testing.T, got, want *LRH, data []byte) {
 	t.Helper()
-	var tg, tw truncFlag
+	var tg, tw testcap.TruncFlag
 	eg, ew := got.DecodeFromBytes(data, &tg), refLRHDecode(want, data, &tw)
 	if !sameDecode(t, data, got, want, func(l *LRH) *layers.BaseLayer { return &l.BaseLayer }, eg, ew, tg, tw) {
 		return

@@ -14,10 +14,6 @@ import (
 	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
 )
 
-type truncFeedback struct{ truncated bool }
-
-func (d *truncFeedback) SetTruncated() { d.truncated = true }
-
 // realREQ returns the real capture's first frame (the CM REQ) and the
 // offsets of its IB layers.
 func realREQ(t *testing.T) (frame []byte, bth, deth, mad, cm int) {
@@ -57,7 +53,7 @@ func TestTruncation(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			df := &truncFeedback{}
+			df := new(testcap.TruncFlag)
 			err := c.layer.DecodeFromBytes(c.data, df)
 			var de *DecodeError
 			if !errors.As(err, &de) {
@@ -69,7 +65,7 @@ func TestTruncation(t *testing.T) {
 			if !strings.Contains(err.Error(), c.wantLayer+": "+c.wantField) {
 				t.Fatalf("message %q", err)
 			}
-			if !df.truncated {
+			if !*df {
 				t.Fatal("SetTruncated not called")
 			}
 		})
@@ -333,7 +329,7 @@ func TestERFLengths(t *testing.T) {
 		{"ATM: not dissected, what the record holds", append(hdr(3, 48, 20), pkt...), 30, false, false, gopacket.LayerTypePayload},
 	} {
 		var e ERF
-		var tf truncFlag
+		var tf testcap.TruncFlag
 		if err := e.DecodeFromBytes(tc.data, &tf); err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}

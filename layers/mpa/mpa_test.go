@@ -249,11 +249,11 @@ func TestFrameFlagsAndQuirks(t *testing.T) {
 		b := build(FrameRequest, 0, 1, ulp[:])
 		b = b[:len(b)-3]
 		var f Frame
-		var df truncFeedback
+		var df testcap.TruncFlag
 		if err := f.DecodeFromBytes(b, &df); err != nil {
 			t.Fatal(err)
 		}
-		if !f.Overrun || !df.truncated || len(f.PrivateData) != 5 || !strings.Contains(codes(&f), CodePDLengthOverrun) {
+		if !f.Overrun || !bool(df) || len(f.PrivateData) != 5 || !strings.Contains(codes(&f), CodePDLengthOverrun) {
 			t.Fatalf("%+v %s", f, codes(&f))
 		}
 	})
@@ -270,10 +270,6 @@ func TestFrameFlagsAndQuirks(t *testing.T) {
 		}
 	})
 }
-
-type truncFeedback struct{ truncated bool }
-
-func (t *truncFeedback) SetTruncated() { t.truncated = true }
 
 func TestFrameKindOf(t *testing.T) {
 	for _, tc := range []struct {
