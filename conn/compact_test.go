@@ -52,6 +52,17 @@ func TestSendFindingMessages(t *testing.T) {
 			Message: fmt.Sprintf("the client (requester) sent Send with Invalidate of STag 0x%08x%s: RFC 8797 provides remote invalidation for the responder's replies only",
 				ev.InvalidateSTag, xidNote(ev))}
 	}
+	// serverThenClientNotNegotiated is what a server's Send with
+	// Invalidate and then a client's give when R was not negotiated (who
+	// says why): an error each, and the client's from the requester.
+	serverThenClientNotNegotiated := func(who string) func(evs []*SendEvent) []finding.Finding {
+		return func(evs []*SendEvent) []finding.Finding {
+			return []finding.Finding{
+				notNegotiated(evs[0], false, finding.SeverityError, who, ""),
+				notNegotiated(evs[1], true, finding.SeverityError, who, ""),
+				fromRequester(evs[1])}
+		}
+	}
 	inv := func(frame int, toServer, rpc bool, stag uint32) *SendEvent {
 		ev := send(frame, toServer, 100)
 		ev.Invalidate, ev.InvalidateSTag, ev.RPCRDMA = true, stag, rpc
@@ -76,19 +87,9 @@ func TestSendFindingMessages(t *testing.T) {
 					notNegotiated(evs[1], false, finding.SeverityWarning, "the server did not set R", linux)}
 			}},
 		{"neither set R", noR, noR, []*SendEvent{inv(10, false, true, 7), inv(11, true, true, 8)},
-			func(evs []*SendEvent) []finding.Finding {
-				return []finding.Finding{
-					notNegotiated(evs[0], false, finding.SeverityError, "neither peer set R", ""),
-					notNegotiated(evs[1], true, finding.SeverityError, "neither peer set R", ""),
-					fromRequester(evs[1])}
-			}},
+			serverThenClientNotNegotiated("neither peer set R")},
 		{"the client did not set R", noR, withR, []*SendEvent{inv(10, false, true, 9), inv(11, true, false, 10)},
-			func(evs []*SendEvent) []finding.Finding {
-				return []finding.Finding{
-					notNegotiated(evs[0], false, finding.SeverityError, "the client did not set R", ""),
-					notNegotiated(evs[1], true, finding.SeverityError, "the client did not set R", ""),
-					fromRequester(evs[1])}
-			}},
+			serverThenClientNotNegotiated("the client did not set R")},
 		{"the requester with R from both", withR, withR, []*SendEvent{inv(10, true, true, 0x42)},
 			func(evs []*SendEvent) []finding.Finding { return []finding.Finding{fromRequester(evs[0])} }},
 	} {

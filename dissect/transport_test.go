@@ -137,13 +137,9 @@ func checkIPv4(t *testing.T, got *IPv4, want *layers.IPv4, data []byte) {
 // header of the test captures, on mutations of their IHL, total length
 // and captured length, and on random headers.
 func TestIPv4Decode(t *testing.T) {
-	hdrs := captureHeaders(t, layers.LayerTypeIPv4)
-	if len(hdrs) < 1000 {
-		t.Fatalf("only %d IPv4 headers", len(hdrs))
-	}
 	got, want := &IPv4{}, &layers.IPv4{}
 	rng := rand.New(rand.NewPCG(3, 4))
-	for i, h := range hdrs {
+	for i, h := range captureHeaders(t, layers.LayerTypeIPv4, 1000) {
 		checkIPv4(t, got, want, h)
 		if i%10 != 0 {
 			continue
@@ -289,7 +285,7 @@ func checkVLAN(t *testing.T, got *VLAN, want *layers.Dot1Q, data []byte) {
 // around the payload's, on short tags and on random tags.
 func TestVLANDecode(t *testing.T) {
 	got, want := &VLAN{}, &layers.Dot1Q{}
-	tags := captureHeaders(t, layers.LayerTypeDot1Q)
+	tags := captureHeaders(t, layers.LayerTypeDot1Q, 0)
 	for _, h := range tags {
 		checkVLAN(t, got, want, h)
 	}
@@ -317,8 +313,9 @@ func TestVLANDecode(t *testing.T) {
 
 // captureHeaders returns, from every Ethernet frame of the test captures,
 // the bytes from each header of layer type lt on (found by gopacket's own
-// decoding).
-func captureHeaders(t *testing.T, lt gopacket.LayerType) [][]byte {
+// decoding); fewer than atLeast fails t (the test would prove little).
+func captureHeaders(t *testing.T, lt gopacket.LayerType, atLeast int) [][]byte {
+	t.Helper()
 	files := testcap.Glob(t, "pcaps/real/*.pcap")
 	synth := testcap.Glob(t, "pcaps/synthetic/*.pcap")
 	var out [][]byte
@@ -342,6 +339,9 @@ func captureHeaders(t *testing.T, lt gopacket.LayerType) [][]byte {
 			}
 		}
 	}
+	if len(out) < atLeast {
+		t.Fatalf("only %d %v headers", len(out), lt)
+	}
 	return out
 }
 
@@ -362,13 +362,9 @@ func checkIPv6(t *testing.T, got *IPv6, want *layers.IPv6, data []byte) {
 // length and captured length (HopByHop headers, jumbograms, truncation),
 // and on random headers.
 func TestIPv6Decode(t *testing.T) {
-	hdrs := captureHeaders(t, layers.LayerTypeIPv6)
-	if len(hdrs) < 50 {
-		t.Fatalf("only %d IPv6 headers", len(hdrs))
-	}
 	got, want := &IPv6{}, &layers.IPv6{}
 	rng := rand.New(rand.NewPCG(9, 10))
-	for _, h := range hdrs {
+	for _, h := range captureHeaders(t, layers.LayerTypeIPv6, 50) {
 		checkIPv6(t, got, want, h)
 		buf := make([]byte, len(h)+8)
 		for _, nh := range []int{0, 6, 17, 43, 59} {

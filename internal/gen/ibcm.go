@@ -23,7 +23,7 @@ func init() {
 	for _, enc := range ibcmtest.Encodings {
 		enc := enc
 		register(fmt.Sprintf("synth-ibcm-%s-cm-all.pcap", enc),
-			fmt.Sprintf("IB CM over %s: ClassPortInfo Get/GetResp, REQ (rdma_cm IP CM header + RFC 8797 v1 R=1 4K/4K), MRA, REP (RFC 8797 R=0), RTU, LAP, MRA of LAP, APR, DREQ, DREP, a REQ answered by REJ (consumer reject), SIDR_REQ, SIDR_REP; ICRC (and VCRC) correct", encDesc(enc)),
+			fmt.Sprintf("IB CM over %s: ClassPortInfo Get/GetResp, REQ (rdma_cm IP CM header + RFC 8797 v1 R=1 4K/4K), MRA, REP (RFC 8797 R=0), RTU, LAP, MRA of LAP, APR, DREQ, DREP, a REQ answered by REJ (consumer reject), SIDR_REQ, SIDR_REP; ICRC (and VCRC) correct", enc.Description()),
 			ibWrite(enc, func() ([]ibcmtest.Packet, error) { return ibcmtest.CMExchange(enc) }))
 	}
 	register("synth-ibcm-rocev2-ipv4-rej-reasons.pcap",
@@ -43,7 +43,7 @@ func init() {
 			what += ", the same REQ with its VCRC flipped (ibcm.vcrc-bad, ICRC good)"
 		}
 		register(fmt.Sprintf("synth-ibcm-%s-bad-crc.pcap", enc),
-			fmt.Sprintf("%s: %s", encDesc(enc), what),
+			fmt.Sprintf("%s: %s", enc.Description(), what),
 			ibWrite(enc, func() ([]ibcmtest.Packet, error) {
 				pkts, err := ibcmtest.CMExchange(enc)
 				if err != nil {
@@ -57,26 +57,6 @@ func init() {
 				return out, nil
 			}))
 	}
-}
-
-func encDesc(enc ibcmtest.Encoding) string {
-	switch enc {
-	case ibcmtest.RoCEv2IPv4:
-		return "RoCEv2 (Ethernet/IPv4/UDP 4791)"
-	case ibcmtest.RoCEv2IPv6:
-		return "RoCEv2 (Ethernet/IPv6/UDP 4791)"
-	case ibcmtest.RoCEv2VLAN:
-		return "RoCEv2 (Ethernet/802.1Q VLAN 100/IPv4/UDP 4791)"
-	case ibcmtest.RoCEv1:
-		return "RoCEv1 (ethertype 0x8915, GRH)"
-	case ibcmtest.IBLocal:
-		return "native InfiniBand (LINKTYPE_INFINIBAND 247, LRH/BTH)"
-	case ibcmtest.IBGlobal:
-		return "native InfiniBand (LINKTYPE_INFINIBAND 247, LRH/GRH/BTH)"
-	case ibcmtest.ERF:
-		return "ibdump-style ERF (LINKTYPE_ERF 197, record type 21, LRH/BTH)"
-	}
-	return enc.String()
 }
 
 // ibWrite writes the packets build returns as a classic pcap of enc's link

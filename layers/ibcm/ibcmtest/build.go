@@ -38,6 +38,21 @@ var encodingNames = map[Encoding]string{RoCEv2IPv4: "rocev2-ipv4", RoCEv2IPv6: "
 
 func (e Encoding) String() string { return encodingNames[e] }
 
+var encodingDescriptions = map[Encoding]string{
+	RoCEv2IPv4: "RoCEv2 (Ethernet/IPv4/UDP 4791)",
+	RoCEv2IPv6: "RoCEv2 (Ethernet/IPv6/UDP 4791)",
+	RoCEv2VLAN: "RoCEv2 (Ethernet/802.1Q VLAN 100/IPv4/UDP 4791)",
+	RoCEv1:     "RoCEv1 (ethertype 0x8915, GRH)",
+	IBLocal:    "native InfiniBand (LINKTYPE_INFINIBAND 247, LRH/BTH)",
+	IBGlobal:   "native InfiniBand (LINKTYPE_INFINIBAND 247, LRH/GRH/BTH)",
+	ERF:        "ibdump-style ERF (LINKTYPE_ERF 197, record type 21, LRH/BTH)",
+}
+
+// Description says what the encoding's frames are made of, for the
+// descriptions of the synthetic captures: "RoCEv2 (Ethernet/IPv4/UDP
+// 4791)".
+func (e Encoding) Description() string { return encodingDescriptions[e] }
+
 // LinkType is the capture link type of the encoding.
 func (e Encoding) LinkType() layers.LinkType {
 	switch e {
