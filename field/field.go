@@ -17,6 +17,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/cmpd-dissect/cmpd-dissect/internal/enum"
 )
 
 // Kind says how a field's value is carried and displayed.
@@ -55,12 +57,7 @@ var kindNames = [...]string{
 	KindMAC: "mac", KindEUI64: "eui64", KindGroup: "group",
 }
 
-func (k Kind) String() string {
-	if int(k) < len(kindNames) && kindNames[k] != "" {
-		return kindNames[k]
-	}
-	return fmt.Sprintf("Kind(%d)", uint8(k))
-}
+func (k Kind) String() string { return enum.Name("Kind", kindNames[:], k) }
 
 // Field is the one declaration of a protocol field.
 type Field struct {

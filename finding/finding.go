@@ -6,6 +6,8 @@ package finding
 import (
 	"encoding/json"
 	"fmt"
+
+	"github.com/cmpd-dissect/cmpd-dissect/internal/enum"
 )
 
 // Severity grades a Finding.
@@ -23,12 +25,7 @@ const (
 
 var severityNames = [...]string{SeverityInfo: "info", SeverityWarning: "warning", SeverityError: "error"}
 
-func (s Severity) String() string {
-	if int(s) < len(severityNames) && severityNames[s] != "" {
-		return severityNames[s]
-	}
-	return fmt.Sprintf("Severity(%d)", uint8(s))
-}
+func (s Severity) String() string { return enum.Name("Severity", severityNames[:], s) }
 
 // MarshalText renders the severity as its lower-case name.
 func (s Severity) MarshalText() ([]byte, error) { return []byte(s.String()), nil }

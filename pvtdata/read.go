@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/cmpd-dissect/cmpd-dissect/finding"
+	"github.com/cmpd-dissect/cmpd-dissect/internal/enum"
 )
 
 // Mode selects how a receiver looks for the message in a received buffer.
@@ -31,12 +32,7 @@ var Modes = [...]Mode{ModeRFC8797, ModeDraft, ModeLinux}
 
 var modeNames = [...]string{ModeRFC8797: "rfc8797", ModeDraft: "draft", ModeLinux: "linux"}
 
-func (m Mode) String() string {
-	if m < numModes {
-		return modeNames[m]
-	}
-	return fmt.Sprintf("Mode(%d)", uint8(m))
-}
+func (m Mode) String() string { return enum.Name("Mode", modeNames[:], m) }
 
 // ParseMode parses "rfc8797", "draft" or "linux".
 func ParseMode(s string) (Mode, error) {

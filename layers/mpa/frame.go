@@ -12,6 +12,7 @@ import (
 
 	"github.com/cmpd-dissect/cmpd-dissect/field"
 	"github.com/cmpd-dissect/cmpd-dissect/finding"
+	"github.com/cmpd-dissect/cmpd-dissect/internal/enum"
 	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
 )
 
@@ -62,15 +63,9 @@ const (
 	FrameReply FrameKind = 2
 )
 
-func (k FrameKind) String() string {
-	switch k {
-	case FrameRequest:
-		return "Request"
-	case FrameReply:
-		return "Reply"
-	}
-	return fmt.Sprintf("FrameKind(%d)", uint8(k))
-}
+var frameKindNames = [...]string{FrameRequest: "Request", FrameReply: "Reply"}
+
+func (k FrameKind) String() string { return enum.Name("FrameKind", frameKindNames[:], k) }
 
 // IRDORDFormat says how IRD and ORD were found at the start of the private
 // data.
@@ -94,12 +89,7 @@ var irdordFormatNames = map[uint64]string{
 	uint64(IRDORDv2LittleEndian): "MPA v2 words little-endian (legacy quirk)",
 }
 
-func (f IRDORDFormat) String() string {
-	if s, ok := irdordFormatNames[uint64(f)]; ok {
-		return s
-	}
-	return fmt.Sprintf("IRDORDFormat(%d)", uint8(f))
-}
+func (f IRDORDFormat) String() string { return enum.NameIn("IRDORDFormat", irdordFormatNames, f) }
 
 // LittleEndian reports a legacy little-endian layout.
 func (f IRDORDFormat) LittleEndian() bool {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cmpd-dissect/cmpd-dissect/field"
 	"github.com/cmpd-dissect/cmpd-dissect/finding"
+	"github.com/cmpd-dissect/cmpd-dissect/internal/enum"
 )
 
 // Opcode is an RDMAP message opcode (RFC 5040 §4.2).
@@ -33,12 +34,7 @@ var opcodeNames = map[uint64]string{
 	uint64(OpSendSEInval): "Send with SE and Invalidate", uint64(OpTerminate): "Terminate",
 }
 
-func (o Opcode) String() string {
-	if s, ok := opcodeNames[uint64(o)]; ok {
-		return s
-	}
-	return fmt.Sprintf("Opcode(%d)", uint8(o))
-}
+func (o Opcode) String() string { return enum.NameIn("Opcode", opcodeNames, o) }
 
 // IsSend reports the four Send opcodes.
 func (o Opcode) IsSend() bool { return o >= OpSend && o <= OpSendSEInval }
