@@ -186,17 +186,37 @@ func New(cfg Config) *Analyzer {
 	return a
 }
 
-// frameFacts is what Record takes from a record's headers.
+// frameFacts is what Record takes from a record's headers: what every
+// packet's analysis reads; the rest (the sender's key, the CM message, the
+// TCP segment) is read from the headers where needed.
 type frameFacts struct {
-	ip       bool
-	src, dst hostKey
-	ecn      uint8
-	bth      *ibcm.BTH
-	aeth     *ibcm.AETH
-	reth     *ibcm.RETH
-	cm       *ibcm.CM
-	tcp      *dissect.TCP
-	iwarp    bool
+	h    *dissect.Headers
+	ip   bool
+	ecn  uint8
+	dst  hostKey
+	bth  *ibcm.BTH
+	aeth *ibcm.AETH
+	reth *ibcm.RETH
+}
+
+// source is the key of the frame's sender (the destination's, dst, is
+// made for every frame; this one only where needed).
+func (f *frameFacts) source() hostKey {
+	h := f.h
+	switch {
+	case h.IPv4 != nil:
+		return ipKey(h.IPv4.SrcIP)
+	case h.IPv6 != nil:
+		return ipKey(h.IPv6.SrcIP)
+	}
+	var k hostKey
+	if h.GRH != nil {
+		k = addrKey(h.GRH.SrcGID())
+	}
+	if h.LRH != nil {
+		k.lid = h.LRH.SLID
+	}
+	return k
 }
 
 // Record analyses one dissected frame and appends its findings to
@@ -208,20 +228,15 @@ func (a *Analyzer) Record(rec *dissect.Record) {
 	}
 	h := rec.Headers()
 	// On the stack: the analysis' steps only read it.
-	var facts frameFacts
-	f := &facts
-	f.bth, f.aeth, f.reth, f.cm, f.tcp = h.BTH, h.AETH, h.RETH, h.CM, h.TCP
+	f := frameFacts{h: h, bth: h.BTH, aeth: h.AETH, reth: h.RETH}
 	switch {
 	case h.IPv4 != nil:
-		f.ip, f.ecn = true, h.IPv4.TOS&3
-		f.src, f.dst = ipKey(h.IPv4.SrcIP), ipKey(h.IPv4.DstIP)
+		f.ip, f.ecn, f.dst = true, h.IPv4.TOS&3, ipKey(h.IPv4.DstIP)
 	case h.IPv6 != nil:
-		f.ip, f.ecn = true, h.IPv6.TrafficClass&3
-		f.src, f.dst = ipKey(h.IPv6.SrcIP), ipKey(h.IPv6.DstIP)
+		f.ip, f.ecn, f.dst = true, h.IPv6.TrafficClass&3, ipKey(h.IPv6.DstIP)
 	}
-	if f.tcp != nil {
-		f.iwarp = hasIWARP(rec.Layers)
-		a.tcpSegment(rec, f)
+	if h.TCP != nil {
+		a.tcpSegment(rec, &f, hasIWARP(rec.Layers))
 		return
 	}
 	if f.bth == nil {
@@ -229,17 +244,17 @@ func (a *Analyzer) Record(rec *dissect.Record) {
 	}
 	if !f.ip {
 		if h.GRH != nil {
-			f.src, f.dst = addrKey(h.GRH.SrcGID()), addrKey(h.GRH.DstGID())
+			f.dst = addrKey(h.GRH.DstGID())
 		}
 		if h.LRH != nil {
-			f.src.lid, f.dst.lid = h.LRH.SLID, h.LRH.DLID
+			f.dst.lid = h.LRH.DLID
 		}
 	}
-	if f.cm != nil {
-		a.cmMessage(rec, f)
+	if h.CM != nil {
+		a.cmMessage(rec, &f)
 		return
 	}
-	a.packet(rec, f)
+	a.packet(rec, &f)
 }
 
 // packet analyses one non-CM packet with a BTH. It is on every packet's
@@ -285,7 +300,7 @@ func (a *Analyzer) cnp(rec *dissect.Record, f *frameFacts) {
 		p.CNPs++
 	}
 	a.add(rec, CodeCNP, finding.SeverityInfo, "IBTA Vol 1 Annex A17.9.2",
-		"congestion notification to QP "+hexQP(b.DestQP)+" at "+f.dst.String()+" from "+f.src.String()+": the receiver of its CE-marked packets asks it to slow down")
+		"congestion notification to QP "+hexQP(b.DestQP)+" at "+f.dst.String()+" from "+f.source().String()+": the receiver of its CE-marked packets asks it to slow down")
 }
 
 // congestion counts and reports the congestion marks of a packet to q:
@@ -300,17 +315,17 @@ func (a *Analyzer) congestion(rec *dissect.Record, f *frameFacts, q *qp) {
 			p.ECNCE++
 		}
 		a.add(rec, CodeECNCE, finding.SeverityInfo, "RFC 3168 §5",
-			"IP ECN Congestion Experienced on a packet to QP "+hexQP(b.DestQP)+" at "+f.dst.String()+": a queue on the path from "+f.src.String()+" was filling")
+			"IP ECN Congestion Experienced on a packet to QP "+hexQP(b.DestQP)+" at "+f.dst.String()+": a queue on the path from "+f.source().String()+" was filling")
 	}
 	if b.FECN {
 		q.sum.FECN++
 		a.add(rec, CodeFECN, finding.SeverityInfo, "IBTA Vol 1 §9.2.1",
-			"BTH FECN set on a packet to QP "+hexQP(b.DestQP)+": congestion on the way from "+f.src.String())
+			"BTH FECN set on a packet to QP "+hexQP(b.DestQP)+": congestion on the way from "+f.source().String())
 	}
 	if b.BECN {
 		q.sum.BECN++
 		a.add(rec, CodeBECN, finding.SeverityInfo, "IBTA Vol 1 §9.2.1",
-			"BTH BECN set on a packet to QP "+hexQP(b.DestQP)+": "+f.src.String()+" reports that this QP's packets met congestion")
+			"BTH BECN set on a packet to QP "+hexQP(b.DestQP)+": "+f.source().String()+" reports that this QP's packets met congestion")
 	}
 }
 
@@ -352,7 +367,7 @@ func (a *Analyzer) request(rec *dissect.Record, f *frameFacts, q *qp) {
 //go:noinline
 func (a *Analyzer) start(q *qp, f *frameFacts, p uint32) {
 	if q.src == (hostKey{}) {
-		q.src = f.src
+		q.src = f.source()
 	}
 	if q.started {
 		return
@@ -506,7 +521,7 @@ func (a *Analyzer) nak(rec *dissect.Record, f *frameFacts, q *qp, p uint32) {
 		q.sum.RNRNAKs++
 		t := RNRTimer(ae.Value())
 		a.add(rec, CodeRNRNAK, finding.SeverityWarning, "IBTA Vol 1 §9.7.5.2.8",
-			"QP "+hexQP(b.DestQP)+" at "+f.dst.String()+" got RNR NAK for PSN "+itoa(uint64(p))+" from "+f.src.String()+
+			"QP "+hexQP(b.DestQP)+" at "+f.dst.String()+" got RNR NAK for PSN "+itoa(uint64(p))+" from "+f.source().String()+
 				": no receive buffer was posted; retry after the RNR timer "+itoa(uint64(ae.Value()))+" = "+RNRTimerText(t))
 		return
 	}
@@ -520,7 +535,7 @@ func (a *Analyzer) nak(rec *dissect.Record, f *frameFacts, q *qp, p uint32) {
 	}
 	q.sum.NAKs[code]++
 	sev := finding.SeverityError
-	msg := "QP " + hexQP(b.DestQP) + " at " + f.dst.String() + " got NAK " + NAKName(int(ae.Value())) + " (code " + itoa(uint64(ae.Value())) + ") for PSN " + itoa(uint64(p)) + " from " + f.src.String()
+	msg := "QP " + hexQP(b.DestQP) + " at " + f.dst.String() + " got NAK " + NAKName(int(ae.Value())) + " (code " + itoa(uint64(ae.Value())) + ") for PSN " + itoa(uint64(p)) + " from " + f.source().String()
 	if code == 0 {
 		sev = finding.SeverityWarning
 		msg += ": the responder expected PSN " + itoa(uint64(p)) + " and got a later one; the requester must resend from it"
@@ -553,7 +568,7 @@ func (a *Analyzer) captureLoss(rec *dissect.Record, f *frameFacts, peer *qp, p u
 	peer.gapOpen = false
 	peer.sum.CaptureLoss++
 	a.add(rec, CodeCaptureLoss, finding.SeverityInfo, "IBTA Vol 1 §9.7.5.1",
-		"ACK of PSN "+itoa(uint64(p))+" from "+f.src.String()+" covers "+psnRange(peer.gapFrom, peer.gapTo)+
+		"ACK of PSN "+itoa(uint64(p))+" from "+f.source().String()+" covers "+psnRange(peer.gapFrom, peer.gapTo)+
 			", missing before frame "+itoa(uint64(peer.gapFrame))+": the responder received them, the capture lost them (not the network)")
 }
 
@@ -572,7 +587,7 @@ func (a *Analyzer) acked(rec *dissect.Record, f *frameFacts, peer *qp, p uint32)
 	peer.sum.Missing += uint64(n)
 	peer.sum.CaptureLoss++
 	peer.ePSN, peer.eHi = (p+1)&psnMask, (p+1)&psnMask
-	msg := "requests to QP " + hexQP(peer.key.qpn) + " at " + peer.key.host.String() + ": " + f.src.String() +
+	msg := "requests to QP " + hexQP(peer.key.qpn) + " at " + peer.key.host.String() + ": " + f.source().String() +
 		" acknowledges PSN " + itoa(uint64(p)) + ", but " + psnRange(from, p) + " (" + itoa(uint64(n)) + " packet"
 	if n != 1 {
 		msg += "s"
@@ -588,10 +603,11 @@ func (a *Analyzer) acked(rec *dissect.Record, f *frameFacts, peer *qp, p uint32)
 //go:noinline
 func (a *Analyzer) findPair(qi int32, f *frameFacts, p uint32) {
 	q := &a.qps[qi]
+	src := f.source()
 	found := int32(-1)
 	for i := range a.qps {
 		c := &a.qps[i]
-		if c.pair >= 0 || c.ring == nil || c == q || c.key.host != f.src || c.src != f.dst {
+		if c.pair >= 0 || c.ring == nil || c == q || c.key.host != src || c.src != f.dst {
 			continue
 		}
 		if !c.ring[p&ringMask].holds(p) {
@@ -609,17 +625,18 @@ func (a *Analyzer) findPair(qi int32, f *frameFacts, p uint32) {
 
 // cmMessage seeds the queue pairs of a connection from its REQ and REP.
 func (a *Analyzer) cmMessage(rec *dissect.Record, f *frameFacts) {
-	cm := f.cm
+	cm := f.h.CM
+	src := f.source()
 	switch cm.AttributeID {
 	case ibcm.AttrREQ:
 		r := &cm.REQ
 		for i := range a.reqs {
-			if p := &a.reqs[i]; p.valid && p.host == f.src && p.commID == r.LocalCommID {
+			if p := &a.reqs[i]; p.valid && p.host == src && p.commID == r.LocalCommID {
 				p.qpn, p.psn, p.mtu = r.LocalQPN, r.StartingPSN, r.PathMTU
 				return
 			}
 		}
-		a.reqs[a.nextREQ] = pendingREQ{host: f.src, commID: r.LocalCommID, qpn: r.LocalQPN, psn: r.StartingPSN & psnMask, mtu: r.PathMTU, valid: true}
+		a.reqs[a.nextREQ] = pendingREQ{host: src, commID: r.LocalCommID, qpn: r.LocalQPN, psn: r.StartingPSN & psnMask, mtu: r.PathMTU, valid: true}
 		a.nextREQ = (a.nextREQ + 1) % maxPendingREQ
 	case ibcm.AttrREP:
 		r := &cm.REP
@@ -636,7 +653,7 @@ func (a *Analyzer) cmMessage(rec *dissect.Record, f *frameFacts) {
 		req.valid = false
 		ck := qpKey{f.dst, req.qpn}
 		ci := a.lookup(ck, rec)
-		si := a.lookup(qpKey{f.src, r.LocalQPN}, rec)
+		si := a.lookup(qpKey{src, r.LocalQPN}, rec)
 		if ci == si || a.qps[ci].key != ck {
 			return // the table is too small to hold both
 		}
@@ -645,14 +662,14 @@ func (a *Analyzer) cmMessage(rec *dissect.Record, f *frameFacts) {
 		// Each side names the PSN it expects to receive: the REQ's
 		// Starting PSN is the client's receive queue's, the REP's the
 		// server's (IBTA Vol 1 §12.7.21, §12.7.33; Linux's rq_psn).
-		a.seed(c, f.src, req.psn, mtu, rec.Frame)
+		a.seed(c, src, req.psn, mtu, rec.Frame)
 		a.seed(s, f.dst, r.StartingPSN&psnMask, mtu, rec.Frame)
 		c.pair, s.pair = si, ci
 		c.commID, s.commID = req.commID, r.LocalCommID
 	case ibcm.AttrDREP:
 		// The disconnection is complete: both queue pairs are gone
 		// (IBTA Vol 1 §12.9.7); what they counted is kept as a summary.
-		a.end(f.src, cm.DREP.LocalCommID)
+		a.end(src, cm.DREP.LocalCommID)
 		a.end(f.dst, cm.DREP.RemoteCommID)
 	}
 }
@@ -776,7 +793,7 @@ func (a *Analyzer) PairCounts(src, dst Host) (Pair, bool) {
 }
 
 func (a *Analyzer) pair(f *frameFacts) *Pair {
-	k := pairKey{f.src, f.dst}
+	k := pairKey{f.source(), f.dst}
 	if a.lastPair >= 0 && a.lastPairKey == k {
 		return &a.pairs[a.lastPair]
 	}

@@ -73,17 +73,18 @@ func hasIWARP(layers []field.Layer) bool {
 // seqDiff is a − b in TCP sequence space.
 func seqDiff(a, b uint32) int32 { return int32(a - b) }
 
-// tcpSegment follows one TCP segment of an iWARP stream.
-func (a *Analyzer) tcpSegment(rec *dissect.Record, f *frameFacts) {
-	t := f.tcp
+// tcpSegment follows one TCP segment of an iWARP stream (iwarp: the frame
+// has an iWARP layer).
+func (a *Analyzer) tcpSegment(rec *dissect.Record, f *frameFacts, iwarp bool) {
+	t := f.h.TCP
 	if !f.ip {
 		return
 	}
-	k := streamKey{netip.AddrPortFrom(f.src.Host().Addr, uint16(t.SrcPort)), netip.AddrPortFrom(f.dst.Host().Addr, uint16(t.DstPort))}
+	k := streamKey{netip.AddrPortFrom(f.source().Host().Addr, uint16(t.SrcPort)), netip.AddrPortFrom(f.dst.Host().Addr, uint16(t.DstPort))}
 	ts := &a.tcp
 	i, ok := ts.idx.Get(k)
 	if !ok {
-		if !f.iwarp {
+		if !iwarp {
 			return
 		}
 		if len(ts.streams) >= ts.max {
