@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/cmpd-dissect/cmpd-dissect/finding"
+	"github.com/cmpd-dissect/cmpd-dissect/internal/enum"
 	"github.com/cmpd-dissect/cmpd-dissect/layers/ibcm"
 	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
 )
@@ -36,12 +37,7 @@ var stateNames = [...]string{
 	StateDisconnected: "disconnected", StateTimedOut: "timed out",
 }
 
-func (s State) String() string {
-	if int(s) < len(stateNames) && stateNames[s] != "" {
-		return stateNames[s]
-	}
-	return fmt.Sprintf("State(%d)", uint8(s))
-}
+func (s State) String() string { return enum.Name("State", stateNames[:], s) }
 
 // MarshalText renders the state as its name.
 func (s State) MarshalText() ([]byte, error) { return []byte(s.String()), nil }

@@ -16,6 +16,8 @@ import (
 	"net/netip"
 	"strconv"
 	"time"
+
+	"github.com/cmpd-dissect/cmpd-dissect/internal/enum"
 )
 
 // Transport is the RDMA transport a connection runs over.
@@ -35,12 +37,7 @@ const (
 
 var transportNames = [...]string{TransportUnknown: "unknown", RoCEv2: "rocev2", RoCEv1: "rocev1", IB: "ib", IWARP: "iwarp"}
 
-func (t Transport) String() string {
-	if int(t) < len(transportNames) {
-		return transportNames[t]
-	}
-	return fmt.Sprintf("Transport(%d)", uint8(t))
-}
+func (t Transport) String() string { return enum.Name("Transport", transportNames[:], t) }
 
 // MarshalText renders the transport as its lower-case name.
 func (t Transport) MarshalText() ([]byte, error) { return []byte(t.String()), nil }

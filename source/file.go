@@ -10,6 +10,8 @@ import (
 	"os"
 	"sync/atomic"
 	"time"
+
+	"github.com/cmpd-dissect/cmpd-dissect/internal/enum"
 )
 
 // Format is a capture file format.
@@ -23,15 +25,9 @@ const (
 	FormatPcapNG
 )
 
-func (f Format) String() string {
-	switch f {
-	case FormatPcap:
-		return "pcap"
-	case FormatPcapNG:
-		return "pcapng"
-	}
-	return fmt.Sprintf("Format(%d)", uint8(f))
-}
+var formatNames = [...]string{FormatPcap: "pcap", FormatPcapNG: "pcapng"}
+
+func (f Format) String() string { return enum.Name("Format", formatNames[:], f) }
 
 // File magics, as the first four bytes appear in the file.
 var (
