@@ -139,6 +139,7 @@ type Capture struct {
 	// connections are written as they end (HandOff).
 	analysis *transport.Analyzer
 	linger   int
+	budget   budget
 	err      error
 }
 
@@ -159,23 +160,23 @@ func NewCapture(o Options, name string) (*Capture, error) {
 	c := &Capture{name: name, stepFindings: map[stepFinding]bool{}, linger: o.Linger}
 	c.calls.init(o.MaxCalls)
 	var err error
-	if c.conns, err = openTable[Connection](&o, TableConnections, name); err != nil {
+	if c.conns, err = openTable[Connection](&o, &c.budget, TableConnections, name); err != nil {
 		return nil, err
 	}
-	if c.findings, err = openTable[Finding](&o, TableFindings, name); err != nil {
+	if c.findings, err = openTable[Finding](&o, &c.budget, TableFindings, name); err != nil {
 		c.abort()
 		return nil, err
 	}
-	if c.rpc, err = openTable[RPC](&o, TableRPC, name); err != nil {
+	if c.rpc, err = openTable[RPC](&o, &c.budget, TableRPC, name); err != nil {
 		c.abort()
 		return nil, err
 	}
-	if c.qps, err = openTable[QueuePair](&o, TableQueuePairs, name); err != nil {
+	if c.qps, err = openTable[QueuePair](&o, &c.budget, TableQueuePairs, name); err != nil {
 		c.abort()
 		return nil, err
 	}
 	if o.Packets {
-		if c.packets, err = openTable[Packet](&o, TablePackets, name); err != nil {
+		if c.packets, err = openTable[Packet](&o, &c.budget, TablePackets, name); err != nil {
 			c.abort()
 			return nil, err
 		}

@@ -265,7 +265,8 @@ func TestExportRPCMatchesReplies(t *testing.T) {
 
 // TestExportRowGroups checks that rows are written in row groups of the
 // configured size as they come (not held to the end), zstd-compressed, a
-// new part file every partRowGroups row groups, and that exporting again
+// new part file every partColumnChunks column chunks (row groups of all
+// the columns), and that exporting again
 // replaces every part.
 func TestExportRowGroups(t *testing.T) {
 	dir := t.TempDir()
@@ -273,7 +274,8 @@ func TestExportRowGroups(t *testing.T) {
 	const groupRows = 4
 	ex := exportFile(t, Options{Format: Parquet, Dir: dir, Packets: true, RowGroupRows: groupRows}, path)
 	parts := packetParts(t, dir, path)
-	if want := (ex.frames + groupRows*partRowGroups - 1) / (groupRows * partRowGroups); len(parts) != want || want < 2 {
+	perPart := partColumnChunks / len(parquet.SchemaOf(Packet{}).Columns())
+	if want := (ex.frames + groupRows*perPart - 1) / (groupRows * perPart); len(parts) != want || want < 2 {
 		t.Fatalf("%d parts for %d rows, want %d (at least 2)", len(parts), ex.frames, want)
 	}
 	rows, groups := 0, 0
@@ -291,8 +293,8 @@ func TestExportRowGroups(t *testing.T) {
 			t.Fatal(err)
 		}
 		gs := pf.Metadata().RowGroups
-		if len(gs) > partRowGroups || i < len(parts)-1 && len(gs) != partRowGroups {
-			t.Errorf("%s: %d row groups, want %d (at most, in the last)", name, len(gs), partRowGroups)
+		if len(gs) > perPart || i < len(parts)-1 && len(gs) != perPart {
+			t.Errorf("%s: %d row groups, want %d (at most, in the last)", name, len(gs), perPart)
 		}
 		for _, g := range gs {
 			rows += int(g.NumRows)

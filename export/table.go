@@ -14,13 +14,13 @@ import (
 
 // table writes the rows of one table of one capture under
 // DIR/TABLE/capture=NAME/, as they come. Parquet goes in row groups of
-// rowGroupRows rows or maxGroupBytes (a row group is encoded, compressed
-// and written when full, so memory holds at most one row group per table)
-// and, every partRowGroups row groups, on to a new file (part-0.parquet,
-// part-1 …): a Parquet writer keeps the metadata of every row group it
-// wrote (column chunks, page indexes) until the footer, and would grow
-// with the packets in one file. NDJSON has no footer: one file,
-// part-0.ndjson, a line pair per row.
+// rowGroupRows rows, or fewer when the capture's tables together hold
+// groupBudget (a row group is encoded, compressed and written when it
+// ends), and, every partColumnChunks column chunks, on to a new file
+// (part-0.parquet, part-1 …): a Parquet writer keeps the metadata of every
+// row group it wrote (column chunks, page indexes) until the footer, and
+// would grow with the packets in one file. NDJSON has no footer: one
+// file, part-0.ndjson, a line pair per row.
 type table[T any] struct {
 	name  string
 	dir   string
@@ -38,35 +38,83 @@ type table[T any] struct {
 	// part is the number of the file being written, groups its row
 	// groups written, groupRows the rows of the row group being filled
 	// (handed to pq or in batch) and groupStart pq's Size when that row
-	// group began (Parquet).
+	// group began (Parquet). partGroups is how many row groups a part
+	// holds (partColumnChunks over the table's columns).
 	part       int
 	groups     int
 	groupRows  int
 	groupStart int64
+	partGroups int
+	// budget is shared with the capture's other tables, groupHeld the
+	// estimate of the row group being filled it was last told.
+	budget    *budget
+	groupHeld int64
 }
+
+func (t *table[T]) held() int64 { return t.groupHeld }
 
 // batchRows is how many rows are gathered before they are handed to the
 // Parquet writer (one call per row costs a reflection walk each).
 const batchRows = 256
 
-// maxGroupBytes ends a row group before its rows are RowGroupRows when the
-// writer's estimate of its size (the values before compression) reaches
-// it: the rows of the connections table are wide, and a row group of them
-// would otherwise grow with the connections of a capture up to
-// RowGroupRows.
-const maxGroupBytes = 1 << 20
+// groupBudget is what the row groups being filled of all the tables of a
+// capture may hold together (the writers' estimate: values not yet in a
+// page, and pages): when they reach it, the table holding the most ends
+// its row group. The memory of the export is then bounded from its first
+// rows by one figure, however the rows fall among the tables; a table
+// with a row in every few packets (packets, rpc) ends its row groups
+// often, one with a row in thousands (connections, findings) keeps its
+// rows until it holds the most, instead of each having a cap of its own
+// that a sparse table reaches only after millions of packets.
+const groupBudget = 1 << 20
 
-// partRowGroups is how many row groups a Parquet file holds before the
-// table goes on to the next part. The writer keeps about 70 KB of metadata
-// per row group of the packets table until the file is closed (2M packets
-// in one file: 4 MB); 16 row groups of the default size are 512k rows.
-const partRowGroups = 16
+// budget is the groupBudget shared by the tables of a capture.
+type budget struct {
+	used   int64
+	tables []budgeted
+}
+
+// budgeted is a table as the budget sees it.
+type budgeted interface {
+	// held is the writer's estimate of the row group being filled.
+	held() int64
+	endGroup() error
+}
+
+// spend takes delta more bytes and, while the tables hold more than
+// groupBudget, ends the row group of the one holding the most.
+func (b *budget) spend(delta int64) error {
+	b.used += delta
+	for b.used >= groupBudget {
+		var most budgeted
+		for _, t := range b.tables {
+			if most == nil || t.held() > most.held() {
+				most = t
+			}
+		}
+		if most == nil || most.held() == 0 {
+			return nil
+		}
+		if err := most.endGroup(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// partColumnChunks is how many column chunks (row groups times the
+// table's columns) a Parquet file holds before the table goes on to the
+// next part: the writer keeps the metadata of each column chunk it wrote
+// (statistics, column and offset index) until the footer, so a part of a
+// wide table (connections: 85 columns) ends after fewer row groups than
+// one of a narrow one (findings: 10).
+const partColumnChunks = 256
 
 // partFile matches the files of a table of one capture, all of them
 // replaced by a new export of the capture.
 var partFile = regexp.MustCompile(`^part-[0-9]+\.(parquet|ndjson)$`)
 
-func openTable[T any](o *Options, name, capture string) (*table[T], error) {
+func openTable[T any](o *Options, b *budget, name, capture string) (*table[T], error) {
 	dir := filepath.Join(o.Dir, name, "capture="+capture)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
@@ -83,9 +131,12 @@ func openTable[T any](o *Options, name, capture string) (*table[T], error) {
 			}
 		}
 	}
-	t := &table[T]{name: name, dir: dir, o: o}
+	t := &table[T]{name: name, dir: dir, o: o, budget: b}
 	if err := t.openPart(); err != nil {
 		return nil, err
+	}
+	if o.Format == Parquet {
+		b.tables = append(b.tables, t)
 	}
 	return t, nil
 }
@@ -106,15 +157,20 @@ func (t *table[T]) openPart() error {
 	t.groups, t.groupRows, t.groupStart = 0, 0, 0
 	switch o.Format {
 	case Parquet:
+		if t.pq != nil {
+			// The next part: the writer, its column buffers and the
+			// room of its metadata serve again.
+			t.pq.Reset(f)
+			break
+		}
 		// Row groups are ended by write (endGroup), not by the writer.
 		t.pq = parquet.NewGenericWriter[T](f,
 			parquet.Compression(&parquet.Zstd),
 			parquet.PageBufferSize(pageBufferSize),
 			parquet.CreatedBy("cmpd-dissect", o.CreatedBy, ""),
 			parquet.KeyValueMetadata("cmpd-dissect.schema_version", fmt.Sprint(SchemaVersion)))
-		if t.batch == nil {
-			t.batch = make([]T, 0, batchRows)
-		}
+		t.batch = make([]T, 0, batchRows)
+		t.partGroups = max(1, partColumnChunks/len(t.pq.Schema().Columns()))
 	case NDJSON:
 		t.js = bufio.NewWriterSize(f, 64<<10)
 		t.enc = json.NewEncoder(t.js)
@@ -146,10 +202,10 @@ func (t *table[T]) write(row T) error {
 		if err := t.flushBatch(); err != nil {
 			return err
 		}
-		if t.pq.Size()-t.groupStart >= maxGroupBytes {
-			return t.endGroup()
-		}
-		return nil
+		held := t.pq.Size() - t.groupStart
+		delta := held - t.groupHeld
+		t.groupHeld = held
+		return t.budget.spend(delta)
 	}
 	if _, err := t.js.Write(t.action); err != nil {
 		return err
@@ -181,7 +237,9 @@ func (t *table[T]) endGroup() error {
 	}
 	t.groups++
 	t.groupRows, t.groupStart = 0, t.pq.Size()
-	if t.groups == partRowGroups {
+	t.budget.used -= t.groupHeld
+	t.groupHeld = 0
+	if t.groups == t.partGroups {
 		return t.close()
 	}
 	return nil

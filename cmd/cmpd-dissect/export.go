@@ -35,7 +35,7 @@ DuckDB, Spark, Trino or Polars read, laid out Hive-style, one directory per capt
 
 NAME is the capture file's base name (characters other than letters, digits and "._+-" become
 "_"); exporting a capture again replaces its files. Parquet files are zstd-compressed, written in
-row groups as the capture is read, a new file (part-1, part-2 …) every 16 row groups, and a
+row groups as the capture is read, a new file (part-1, part-2 …) every few row groups, and a
 connection is written once it is over (memory stays flat however many packets and connections;
 rows come in no fixed order: sort by the key columns); every row has a schema_version column. --format ndjson writes
 the same tables as part-0.ndjson, in the form Elasticsearch's bulk API takes: an action line
