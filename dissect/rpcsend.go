@@ -111,7 +111,9 @@ func (st *rpcSends) message(rec *Record) *rpcrdma.Message {
 // rpcrdma, rpc and nfs layers to rec and the findings of those layers
 // (Frame set; Offset from the start of the frame, or -1 when the Send was
 // reassembled). The Dissector must not collect these layers' findings
-// again.
+// again. What only some Sends need (chunks, RDMA_NOMSG and RDMA_ERROR, an
+// error) is done by functions of its own: the code every Send runs stays
+// short.
 func (st *rpcSends) decodeSend(rec *Record, payload []byte, info SendInfo) {
 	m := st.message(rec)
 	conn := connHash(rec)
@@ -121,14 +123,40 @@ func (st *rpcSends) decodeSend(rec *Record, payload []byte, info SendInfo) {
 	err := m.Decode(payload, &st.calls)
 	h := &m.Header
 	chunk := false
-	if err == nil && m.HasRPC && m.RPC.MsgType == rpcrdma.MsgCall && h.SegmentCount() > 0 {
-		// A call sent again keeps its chunks when it advertises the same.
-		if old := st.calls.chunkOf(h.XID); old == 0 || !st.chunks.same(old, conn, h) {
-			st.chunks.forget(old, conn, h.XID)
-			st.calls.setChunk(h.XID, st.chunks.advertise(conn, info.path, info.setup, info.qp.DestQP, h.XID, h, false))
+	if m.HasRPC {
+		if err == nil && m.RPC.MsgType == rpcrdma.MsgCall && h.SegmentCount() > 0 {
+			st.advertise(conn, h, &info)
 		}
+	} else if m.HasHeader && h.Known() && (h.Proc == rpcrdma.ProcNoMsg || h.Proc == rpcrdma.ProcError) {
+		chunk, err = st.noMsg(conn, m, &info, err)
 	}
-	if err == nil && m.HasHeader && h.Known() && h.Proc == rpcrdma.ProcNoMsg && h.HasReply {
+	if st.calls.answered.ok {
+		st.settle(rec, conn, m, &info)
+	}
+	base := -1
+	if info.FirstFrame == info.LastFrame {
+		base = frameOffset(rec.Data, payload)
+	}
+	st.add(rec, m, base, chunk, err)
+}
+
+// advertise remembers the chunks of the call just decoded (m.Header h)
+// with the call. A call sent again keeps its chunks when it advertises the
+// same.
+func (st *rpcSends) advertise(conn uint64, h *rpcrdma.Header, info *SendInfo) {
+	if old := st.calls.chunkOf(h.XID); old == 0 || !st.chunks.same(old, conn, h) {
+		st.chunks.forget(old, conn, h.XID)
+		st.calls.setChunk(h.XID, st.chunks.advertise(conn, info.path, info.setup, info.qp.DestQP, h.XID, h, false))
+	}
+}
+
+// noMsg handles what an RDMA_NOMSG or RDMA_ERROR Send (known version, no
+// RPC message in the Send) needs beyond decoding: a reply decoded from its
+// reply chunk, the call it answers, a call in a chunk advertised. It
+// returns whether the RPC message came from a chunk, and the decode error.
+func (st *rpcSends) noMsg(conn uint64, m *rpcrdma.Message, info *SendInfo, err error) (chunk bool, _ error) {
+	h := &m.Header
+	if err == nil && h.Proc == rpcrdma.ProcNoMsg && h.HasReply {
 		// The reply went by RDMA Write into the reply chunk (RFC 8166
 		// §3.5.3): decoded from what the Writes put there.
 		if head := st.calls.chunkOf(h.XID); head != 0 {
@@ -138,15 +166,15 @@ func (st *rpcSends) decodeSend(rec *Record, payload []byte, info SendInfo) {
 			}
 		}
 	}
-	if m.HasHeader && !m.HasRPC && h.Known() && (h.Proc == rpcrdma.ProcNoMsg || h.Proc == rpcrdma.ProcError) {
+	if !m.HasRPC {
 		// RDMA_NOMSG without an RPC message in the Send: the responder's
 		// reply went by RDMA Write into the reply chunk (RFC 8166 §3.5.3,
-		// §4.2.4), or the requester's call is in a position-zero Read chunk;
-		// RDMA_ERROR answers a call. Either way the transport header's xid
-		// is the RPC's: an outstanding call with this xid on the connection
-		// is answered (a requester does not send a new call with the xid of
-		// one it is still waiting for), and no longer kept for naming a
-		// reply.
+		// §4.2.4), or the requester's call is in a position-zero Read
+		// chunk; RDMA_ERROR answers a call. Either way the transport
+		// header's xid is the RPC's: an outstanding call with this xid on
+		// the connection is answered (a requester does not send a new call
+		// with the xid of one it is still waiting for), and no longer kept
+		// for naming a reply.
 		h.Answers = st.calls.answeredBy(h.XID)
 		if h.Answers.Frame == 0 && h.Proc == rpcrdma.ProcNoMsg && len(h.Reads) > 0 && h.Reads[0].Position == 0 {
 			// A requester's call in a position-zero Read chunk: decoded
@@ -155,38 +183,52 @@ func (st *rpcSends) decodeSend(rec *Record, payload []byte, info SendInfo) {
 			st.chunks.advertise(conn, info.path, info.setup, info.qp.DestQP, h.XID, h, true)
 		}
 	}
-	if a := st.calls.answered; a.ok {
-		if !st.chunks.settle(rec, a.chunk, conn, a.xid, m) && h.Proc == rpcrdma.ProcMsg {
-			st.checkInline(rec, a.xid, info)
-		}
-	}
+	return chunk, err
+}
 
-	base := -1
-	if info.FirstFrame == info.LastFrame {
-		base = frameOffset(rec.Data, payload)
+// settle checks the chunks of the call the message m answered against
+// it, and a reply Send's length when the call offered no reply chunk.
+func (st *rpcSends) settle(rec *Record, conn uint64, m *rpcrdma.Message, info *SendInfo) {
+	a := st.calls.answered
+	if !st.chunks.settle(rec, a.chunk, conn, a.xid, m) && m.Header.Proc == rpcrdma.ProcMsg {
+		st.checkInline(rec, a.xid, info)
 	}
-	st.add(rec, m, base, chunk, err)
 }
 
 // add appends m's layers and findings to rec: the header at frame offset
 // base (-1: not in the frame), the RPC message after it unless it came in
 // a chunk.
 func (st *rpcSends) add(rec *Record, m *rpcrdma.Message, base int, chunk bool, err error) {
-	at := func(rel int) int {
-		if base < 0 || chunk {
-			return -1
-		}
-		return base + rel
-	}
 	if m.HasHeader {
 		rec.Add(&m.Header, base)
 	}
+	at := base
+	if chunk {
+		// Offsets in the reassembled message are not the frame's.
+		at = -1
+	}
 	if m.HasRPC {
-		rec.Add(&m.RPC, at(m.RPCOffset))
+		rec.Add(&m.RPC, offsetAt(at, m.RPCOffset))
 	}
 	if m.HasNFS {
-		rec.Add(&m.NFS, at(m.NFSOffset()))
+		rec.Add(&m.NFS, offsetAt(at, m.NFSOffset()))
 	}
+	if err != nil || m.HasFindings() {
+		st.addFindings(rec, m, at, err)
+	}
+}
+
+// offsetAt is the frame offset rel octets after base (-1: none).
+func offsetAt(base, rel int) int {
+	if base < 0 {
+		return -1
+	}
+	return base + rel
+}
+
+// addFindings appends the findings of m's layers and of the decode error
+// err, for the message at frame offset base (-1: not in the frame).
+func (st *rpcSends) addFindings(rec *Record, m *rpcrdma.Message, base int, err error) {
 	first := len(rec.Findings)
 	rec.Findings = m.AppendFindings(rec.Findings)
 	if err != nil {
@@ -196,10 +238,6 @@ func (st *rpcSends) add(rec *Record, m *rpcrdma.Message, base int, chunk bool, e
 			rec.Findings = append(rec.Findings, finding.Finding{Code: CodeMalformed, Severity: finding.SeverityError,
 				Message: err.Error(), Layer: "rpcrdma", Offset: -1})
 		}
-	}
-	if chunk {
-		// Offsets in the reassembled message are not the frame's.
-		base = -1
 	}
 	rec.placeFindings(first, base)
 }
@@ -226,7 +264,7 @@ func (st *rpcSends) chunkCall(rec *Record, conn uint64, xid uint32, head int, bo
 // checkInline raises CodeReplyChunkMissing for a reply Send (to call
 // xid, which offered no reply chunk) longer than the requester's inline
 // threshold.
-func (st *rpcSends) checkInline(rec *Record, xid uint32, info SendInfo) {
+func (st *rpcSends) checkInline(rec *Record, xid uint32, info *SendInfo) {
 	limit, sev, how := info.inline, finding.SeverityError, "its Receive size (RFC 8797) is"
 	if limit == 0 {
 		limit, sev, how = defaultInline, finding.SeverityWarning, "the connection's setup was not captured; RFC 8166's default inline threshold is"

@@ -302,10 +302,6 @@ func (p *pool[T]) get() *T {
 }
 
 func (u *ulpSends) decodeSend(rec *Record, payload []byte, info SendInfo) {
-	if u.frame != rec.Frame {
-		u.frame = rec.Frame
-		u.payloads.used, u.smbd.used, u.iser.used, u.nvme.used, u.ipoib.used = 0, 0, 0, 0, 0
-	}
 	s, known := &info.service, info.serviceKnown
 	if !known && info.hasQP {
 		if qs, ok := u.services.lookup(&info.qp); ok {
@@ -315,19 +311,27 @@ func (u *ulpSends) decodeSend(rec *Record, payload []byte, info SendInfo) {
 			info.path, info.setup, info.inline = s.peer, true, s.inline
 		}
 	}
+	if known && s.kind == ulp.KindRPCRDMA || !known && u.scratch.Plausible(payload) {
+		u.rpc.decodeSend(rec, payload, info)
+		return
+	}
+	u.decodeOther(rec, payload, &info, s, known)
+}
+
+// decodeOther decodes a Send that is not RPC-over-RDMA: by the layer of
+// its connection's ULP, else as a payload. Out of decodeSend, whose RPC
+// path is most Sends: that path's code stays short.
+func (u *ulpSends) decodeOther(rec *Record, payload []byte, info *SendInfo, s *service, known bool) {
+	if u.frame != rec.Frame {
+		u.frame = rec.Frame
+		u.payloads.used, u.smbd.used, u.iser.used, u.nvme.used, u.ipoib.used = 0, 0, 0, 0, 0
+	}
 	if !known {
-		if u.scratch.Plausible(payload) {
-			u.rpc.decodeSend(rec, payload, info)
-			return
-		}
 		u.addPayload(rec, payload, info, "")
 		return
 	}
 	var l ulpLayer
 	switch s.kind {
-	case ulp.KindRPCRDMA:
-		u.rpc.decodeSend(rec, payload, info)
-		return
 	case ulp.KindSMBDirect:
 		l = u.smbd.get()
 	case ulp.KindISER:
@@ -359,7 +363,7 @@ type ulpLayer interface {
 	DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error
 }
 
-func (u *ulpSends) addPayload(rec *Record, payload []byte, info SendInfo, name string) {
+func (u *ulpSends) addPayload(rec *Record, payload []byte, info *SendInfo, name string) {
 	p := u.payloads.get()
 	p.DecodeFromBytes(payload, gopacket.NilDecodeFeedback)
 	p.Service = name
@@ -368,7 +372,7 @@ func (u *ulpSends) addPayload(rec *Record, payload []byte, info SendInfo, name s
 
 // sendBase is the frame offset of a Send's payload, -1 when it was
 // reassembled or does not lie in the frame.
-func sendBase(rec *Record, payload []byte, info SendInfo) int {
+func sendBase(rec *Record, payload []byte, info *SendInfo) int {
 	if info.FirstFrame != info.LastFrame {
 		return -1
 	}

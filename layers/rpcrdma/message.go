@@ -135,6 +135,11 @@ func (m *Message) Layers(dst []field.Layer) []field.Layer {
 	return dst
 }
 
+// HasFindings reports whether AppendFindings appends any.
+func (m *Message) HasFindings() bool {
+	return m.HasHeader && m.Header.notes.n > 0 || m.xidMismatch || m.HasRPC && m.RPC.notes.n > 0 || m.HasNFS && m.NFS.notes.n > 0
+}
+
 // AppendFindings appends the findings of every decoded layer and the
 // xid check, Offsets relative to the start of the payload.
 func (m *Message) AppendFindings(dst []finding.Finding) []finding.Finding {
