@@ -831,7 +831,9 @@ func (h *iwarpHalf) path() uint32 {
 // stream's MPA frames named.
 func (h *iwarpHalf) deliver(info SendInfo, payload []byte) {
 	w := h.s.w
-	info.service, info.serviceKnown = h.s.svc, h.s.svcKnown
+	if h.s.svcKnown {
+		info.service = &h.s.svc
+	}
 	info.path, info.setup, info.inline = h.path(), h.s.reqSeen, h.s.inline
 	w.stats.Sends++
 	w.sends.decodeSend(w.rec, payload, info)

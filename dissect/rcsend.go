@@ -74,7 +74,7 @@ func (d *Dissector) sendOn(r *Record, bth *ibcm.BTH, invRKey uint32, payload []b
 	switch bth.OpCode {
 	case ibcm.OpRCSendOnly, ibcm.OpRCSendOnlyImm, ibcm.OpRCSendOnlyInv:
 		info := SendInfo{Transport: "ib", FirstFrame: r.Frame, LastFrame: r.Frame, Length: len(payload),
-			qp: QPKeyOf(r, bth.DestQP), hasQP: true}
+			qp: d.sends.keyOf(r, bth.DestQP)}
 		if bth.OpCode == ibcm.OpRCSendOnlyInv {
 			info.Invalidate, info.InvalidateSTag = true, invRKey
 		}
@@ -300,7 +300,7 @@ func (s *RCSends) Packet(rec *Record, key QPKey, op ibcm.Opcode, psn, invRKey ui
 		q.hasDone, q.doneFirst, q.doneLast = true, psn, psn
 		s.stats.Sends++
 		s.sends.decodeSend(rec, payload, SendInfo{Transport: "ib", FirstFrame: rec.Frame, LastFrame: rec.Frame,
-			Invalidate: op == ibcm.OpRCSendOnlyInv, InvalidateSTag: invRKey, Length: len(payload), qp: key, hasQP: true})
+			Invalidate: op == ibcm.OpRCSendOnlyInv, InvalidateSTag: invRKey, Length: len(payload), qp: &q.key})
 		return
 	case ibcm.OpRCSendFirst:
 		s.stats.Packets++
@@ -333,9 +333,7 @@ func (s *RCSends) Packet(rec *Record, key QPKey, op ibcm.Opcode, psn, invRKey ui
 			s.stats.Duplicates++
 		case q.dropping:
 		default:
-			addFinding(rec, CodeSendOrphan, finding.SeverityInfo, fmt.Sprintf(
-				"%s PSN %d on QP 0x%06x without its SEND_FIRST (the capture starts inside the Send)", op, psn, key.DestQP))
-			q.dropping = true
+			sendOrphan(rec, q, op, psn)
 		}
 		return
 	}
@@ -344,17 +342,7 @@ func (s *RCSends) Packet(rec *Record, key QPKey, op ibcm.Opcode, psn, invRKey ui
 		s.stats.Duplicates++ // retransmitted packet already placed
 		return
 	case d > 0:
-		// Out of sequence: the responder discards it and NAKs, and the
-		// requester goes back to the missing PSN, so wait for that. If the
-		// capture lost the packet, the Send stays partial and is reported
-		// incomplete.
-		if !q.gapSeen {
-			q.gapSeen = true
-			addFinding(rec, CodeSendGap, finding.SeverityInfo, fmt.Sprintf(
-				"QP 0x%06x: %s PSN %d, expected PSN %d (Send begun in frame %d): out of sequence, ignored as the responder does; waiting for the retransmission",
-				key.DestQP, op, psn, q.next, q.firstFrame))
-		}
-		s.stats.OutOfSequence++
+		s.outOfSequence(rec, q, op, psn)
 		return
 	}
 	q.next = (psn + 1) & 0xffffff
@@ -369,13 +357,51 @@ func (s *RCSends) Packet(rec *Record, key QPKey, op ibcm.Opcode, psn, invRKey ui
 	s.stats.Sends++
 	s.buffered -= len(q.buf)
 	s.sends.decodeSend(rec, q.buf, SendInfo{Transport: "ib", FirstFrame: q.firstFrame, LastFrame: rec.Frame,
-		Invalidate: op == ibcm.OpRCSendLastInv, InvalidateSTag: invRKey, Length: len(q.buf), qp: key, hasQP: true})
+		Invalidate: op == ibcm.OpRCSendLastInv, InvalidateSTag: invRKey, Length: len(q.buf), qp: &q.key})
 	s.release(q)
+}
+
+// sendOrphan notes a SEND_MIDDLE or SEND_LAST (op, psn) on q, which has no
+// Send in progress and was not dropping one: the capture began inside the
+// Send. The rest of it is dropped. (Out of Packet, as the other findings:
+// rare, and long.)
+func sendOrphan(rec *Record, q *rcQP, op ibcm.Opcode, psn uint32) {
+	addFinding(rec, CodeSendOrphan, finding.SeverityInfo, fmt.Sprintf(
+		"%s PSN %d on QP 0x%06x without its SEND_FIRST (the capture starts inside the Send)", op, psn, q.key.DestQP))
+	q.dropping = true
+}
+
+// outOfSequence takes a packet (op, psn) of q's Send ahead of the PSN
+// expected. The responder discards it and NAKs, and the requester goes
+// back to the missing PSN, so wait for that. If the capture lost the
+// packet, the Send stays partial and is reported incomplete.
+func (s *RCSends) outOfSequence(rec *Record, q *rcQP, op ibcm.Opcode, psn uint32) {
+	if !q.gapSeen {
+		q.gapSeen = true
+		addFinding(rec, CodeSendGap, finding.SeverityInfo, fmt.Sprintf(
+			"QP 0x%06x: %s PSN %d, expected PSN %d (Send begun in frame %d): out of sequence, ignored as the responder does; waiting for the retransmission",
+			q.key.DestQP, op, psn, q.next, q.firstFrame))
+	}
+	s.stats.OutOfSequence++
 }
 
 // add appends payload to q's Send within the limits; false when the Send
 // was dropped.
 func (s *RCSends) add(rec *Record, q *rcQP, payload []byte) bool {
+	if (len(q.buf)+len(payload) > s.cfg.MaxSendBytes || s.buffered+len(payload) > s.cfg.MaxSendBufferBytes) && !s.makeRoom(rec, q, payload) {
+		return false
+	}
+	s.grow(q, len(payload))
+	q.buf = append(q.buf, payload...)
+	s.buffered += len(payload)
+	return true
+}
+
+// makeRoom keeps the limits for payload, more octets of q's Send: false
+// when that Send is dropped (it would pass MaxSendBytes, or the other
+// partial Sends cannot make room in MaxSendBufferBytes); to make room, the
+// partial Sends used least recently are dropped.
+func (s *RCSends) makeRoom(rec *Record, q *rcQP, payload []byte) bool {
 	if len(q.buf)+len(payload) > s.cfg.MaxSendBytes {
 		addFinding(rec, CodeSendLimit, finding.SeverityWarning, fmt.Sprintf(
 			"QP 0x%06x: the Send begun in frame %d exceeds the reassembly limit of %d octets; it is not decoded",
@@ -400,9 +426,6 @@ func (s *RCSends) add(rec *Record, q *rcQP, payload []byte) bool {
 		s.abort(oldest)
 		oldest.dropping = true
 	}
-	s.grow(q, len(payload))
-	q.buf = append(q.buf, payload...)
-	s.buffered += len(payload)
 	return true
 }
 
@@ -416,9 +439,14 @@ func (s *RCSends) oldestActive(except *rcQP) *rcQP {
 }
 
 func (s *RCSends) incomplete(rec *Record, q *rcQP, what string) {
-	if !q.active {
-		return
+	if q.active {
+		s.dropIncomplete(rec, q, what)
 	}
+}
+
+// dropIncomplete reports the Send in progress on q incomplete (what came
+// before its SEND_LAST) and drops it.
+func (s *RCSends) dropIncomplete(rec *Record, q *rcQP, what string) {
 	addFinding(rec, CodeSendIncomplete, finding.SeverityWarning, fmt.Sprintf(
 		"QP 0x%06x: %s arrived before the SEND_LAST of the Send begun in frame %d (PSN %d, %d octets so far); that Send is not decoded",
 		q.key.DestQP, what, q.firstFrame, q.first, len(q.buf)))

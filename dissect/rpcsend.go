@@ -54,12 +54,19 @@ type SendInfo struct {
 	inline int
 
 	// The connection, for picking the ULP decoder (ulpSends): an IB QP
-	// (qp, hasQP), or what an iWARP stream's MPA request said (service,
-	// serviceKnown).
-	qp           QPKey
-	hasQP        bool
-	service      service
-	serviceKnown bool
+	// (qp), or what an iWARP stream's MPA request said (service); nil when
+	// not known. Pointers to where the reassembly keeps them, not copies:
+	// a SendInfo is handed on by value, per Send.
+	qp      *QPKey
+	service *service
+}
+
+// destQP is the QPN of the IB QP the Send went to, 0 when none (iWARP).
+func (info *SendInfo) destQP() uint32 {
+	if info.qp == nil {
+		return 0
+	}
+	return info.qp.DestQP
 }
 
 // sendDecoder decodes complete Send payloads into layers appended to rec.
@@ -146,7 +153,7 @@ func (st *rpcSends) decodeSend(rec *Record, payload []byte, info SendInfo) {
 func (st *rpcSends) advertise(conn uint64, h *rpcrdma.Header, info *SendInfo) {
 	if old := st.calls.chunkOf(h.XID); old == 0 || !st.chunks.same(old, conn, h) {
 		st.chunks.forget(old, conn, h.XID)
-		st.calls.setChunk(h.XID, st.chunks.advertise(conn, info.path, info.setup, info.qp.DestQP, h.XID, h, false))
+		st.calls.setChunk(h.XID, st.chunks.advertise(conn, info.path, info.setup, info.destQP(), h.XID, h, false))
 	}
 }
 
@@ -180,7 +187,7 @@ func (st *rpcSends) noMsg(conn uint64, m *rpcrdma.Message, info *SendInfo, err e
 			// A requester's call in a position-zero Read chunk: decoded
 			// once the responder has read it (chunkCall); its chunks await
 			// the reply.
-			st.chunks.advertise(conn, info.path, info.setup, info.qp.DestQP, h.XID, h, true)
+			st.chunks.advertise(conn, info.path, info.setup, info.destQP(), h.XID, h, true)
 		}
 	}
 	return chunk, err

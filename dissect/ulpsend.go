@@ -257,6 +257,7 @@ type ulpSends struct {
 	rpc      *rpcSends
 	services serviceTable
 	scratch  rpcrdma.Header // for the RPC-over-RDMA test
+	key      QPKey          // keyOf's
 
 	// Layers handed out for the current frame (the Record keeps them
 	// until the next one).
@@ -302,31 +303,38 @@ func (p *pool[T]) get() *T {
 }
 
 func (u *ulpSends) decodeSend(rec *Record, payload []byte, info SendInfo) {
-	s, known := &info.service, info.serviceKnown
-	if !known && info.hasQP {
-		if qs, ok := u.services.lookup(&info.qp); ok {
+	s := info.service
+	if s == nil && info.qp != nil {
+		if qs, ok := u.services.lookup(info.qp); ok {
 			// A call to this QP has its chunks moved on the peer's; a
 			// reply to it is bounded by its own Receive size.
-			s, known = qs, true
+			s = qs
 			info.path, info.setup, info.inline = s.peer, true, s.inline
 		}
 	}
-	if known && s.kind == ulp.KindRPCRDMA || !known && u.scratch.Plausible(payload) {
+	if s != nil && s.kind == ulp.KindRPCRDMA || s == nil && u.scratch.Plausible(payload) {
 		u.rpc.decodeSend(rec, payload, info)
 		return
 	}
-	u.decodeOther(rec, payload, &info, s, known)
+	u.decodeOther(rec, payload, &info, s)
+}
+
+// keyOf is the key of the QP of rec's single-packet Send (SEND_ONLY),
+// kept in u for the SendInfo to point to until the next.
+func (u *ulpSends) keyOf(rec *Record, destQP uint32) *QPKey {
+	u.key = QPKeyOf(rec, destQP)
+	return &u.key
 }
 
 // decodeOther decodes a Send that is not RPC-over-RDMA: by the layer of
 // its connection's ULP, else as a payload. Out of decodeSend, whose RPC
 // path is most Sends: that path's code stays short.
-func (u *ulpSends) decodeOther(rec *Record, payload []byte, info *SendInfo, s *service, known bool) {
+func (u *ulpSends) decodeOther(rec *Record, payload []byte, info *SendInfo, s *service) {
 	if u.frame != rec.Frame {
 		u.frame = rec.Frame
 		u.payloads.used, u.smbd.used, u.iser.used, u.nvme.used, u.ipoib.used = 0, 0, 0, 0, 0
 	}
-	if !known {
+	if s == nil {
 		u.addPayload(rec, payload, info, "")
 		return
 	}
