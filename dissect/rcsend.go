@@ -74,7 +74,7 @@ func (d *Dissector) sendOn(r *Record, bth *ibcm.BTH, invRKey uint32, payload []b
 	switch bth.OpCode {
 	case ibcm.OpRCSendOnly, ibcm.OpRCSendOnlyImm, ibcm.OpRCSendOnlyInv:
 		info := SendInfo{Transport: "ib", FirstFrame: r.Frame, LastFrame: r.Frame, Length: len(payload),
-			qp: d.sends.keyOf(r, bth.DestQP)}
+			qp: d.sends.qpOf(r, bth.DestQP)}
 		if bth.OpCode == ibcm.OpRCSendOnlyInv {
 			info.Invalidate, info.InvalidateSTag = true, invRKey
 		}
@@ -99,6 +99,7 @@ type RCSendStats struct {
 // rcQP is the reassembly state of one QP.
 type rcQP struct {
 	key        QPKey
+	end        qpEnd  // the QP as the service table keys it (its Sends' SendInfo.qp)
 	active     bool   // a Send is being reassembled
 	dropping   bool   // the rest of a broken Send is ignored until FIRST/ONLY
 	gapSeen    bool   // an out-of-sequence packet was reported for this Send
@@ -171,7 +172,7 @@ func (s *RCSends) qp(rec *Record, key QPKey) *rcQP {
 			if len(s.qps) >= s.cfg.MaxQPs {
 				s.evictLRU(rec)
 			}
-			q = &rcQP{key: key}
+			q = &rcQP{key: key, end: qpEnd{key.Net.Dst(), key.DestQP}}
 			s.qps[key] = q
 			s.pushNewest(q)
 		}
@@ -300,7 +301,7 @@ func (s *RCSends) Packet(rec *Record, key QPKey, op ibcm.Opcode, psn, invRKey ui
 		q.hasDone, q.doneFirst, q.doneLast = true, psn, psn
 		s.stats.Sends++
 		s.sends.decodeSend(rec, payload, SendInfo{Transport: "ib", FirstFrame: rec.Frame, LastFrame: rec.Frame,
-			Invalidate: op == ibcm.OpRCSendOnlyInv, InvalidateSTag: invRKey, Length: len(payload), qp: &q.key})
+			Invalidate: op == ibcm.OpRCSendOnlyInv, InvalidateSTag: invRKey, Length: len(payload), qp: &q.end})
 		return
 	case ibcm.OpRCSendFirst:
 		s.stats.Packets++
@@ -357,7 +358,7 @@ func (s *RCSends) Packet(rec *Record, key QPKey, op ibcm.Opcode, psn, invRKey ui
 	s.stats.Sends++
 	s.buffered -= len(q.buf)
 	s.sends.decodeSend(rec, q.buf, SendInfo{Transport: "ib", FirstFrame: q.firstFrame, LastFrame: rec.Frame,
-		Invalidate: op == ibcm.OpRCSendLastInv, InvalidateSTag: invRKey, Length: len(q.buf), qp: &q.key})
+		Invalidate: op == ibcm.OpRCSendLastInv, InvalidateSTag: invRKey, Length: len(q.buf), qp: &q.end})
 	s.release(q)
 }
 

@@ -54,10 +54,11 @@ type SendInfo struct {
 	inline int
 
 	// The connection, for picking the ULP decoder (ulpSends): an IB QP
-	// (qp), or what an iWARP stream's MPA request said (service); nil when
-	// not known. Pointers to where the reassembly keeps them, not copies:
-	// a SendInfo is handed on by value, per Send.
-	qp      *QPKey
+	// as the service table keys it (qp), or what an iWARP stream's MPA
+	// request said (service); nil when not known. Pointers to where the
+	// reassembly keeps them, not copies: a SendInfo is handed on by value,
+	// per Send.
+	qp      *qpEnd
 	service *service
 }
 
@@ -66,7 +67,7 @@ func (info *SendInfo) destQP() uint32 {
 	if info.qp == nil {
 		return 0
 	}
-	return info.qp.DestQP
+	return info.qp.qpn
 }
 
 // sendDecoder decodes complete Send payloads into layers appended to rec.

@@ -152,7 +152,7 @@ func TestRCSendsInOrderAndRetransmissions(t *testing.T) {
 	}
 	want := SendInfo{Transport: "ib", FirstFrame: 4, LastFrame: 6, Invalidate: true, InvalidateSTag: 0xabc, Length: len(msg)}
 	gi := g.info
-	if gi.qp == nil || *gi.qp != key {
+	if gi.qp == nil || *gi.qp != (qpEnd{key.Net.Dst(), key.DestQP}) {
 		t.Errorf("info's QP %v, want %v", gi.qp, key)
 	}
 	gi.qp = nil

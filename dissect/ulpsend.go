@@ -238,15 +238,14 @@ func (t *serviceTable) hintCM(rec *Record, cm *ibcm.CM) {
 // lookup returns the service of the QP a Send went to (valid until the
 // table changes or the next lookup): a pointer into the recent lookups,
 // not a copy of the service for each Send.
-func (t *serviceTable) lookup(key *QPKey) (*service, bool) {
+func (t *serviceTable) lookup(k *qpEnd) (*service, bool) {
 	if t.qps.idx.Len() == 0 {
 		return nil, false
 	}
-	r := &t.recent[key.DestQP%uint32(len(t.recent))]
-	if !r.valid || r.k.qpn != key.DestQP || r.k.node != key.Net.Dst() {
-		k := qpEnd{key.Net.Dst(), key.DestQP}
-		s, found := t.qps.get(k)
-		*r = recentService{k: k, s: s, found: found, valid: true}
+	r := &t.recent[k.qpn%uint32(len(t.recent))]
+	if !r.valid || r.k.qpn != k.qpn || r.k.node != k.node {
+		s, found := t.qps.get(*k)
+		*r = recentService{k: *k, s: s, found: found, valid: true}
 	}
 	return &r.s, r.found
 }
@@ -257,7 +256,7 @@ type ulpSends struct {
 	rpc      *rpcSends
 	services serviceTable
 	scratch  rpcrdma.Header // for the RPC-over-RDMA test
-	key      QPKey          // keyOf's
+	qp       qpEnd          // qpOf's
 
 	// Layers handed out for the current frame (the Record keeps them
 	// until the next one).
@@ -319,11 +318,16 @@ func (u *ulpSends) decodeSend(rec *Record, payload []byte, info SendInfo) {
 	u.decodeOther(rec, payload, &info, s)
 }
 
-// keyOf is the key of the QP of rec's single-packet Send (SEND_ONLY),
-// kept in u for the SendInfo to point to until the next.
-func (u *ulpSends) keyOf(rec *Record, destQP uint32) *QPKey {
-	u.key = QPKeyOf(rec, destQP)
-	return &u.key
+// qpOf is the QP of rec's single-packet Send (SEND_ONLY), to QPN destQP,
+// as the service table keys it (the destination of netFlowOf, without
+// making the flow), kept in u for the SendInfo to point to until the next.
+func (u *ulpSends) qpOf(rec *Record, destQP uint32) *qpEnd {
+	u.qp = qpEnd{qpn: destQP}
+	var lids [4]byte
+	if typ, _, dst, ok := flowAddrs(rec, &lids); ok {
+		u.qp.node = gopacket.NewEndpoint(typ, dst)
+	}
+	return &u.qp
 }
 
 // decodeOther decodes a Send that is not RPC-over-RDMA: by the layer of
