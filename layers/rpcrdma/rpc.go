@@ -286,13 +286,19 @@ func readAuth(data []byte, off int, what *authFields, a *Auth, df gopacket.Decod
 	n := binary.BigEndian.Uint32(data[off+4:])
 	off += 8
 	if n > 400 {
-		return off - 4, rerr(CodeRPCTruncated, what.length, off-4, "%d exceeds the 400 octets RFC 5531 allows", n)
+		return off - 4, authTooLong(what, off-4, n)
 	}
 	if err := need(data, off, pad4(int(n)), what.body, df); err != nil {
 		return off, err
 	}
 	a.Body = data[off : off+int(n)]
 	return off + pad4(int(n)), nil
+}
+
+// authTooLong is the error of an opaque_auth at off whose length n
+// exceeds what RFC 5531 allows.
+func authTooLong(what *authFields, off int, n uint32) error {
+	return rerr(CodeRPCTruncated, what.length, off, "%d exceeds the 400 octets RFC 5531 allows", n)
 }
 
 // reset zeroes r for the next decode, field by field (see Header.reset).
@@ -308,65 +314,24 @@ func (r *RPC) reset() {
 	r.notes.reset()
 }
 
-// DecodeFromBytes decodes an RPC call or reply header.
+// DecodeFromBytes decodes an RPC call or reply header. A call and a reply
+// are decoded by functions of their own, and the errors made out of line:
+// the code a message runs stays short.
 func (r *RPC) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	r.reset()
 	if err := need(data, 0, 8, "xid/msg_type", df); err != nil {
 		return err
 	}
 	r.XID, r.MsgType = binary.BigEndian.Uint32(data), binary.BigEndian.Uint32(data[4:])
-	off := 8
+	var off int
 	var err error
 	switch r.MsgType {
 	case MsgCall:
-		if err = need(data, off, 16, "rpcvers/prog/vers/proc", df); err != nil {
-			break
-		}
-		r.RPCVersion, r.Program, r.ProgVersion, r.Procedure = binary.BigEndian.Uint32(data[8:]), binary.BigEndian.Uint32(data[12:]), binary.BigEndian.Uint32(data[16:]), binary.BigEndian.Uint32(data[20:])
-		r.CallKnown = true
-		if r.RPCVersion != 2 {
-			r.notes.add(CodeRPCBadVersion, finding.SeverityError, 8, r.RPCVersion, 0)
-		}
-		off = 24
-		if off, err = readAuth(data, off, &credFields, &r.Cred, df); err != nil {
-			break
-		}
-		switch r.Cred.Flavor {
-		case AuthSys:
-			r.HasSys = parseAuthSys(r.Cred.Body, &r.AuthSys)
-		case RPCSecGSS:
-			r.HasGSS = parseGSS(r.Cred.Body, &r.GSS)
-		}
-		off, err = readAuth(data, off, &verfFields, &r.Verf, df)
+		off, err = r.decodeCall(data, df)
 	case MsgReply:
-		if r.ReplyStat, err = word(data, &off, "reply_stat", df); err != nil {
-			break
-		}
-		switch r.ReplyStat {
-		case ReplyAccepted:
-			if off, err = readAuth(data, off, &verfFields, &r.Verf, df); err != nil {
-				break
-			}
-			if r.AcceptStat, err = word(data, &off, "accept_stat", df); err == nil && r.AcceptStat == AcceptProgMismatch {
-				r.Low, r.High, err = mismatchInfo(data, &off, df)
-			}
-		case ReplyDenied:
-			if r.RejectStat, err = word(data, &off, "reject_stat", df); err != nil {
-				break
-			}
-			switch r.RejectStat {
-			case RejectRPCMismatch:
-				r.Low, r.High, err = mismatchInfo(data, &off, df)
-			case RejectAuthError:
-				r.AuthStat, err = word(data, &off, "auth_stat", df)
-			default:
-				err = rerr(CodeRPCBadMsgType, "reject_stat", off-4, "%d is not RPC_MISMATCH or AUTH_ERROR", r.RejectStat)
-			}
-		default:
-			err = rerr(CodeRPCBadMsgType, "reply_stat", off-4, "%d is not MSG_ACCEPTED or MSG_DENIED", r.ReplyStat)
-		}
+		off, err = r.decodeReply(data, df)
 	default:
-		err = rerr(CodeRPCBadMsgType, "msg_type", 4, "%d is not CALL (0) or REPLY (1)", r.MsgType)
+		off, err = 8, badValue("msg_type", 4, "%d is not CALL (0) or REPLY (1)", r.MsgType)
 	}
 	if off > len(data) {
 		off = len(data)
@@ -376,6 +341,78 @@ func (r *RPC) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 		r.Payload = nil
 	}
 	return err
+}
+
+// decodeCall decodes a call's header after the xid and msg_type: the
+// offset where it ends (or the error is) and the error.
+func (r *RPC) decodeCall(data []byte, df gopacket.DecodeFeedback) (int, error) {
+	off := 8
+	if err := need(data, off, 16, "rpcvers/prog/vers/proc", df); err != nil {
+		return off, err
+	}
+	r.RPCVersion, r.Program, r.ProgVersion, r.Procedure = binary.BigEndian.Uint32(data[8:]), binary.BigEndian.Uint32(data[12:]), binary.BigEndian.Uint32(data[16:]), binary.BigEndian.Uint32(data[20:])
+	r.CallKnown = true
+	if r.RPCVersion != 2 {
+		r.notes.add(CodeRPCBadVersion, finding.SeverityError, 8, r.RPCVersion, 0)
+	}
+	off, err := readAuth(data, 24, &credFields, &r.Cred, df)
+	if err != nil {
+		return off, err
+	}
+	switch r.Cred.Flavor {
+	case AuthSys:
+		r.HasSys = parseAuthSys(r.Cred.Body, &r.AuthSys)
+	case RPCSecGSS:
+		r.HasGSS = parseGSS(r.Cred.Body, &r.GSS)
+	}
+	return readAuth(data, off, &verfFields, &r.Verf, df)
+}
+
+// decodeReply decodes a reply's header after the xid and msg_type: the
+// offset where it ends (or the error is) and the error.
+func (r *RPC) decodeReply(data []byte, df gopacket.DecodeFeedback) (int, error) {
+	off := 8
+	var err error
+	if r.ReplyStat, err = word(data, &off, "reply_stat", df); err != nil {
+		return off, err
+	}
+	switch r.ReplyStat {
+	case ReplyAccepted:
+		if off, err = readAuth(data, off, &verfFields, &r.Verf, df); err != nil {
+			return off, err
+		}
+		if r.AcceptStat, err = word(data, &off, "accept_stat", df); err == nil && r.AcceptStat == AcceptProgMismatch {
+			r.Low, r.High, err = mismatchInfo(data, &off, df)
+		}
+		return off, err
+	case ReplyDenied:
+		return r.decodeDenied(data, off, df)
+	}
+	return off, badValue("reply_stat", off-4, "%d is not MSG_ACCEPTED or MSG_DENIED", r.ReplyStat)
+}
+
+// decodeDenied decodes a denied reply's reject_stat and what follows it,
+// at off.
+func (r *RPC) decodeDenied(data []byte, off int, df gopacket.DecodeFeedback) (int, error) {
+	var err error
+	if r.RejectStat, err = word(data, &off, "reject_stat", df); err != nil {
+		return off, err
+	}
+	switch r.RejectStat {
+	case RejectRPCMismatch:
+		r.Low, r.High, err = mismatchInfo(data, &off, df)
+	case RejectAuthError:
+		r.AuthStat, err = word(data, &off, "auth_stat", df)
+	default:
+		err = badValue("reject_stat", off-4, "%d is not RPC_MISMATCH or AUTH_ERROR", r.RejectStat)
+	}
+	return off, err
+}
+
+// badValue is the error of a field what at off whose value v is none the
+// RPC protocol defines (format says so, with v).
+func badValue(what string, off int, format string, v uint32) error {
+	return rerr(CodeRPCBadMsgType, what, off, format, v)
 }
 
 func parseAuthSys(b []byte, p *AuthSysParms) bool {
