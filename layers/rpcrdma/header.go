@@ -356,11 +356,8 @@ func (h *Header) readLists(data []byte, off int) (int, error) {
 	max := h.maxSegs()
 	// Read list: { 1, position, handle, length, offset } … 0.
 	off, err := eachItem(data, off, &readList, func(i, p int) (int, error) {
-		if i >= max {
-			return p - 4, herr(CodeSegmentCap, "read list", p-4, "more than %d segments (the configured cap)", max)
-		}
-		if len(data)-p < 20 {
-			return p - 4, short(CodeChunkListUnterminated, "rpcrdma", "read list entry "+strconv.Itoa(i), p, 20, len(data)-p)
+		if i >= max || len(data)-p < 20 {
+			return p - 4, readItemErr(data, p, i, max)
 		}
 		h.Reads = append(h.Reads, ReadSegment{Position: binary.BigEndian.Uint32(data[p:]),
 			Segment: Segment{Handle: binary.BigEndian.Uint32(data[p+4:]), Length: binary.BigEndian.Uint32(data[p+8:]), Offset: binary.BigEndian.Uint64(data[p+12:])}})
@@ -378,20 +375,54 @@ func (h *Header) readLists(data []byte, off int) (int, error) {
 		return off, err
 	}
 	// Reply chunk: 0, or { 1, count, segments }.
+	if len(data)-off >= 4 {
+		switch binary.BigEndian.Uint32(data[off:]) {
+		case 0:
+			return off + 4, nil
+		case 1:
+			total = 0
+			off, err := h.decodeChunk(data, off+4, -1, &total, max, true)
+			h.HasReply = err == nil
+			return off, err
+		}
+	}
+	return off, replyDiscriminatorErr(data, off)
+}
+
+// The errors of the chunk lists are made by functions of their own: the
+// code that decodes a good header stays short.
+
+// readItemErr is the error of read list entry i at p: past the cap of
+// max segments, or cut short.
+func readItemErr(data []byte, p, i, max int) error {
+	if i >= max {
+		return herr(CodeSegmentCap, "read list", p-4, "more than %d segments (the configured cap)", max)
+	}
+	return short(CodeChunkListUnterminated, "rpcrdma", "read list entry "+strconv.Itoa(i), p, 20, len(data)-p)
+}
+
+// replyDiscriminatorErr is the error of the reply chunk's discriminator
+// at off: missing, or neither 0 nor 1.
+func replyDiscriminatorErr(data []byte, off int) error {
 	if len(data)-off < 4 {
-		return off, herr(CodeChunkListUnterminated, "reply chunk", off, "need 4 octets for the discriminator, have %d", len(data)-off)
+		return herr(CodeChunkListUnterminated, "reply chunk", off, "need 4 octets for the discriminator, have %d", len(data)-off)
 	}
-	d := binary.BigEndian.Uint32(data[off:])
-	switch d {
-	case 0:
-		return off + 4, nil
-	case 1:
-		total = 0
-		off, err := h.decodeChunk(data, off+4, -1, &total, max, true)
-		h.HasReply = err == nil
-		return off, err
+	return herr(CodeBadDiscriminator, "reply chunk", off, "discriminator %d is not 0 or 1", binary.BigEndian.Uint32(data[off:]))
+}
+
+// chunkErr is the error of chunk i's segment count at off (the reply
+// chunk's when i < 0), with total segments in the list before it: missing,
+// more segments than the header holds, or past the cap of max.
+func chunkErr(data []byte, off, i, total, max int) error {
+	if len(data)-off < 4 {
+		return short(CodeChunkListUnterminated, "rpcrdma", chunkName(i)+" segment count", off, 4, len(data)-off)
 	}
-	return off, herr(CodeBadDiscriminator, "reply chunk", off, "discriminator %d is not 0 or 1", d)
+	n := binary.BigEndian.Uint32(data[off:])
+	if left := len(data) - off - 4; uint64(n) > uint64(left/16) {
+		return herr(CodeSegmentCountOverrun, chunkName(i)+" segment count", off,
+			"%d segments need %d octets, only %d left", n, uint64(n)*16, left)
+	}
+	return herr(CodeSegmentCap, chunkName(i), off, "%d segments exceed the configured cap of %d per list", total+int(n), max)
 }
 
 // listNames names a chunk list and its items in errors.
@@ -425,18 +456,25 @@ func eachItem(data []byte, off int, l *listNames, item func(i, p int) (int, erro
 // item follows it (off is left at the discriminator), false at the list's
 // terminating 0 (next is past it).
 func listItem(data []byte, off, i int, l *listNames) (more bool, next int, err error) {
+	if len(data)-off >= 4 {
+		switch binary.BigEndian.Uint32(data[off:]) {
+		case 0:
+			return false, off + 4, nil
+		case 1:
+			return true, off, nil
+		}
+	}
+	return false, off, listItemErr(data, off, i, l)
+}
+
+// listItemErr is the error of item i's discriminator at off in list l:
+// missing (no terminating 0), or neither 0 nor 1.
+func listItemErr(data []byte, off, i int, l *listNames) error {
 	if len(data)-off < 4 {
-		return false, off, herr(CodeChunkListUnterminated, l.list, off,
+		return herr(CodeChunkListUnterminated, l.list, off,
 			"the list has %d %s and no terminating 0 before the end of the header", i, l.items)
 	}
-	switch d := binary.BigEndian.Uint32(data[off:]); d {
-	case 0:
-		return false, off + 4, nil
-	case 1:
-		return true, off, nil
-	default:
-		return false, off, herr(CodeBadDiscriminator, l.list+" "+l.item+" "+strconv.Itoa(i), off, "discriminator %d is not 0 or 1", d)
-	}
+	return herr(CodeBadDiscriminator, l.list+" "+l.item+" "+strconv.Itoa(i), off, "discriminator %d is not 0 or 1", binary.BigEndian.Uint32(data[off:]))
 }
 
 func chunkName(i int) string {
@@ -450,17 +488,13 @@ func chunkName(i int) string {
 // reply set, the reply chunk.
 func (h *Header) decodeChunk(data []byte, off int, i int, total *int, max int, reply bool) (int, error) {
 	if len(data)-off < 4 {
-		return off, short(CodeChunkListUnterminated, "rpcrdma", chunkName(i)+" segment count", off, 4, len(data)-off)
+		return off, chunkErr(data, off, i, *total, max)
 	}
 	n := binary.BigEndian.Uint32(data[off:])
+	if uint64(n) > uint64((len(data)-off-4)/16) || *total+int(n) > max {
+		return off, chunkErr(data, off, i, *total, max)
+	}
 	off += 4
-	if room := (len(data) - off) / 16; uint64(n) > uint64(room) {
-		return off - 4, herr(CodeSegmentCountOverrun, chunkName(i)+" segment count", off-4,
-			"%d segments need %d octets, only %d left", n, uint64(n)*16, len(data)-off)
-	}
-	if *total+int(n) > max {
-		return off - 4, herr(CodeSegmentCap, chunkName(i), off-4, "%d segments exceed the configured cap of %d per list", *total+int(n), max)
-	}
 	*total += int(n)
 	sp := span{start: len(h.segs), n: int(n)}
 	for k := 0; k < int(n); k++ {
