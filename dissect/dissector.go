@@ -144,11 +144,20 @@ func (d *Dissector) Dissect(f *source.Frame) *Record {
 	case source.LinkTypeERF:
 		d.decodeChain(ibcm.LayerTypeERF, f.Data, 0)
 	default:
-		d.rec.addFinding(CodeUnknownLinkType, finding.SeverityWarning, "", "frame", 0,
-			fmt.Sprintf("link type %d is not dissected (Ethernet 1, raw IP 101, 228 and 229, Linux cooked 113 and 276, ERF 197 and InfiniBand 247 are)", f.LinkType))
+		d.unknownLinkType(f.LinkType)
 	}
 	d.ahead = source.Ahead{}
 	return r
+}
+
+// unknownLinkType reports a frame of a link type that is not dissected
+// (apart from Dissect, like decodeChain's other rare paths, so that the
+// per-packet code stays dense in the instruction cache).
+//
+//go:noinline
+func (d *Dissector) unknownLinkType(lt int) {
+	d.rec.addFinding(CodeUnknownLinkType, finding.SeverityWarning, "", "frame", 0,
+		fmt.Sprintf("link type %d is not dissected (Ethernet 1, raw IP 101, 228 and 229, Linux cooked 113 and 276, ERF 197 and InfiniBand 247 are)", lt))
 }
 
 // since is t.Sub(u) for capture timestamps (no monotonic reading): from
@@ -424,7 +433,6 @@ func (d *Dissector) decodeBTH(b *ibcm.BTH, data []byte, icrc *icrcAt) error {
 // reassembly, RC Sends).
 func (d *Dissector) decodeChain(first gopacket.LayerType, data []byte, base int) {
 	r := &d.rec
-	frameData := r.Data
 	icrc := icrcAt{ip: -1, grh: -1, lrh: -1}
 	d.finders = d.finders[:0]
 	d.truncated = false
@@ -444,56 +452,24 @@ func (d *Dissector) decodeChain(first gopacket.LayerType, data []byte, base int)
 		}
 	}
 	bth := d.checkICRC(&icrc)
-	if cm, ok := last.(*ibcm.CM); ok && err == nil {
+	cm, isCM := last.(*ibcm.CM)
+	if isCM && err == nil {
 		// Before its findings are collected: they depend on the service.
 		d.sends.services.hintCM(r, cm)
 	}
 	d.collectFindings()
-	if err != nil {
-		off, name := base, first
-		if last != nil {
-			off = offsetIn(frameData, last.LayerPayload())
-			name = last.NextLayerType()
-		}
-		var ule gopacket.UnsupportedLayerType
-		if !errors.As(err, &ule) {
-			lname := layerName(name)
-			if l := d.layerFor(name); l != nil {
-				lname = l.Proto().Name // "bth", not gopacket's "BTH"
-			}
-			d.rec.addFinding(CodeMalformed, finding.SeverityError, "", lname, off,
-				fmt.Sprintf("%s at frame offset %d: %v", lname, off, err))
-		}
-	} else if d.truncated {
-		off := base
-		if last != nil {
-			off = offsetIn(frameData, last.LayerContents())
-		}
-		d.rec.addFinding(CodeTruncated, finding.SeverityWarning, "", r.Layers[len(r.Layers)-1].Proto().Name, off,
-			fmt.Sprintf("frame cut at %d of %d bytes by the capture's snap length", r.CaptureLength, r.Length))
+	if err != nil || d.truncated {
+		d.chainFailed(err, first, base, last)
 	}
 	if last == nil || err != nil {
 		return
 	}
-	if cm, ok := last.(*ibcm.CM); ok {
-		if c, ended := d.sends.services.learnCM(r, cm); ended {
-			// Its QPs' Send reassembly goes too (keyed by the flow
-			// from the peer to the QP).
-			if f, err := gopacket.FlowFromEndpoints(c.serverQP.node, c.clientQP.node); err == nil {
-				d.rc.end(QPKey{f, c.clientQP.qpn})
-				d.rc.end(QPKey{f.Reverse(), c.serverQP.qpn})
-			}
-		}
+	if isCM {
+		d.learnCM(cm)
 	}
 	switch l := last.(type) {
 	case *TCP:
-		var netFlow gopacket.Flow
-		if ip4 != nil {
-			netFlow = ip4.NetworkFlow()
-		} else if ip6 != nil {
-			netFlow = ip6.NetworkFlow()
-		}
-		d.iwarp.Segment(r, netFlow, &l.TCP)
+		d.tcpSegment(l, ip4, ip6)
 	default:
 		if bth != nil && bth.OpCode.IsSend() {
 			// The Send payload is what follows the last extension header.
@@ -502,6 +478,69 @@ func (d *Dissector) decodeChain(first gopacket.LayerType, data []byte, base int)
 			d.sends.rpc.chunks.ibPacket(r, bth, &d.ib.RETH, last.LayerPayload())
 		}
 	}
+}
+
+// chainFailed adds decodeChain's finding for a layer that failed to
+// decode (err; first and base: where the chain began; last: the last
+// layer decoded), or, with no error, for a frame cut short by the snap
+// length. The rare paths of decodeChain are functions of their own
+// (noinline): inlined, they spread its per-packet code over more of the
+// instruction cache.
+//
+//go:noinline
+func (d *Dissector) chainFailed(err error, first gopacket.LayerType, base int, last decodingLayer) {
+	r := &d.rec
+	if err != nil {
+		off, name := base, first
+		if last != nil {
+			off = offsetIn(r.Data, last.LayerPayload())
+			name = last.NextLayerType()
+		}
+		var ule gopacket.UnsupportedLayerType
+		if !errors.As(err, &ule) {
+			lname := layerName(name)
+			if l := d.layerFor(name); l != nil {
+				lname = l.Proto().Name // "bth", not gopacket's "BTH"
+			}
+			r.addFinding(CodeMalformed, finding.SeverityError, "", lname, off,
+				fmt.Sprintf("%s at frame offset %d: %v", lname, off, err))
+		}
+		return
+	}
+	off := base
+	if last != nil {
+		off = offsetIn(r.Data, last.LayerContents())
+	}
+	r.addFinding(CodeTruncated, finding.SeverityWarning, "", r.Layers[len(r.Layers)-1].Proto().Name, off,
+		fmt.Sprintf("frame cut at %d of %d bytes by the capture's snap length", r.CaptureLength, r.Length))
+}
+
+// learnCM follows the connection a CM message belongs to; when it ends,
+// its QPs' Send reassembly goes too (keyed by the flow from the peer to
+// the QP).
+//
+//go:noinline
+func (d *Dissector) learnCM(cm *ibcm.CM) {
+	if c, ended := d.sends.services.learnCM(&d.rec, cm); ended {
+		if f, err := gopacket.FlowFromEndpoints(c.serverQP.node, c.clientQP.node); err == nil {
+			d.rc.end(QPKey{f, c.clientQP.qpn})
+			d.rc.end(QPKey{f.Reverse(), c.serverQP.qpn})
+		}
+	}
+}
+
+// tcpSegment hands a TCP segment (of the IP packet ip4 or ip6) to the
+// iWARP reassembly.
+//
+//go:noinline
+func (d *Dissector) tcpSegment(l *TCP, ip4 *IPv4, ip6 *IPv6) {
+	var netFlow gopacket.Flow
+	if ip4 != nil {
+		netFlow = ip4.NetworkFlow()
+	} else if ip6 != nil {
+		netFlow = ip6.NetworkFlow()
+	}
+	d.iwarp.Segment(&d.rec, netFlow, &l.TCP)
 }
 
 // decodingLayer is a gopacket.DecodingLayer that also reports its bytes

@@ -205,6 +205,13 @@ func (r *Record) Reset() {
 }
 
 // Add appends a decoded layer found at frame offset off (-1 if reassembled).
+// It is not inlined: an inlined copy of its two appends, with their
+// growslice and write-barrier branches laid out in line, is ~450 bytes of
+// the caller's code, and a frame passes through several (the frame, each
+// common header, the BTH, each layer after it); one shared copy stays in
+// the instruction cache.
+//
+//go:noinline
 func (r *Record) Add(l field.Layer, off int) {
 	r.Layers = append(r.Layers, l)
 	r.Offsets = append(r.Offsets, off)
