@@ -244,8 +244,10 @@ func TestPipeOutputPerPacket(t *testing.T) {
 
 // TestLiveOutputPerPacket: a live capture writes a packet's line soon after
 // the packet arrives (about 60 ms by design: the ring's block timeout and
-// the poll timeout; checked here with room for a loaded machine), not when
-// the capture ends.
+// the poll timeout), not when the capture ends. The wait for a line is
+// generous (a loaded CI machine), but the capture lasts until four packets
+// (more than the waits send: the rest follow the first line) or far longer
+// than all the waits, so a line written only at its end still fails.
 func TestLiveOutputPerPacket(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("live capture needs root (CAP_NET_RAW): skipped")
@@ -253,29 +255,35 @@ func TestLiveOutputPerPacket(t *testing.T) {
 	out := &lineWriter{wrote: make(chan struct{}, 1)}
 	done := make(chan int)
 	go func() {
-		done <- run([]string{"-i", "lo", "-f", "udp port 4791", "--all", "-a", "duration:4"}, nil, out, io.Discard)
+		done <- run([]string{"-i", "lo", "-f", "udp port 4791", "--all", "-a", "packets:4", "-a", "duration:12"}, nil, out, io.Discard)
 	}()
-	c, err := net.Dial("udp", "127.0.0.1:4791")
+	// Unconnected: a connected socket's next write fails after the ICMP
+	// port unreachable that the first packet draws.
+	c, err := net.ListenPacket("udp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	// Send once a second until a line comes: each wait for it starts at
-	// a send, so the line must follow its own packet.
+	to := &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 4791}
+	// Send every 2.5 s until a line comes (the first packet may go out
+	// before the capture has started): each wait starts at a send, and all
+	// of them end long before the capture does.
 	for i := 0; ; i++ {
 		if i == 3 {
-			t.Fatal("no line within 500 ms of any of 3 packets")
+			t.Fatal("no line within 2.5 s of any of 3 packets")
 		}
 		sent := time.Now()
-		c.Write([]byte("hello rdma"))
+		c.WriteTo([]byte("hello rdma"), to)
 		select {
 		case <-out.wrote:
 			t.Logf("line %v after the packet", time.Since(sent))
-		case <-time.After(500 * time.Millisecond):
-			time.Sleep(500 * time.Millisecond)
+		case <-time.After(2500 * time.Millisecond):
 			continue
 		}
 		break
+	}
+	for i := 0; i < 4; i++ {
+		c.WriteTo([]byte("packets that end the capture"), to)
 	}
 	if code := <-done; code != 0 || !strings.Contains(out.String(), "4791") {
 		t.Fatalf("exit %d, output %q", code, out.String())

@@ -1431,7 +1431,11 @@ func selftestRun(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 }
 
 func TestTortureHarnessCatches(t *testing.T) {
-	cfg := tortureConfig{timeout: time.Second, memBound: 64 << 20}
+	// A run that finishes is never judged by the clock, however loaded the
+	// machine: only the hang (a 3 s sleep) meets the short deadline.
+	cfg := tortureConfig{timeout: time.Minute, memBound: 64 << 20}
+	hangCfg := cfg
+	hangCfg.timeout = time.Second
 	clean := &cleanRun{code: 0, ok: true, frames: map[int]string{1: "1\tfirst", 2: "2\tsecond"}}
 	m := &torture.Mutant{Name: "selftest", Kind: torture.KindFlip, Frame: 3}
 	view := func(mode string, out outputMode) tortureView {
@@ -1454,7 +1458,11 @@ func TestTortureHarnessCatches(t *testing.T) {
 		{"memory", outText, "heap grew"},
 		{"exit3", outText, "exit status 3"},
 	} {
-		_, why := judge(view(tc.mode, tc.out), "x", nil, m, clean, cfg)
+		c := cfg
+		if tc.mode == "hang" {
+			c = hangCfg
+		}
+		_, why := judge(view(tc.mode, tc.out), "x", nil, m, clean, c)
 		if !strings.Contains(why, tc.want) {
 			t.Errorf("%s: judged %q, want it caught (%q)", tc.mode, trim(why), tc.want)
 		}
