@@ -1,7 +1,6 @@
 package conn
 
 import (
-	"runtime"
 	"testing"
 	"time"
 
@@ -39,41 +38,22 @@ func TestRecordNoAllocs(t *testing.T) {
 	if c.State != StateEstablished || c.ToClient.Sends != 23 || c.ToClient.InvalidateChecked != 4 {
 		t.Fatalf("set up: %s, traffic %+v", c.State, c.ToClient)
 	}
-	var before, after runtime.MemStats
-	var allocs uint64
-	records := 0
-	// Counted per round, Dissect included (the traffic's decoding does not
-	// allocate either once warm): reading the memory statistics stops
-	// the world, and restarting it may start an OS thread, allocations of
-	// the runtime's own; around every record (1040 stops) that happened
-	// now and then under -race ("7 allocations in 520 records", in
-	// runtime.allocm), around each round (10 stops) it is rare, and a
-	// round that saw it is measured again.
-	runtime.GC()
 	// The first replay lists the fifth finding (the values its message
-	// names are kept); the later ones only count.
+	// names are kept); the later ones only count. Allocations are counted
+	// around each replay, Dissect included (the traffic's decoding does
+	// not allocate either once warm), not around each record: every count
+	// stops the world, and the more stops, the likelier the runtime
+	// allocates for itself (runtime.allocm).
 	for _, f := range traffic {
 		tr.Record(d.Dissect(f))
 	}
-	replays := 2 // the set-up and the first replay
-	for round := 1; round < 6; round++ {
-		var n uint64
-		for try := 0; try < 3; try++ {
-			runtime.ReadMemStats(&before)
-			for _, f := range traffic {
-				tr.Record(d.Dissect(f))
-			}
-			runtime.ReadMemStats(&after)
-			replays++
-			if try == 0 {
-				records += len(traffic)
-			}
-			if n = after.Mallocs - before.Mallocs; n == 0 {
-				break
-			}
+	const rounds = 5
+	allocs, calls := testcap.Allocs(rounds, 3, func() {
+		for _, f := range traffic {
+			tr.Record(d.Dissect(f))
 		}
-		allocs += n
-	}
+	})
+	replays := 2 + calls // the set-up, the first replay and the counted ones
 	if c.ToClient.Sends != replays*23 || c.ToClient.InvalidateChecked != replays*4 || tr.Unmatched != 0 {
 		t.Errorf("replayed traffic not matched: %+v, %d unmatched", c.ToClient, tr.Unmatched)
 	}
@@ -81,7 +61,7 @@ func TestRecordNoAllocs(t *testing.T) {
 		t.Errorf("findings %+v, %d listed", c.FindingCounts, len(c.Findings()))
 	}
 	if allocs != 0 {
-		t.Errorf("%d allocations in %d records", allocs, records)
+		t.Errorf("%d allocations in %d rounds of %d records", allocs, rounds, len(traffic))
 	}
 	// The DREQ and DREP close it: its Send accumulators and remembered
 	// calls go (kept for reuse), so many short connections do not pile

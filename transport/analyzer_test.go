@@ -10,6 +10,7 @@ import (
 	"github.com/cmpd-dissect/cmpd-dissect/dissect"
 	"github.com/cmpd-dissect/cmpd-dissect/field"
 	"github.com/cmpd-dissect/cmpd-dissect/finding"
+	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
 	"github.com/cmpd-dissect/cmpd-dissect/layers/ibcm"
 	"github.com/cmpd-dissect/cmpd-dissect/source"
 )
@@ -90,7 +91,7 @@ func TestSynthetic(t *testing.T) {
 		{"synth-conn-rocev2-credits.pcap", nil, nil},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
-			fs, _ := analyse(t, readFrames(t, synthDir+tc.file))
+			fs, _ := analyse(t, testcap.Frames(t, synthDir+tc.file))
 			if got := brief(fs); !slices.Equal(got, tc.want) {
 				t.Errorf("findings:\n got %q\nwant %q", got, tc.want)
 			}
@@ -112,7 +113,7 @@ func TestSynthetic(t *testing.T) {
 
 // TestSummaries checks the per-QP counters of the synthetic captures.
 func TestSummaries(t *testing.T) {
-	_, a := analyse(t, readFrames(t, synthDir+"synth-transport-rocev2-loss.pcap"))
+	_, a := analyse(t, testcap.Frames(t, synthDir+"synth-transport-rocev2-loss.pcap"))
 	client, server := hostKeyOf(Host{}), hostKeyOf(Host{})
 	for _, s := range a.Summaries() {
 		switch s.QPN {
@@ -139,7 +140,7 @@ func TestSummaries(t *testing.T) {
 		t.Errorf("Summary of another REP frame found")
 	}
 
-	_, a = analyse(t, readFrames(t, synthDir+"synth-transport-rocev2-congestion.pcap"))
+	_, a = analyse(t, testcap.Frames(t, synthDir+"synth-transport-rocev2-congestion.pcap"))
 	var ce, cnp, fecn, becn uint64
 	for _, s := range a.Summaries() {
 		ce, cnp, fecn, becn = ce+s.ECNCE, cnp+s.CNPs, fecn+s.FECN, becn+s.BECN
@@ -198,7 +199,7 @@ func TestRealCaptures(t *testing.T) {
 		{"live-siw4-garbage.pcap", []string{"9 transport.tcp-retransmission warning", "13 transport.tcp-retransmission warning"}},
 		{"live-siw6-reject.pcap", []string{"8 transport.tcp-retransmission warning"}},
 	} {
-		fs, a := analyse(t, readFrames(t, realDir+tc.file))
+		fs, a := analyse(t, testcap.Frames(t, realDir+tc.file))
 		if got := brief(fs); !slices.Equal(got, tc.want) {
 			t.Errorf("%s: findings\n got %q\nwant %q", tc.file, got, tc.want)
 		}
@@ -234,7 +235,7 @@ func request(t *testing.T, d *dissect.Dissector, f *source.Frame) (uint32, bool)
 // to that QP); a repeated one gives one transport.retransmission on the
 // copy, matched to the original.
 func TestDamagedCopies(t *testing.T) {
-	frames := readFrames(t, realNFS42)
+	frames := testcap.Frames(t, realNFS42)
 	d := dissect.New(dissect.Options{})
 	checked := 0
 	for i := range frames {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/cmpd-dissect/cmpd-dissect/dissect"
+	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
 )
 
 // BenchmarkRecord measures the analysis alone on a capture's records
@@ -16,7 +17,7 @@ func BenchmarkRecord(b *testing.B) {
 	if file == "" {
 		file = realNFS42
 	}
-	frames := readFrames(b, file)
+	frames := testcap.Frames(b, file)
 	for _, withAnalysis := range []bool{false, true} {
 		name := "dissect"
 		if withAnalysis {

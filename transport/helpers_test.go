@@ -16,9 +16,6 @@ var (
 	synthDir  = testcap.Path("pcaps", "synthetic") + "/"
 )
 
-// readFrames reads every frame of a capture (testcap.Frames).
-func readFrames(t testing.TB, name string) []source.Frame { return testcap.Frames(t, name) }
-
 // analyse dissects frames in order through an Analyzer and returns the
 // transport findings it added, and the Analyzer.
 func analyse(t testing.TB, frames []source.Frame) ([]finding.Finding, *Analyzer) {

@@ -1,7 +1,6 @@
 package transport
 
 import (
-	"runtime"
 	"testing"
 
 	"github.com/cmpd-dissect/cmpd-dissect/dissect"
@@ -32,23 +31,7 @@ func TestSteadyState(t *testing.T) {
 	if indexed != 0 || len(a.freeSlots) != slots || rings != slots {
 		t.Fatalf("after DREP: %d slots, %d free, %d rings free, %d indexed; want every queue pair let go", slots, len(a.freeSlots), rings, indexed)
 	}
-	var before, after runtime.MemStats
-	runtime.GC()
-	var allocs uint64
-	for round := 0; round < 5; round++ {
-		// A round that saw the runtime allocate for itself (an OS thread
-		// started when the world restarts, which a loaded machine makes
-		// likely) is measured again; the fewest of the tries counts, so an
-		// allocation of the replay itself, made by every try, still fails.
-		m := ^uint64(0)
-		for try := 0; try < 10 && m != 0; try++ {
-			runtime.ReadMemStats(&before)
-			replay()
-			runtime.ReadMemStats(&after)
-			m = min(m, after.Mallocs-before.Mallocs)
-		}
-		allocs += m
-	}
+	allocs, _ := testcap.Allocs(5, 10, replay)
 	if allocs != 0 {
 		t.Errorf("%d allocations in 5 replays of %d frames", allocs, len(frames))
 	}

@@ -18,6 +18,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/gopacket/gopacket/layers"
+
 	"github.com/cmpd-dissect/cmpd-dissect/source"
 )
 
@@ -142,15 +144,26 @@ func BenchCapture(b testing.TB) string {
 }
 
 // Data is the bytes of every frame of a capture (Frames without the
-// metadata).
+// metadata); a capture without frames fails t.
 func Data(t testing.TB, path string) [][]byte {
 	t.Helper()
+	data, _ := DataLink(t, path)
+	return data
+}
+
+// DataLink is Data and the capture's link type (every frame of a file has
+// the file's).
+func DataLink(t testing.TB, path string) ([][]byte, layers.LinkType) {
+	t.Helper()
 	frames := Frames(t, path)
+	if len(frames) == 0 {
+		t.Fatalf("%s: no frames", path)
+	}
 	out := make([][]byte, len(frames))
 	for i := range frames {
 		out[i] = frames[i].Data
 	}
-	return out
+	return out, layers.LinkType(frames[0].LinkType)
 }
 
 // Hex is the octets a test writes as hex digits, with spaces between

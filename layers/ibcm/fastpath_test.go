@@ -56,7 +56,7 @@ func (f *fastParser) decode(data []byte) error {
 }
 
 func realRCData(t testing.TB) [][]byte {
-	frames, _ := readFrames(t, testcap.RXE)
+	frames := testcap.Data(t, testcap.RXE)
 	var out [][]byte
 	for _, fr := range frames {
 		p := gopacket.NewPacket(fr, layers.LinkTypeEthernet, gopacket.Default)
@@ -97,7 +97,7 @@ func TestFastPathNoAllocs(t *testing.T) {
 // TestFastPathCM decodes CM messages through the same parser: the CM layer
 // takes its attribute ID from the linked MAD.
 func TestFastPathCM(t *testing.T) {
-	frames, _ := readFrames(t, testcap.RXE)
+	frames := testcap.Data(t, testcap.RXE)
 	f := newFastParser()
 	var names []string
 	for _, fr := range frames {
@@ -123,7 +123,7 @@ func TestFastPathOtherLinkTypes(t *testing.T) {
 		"synth-ibcm-ib247-grh-cm-all.pcap": LayerTypeLRH,
 		"synth-ibcm-erf-cm-all.pcap":       LayerTypeERF,
 	} {
-		frames, _ := readFrames(t, testcap.Synthetic(file))
+		frames := testcap.Data(t, testcap.Synthetic(file))
 		s := NewStack()
 		var payload gopacket.Payload
 		p := gopacket.NewDecodingLayerParser(first, append(s.DecodingLayers(), &payload)...)
@@ -149,7 +149,7 @@ func TestFastPathOtherLinkTypes(t *testing.T) {
 // BenchmarkFastPath decodes a mix of the real capture's packets (CM MADs
 // and RC data) with the DecodingLayerParser and the ICRC check.
 func BenchmarkFastPath(b *testing.B) {
-	frames, _ := readFrames(b, testcap.RXE)
+	frames := testcap.Data(b, testcap.RXE)
 	bytes := 0
 	for _, fr := range frames {
 		bytes += len(fr)
@@ -175,7 +175,7 @@ func benchFastPath(b *testing.B, frames [][]byte) {
 
 // BenchmarkNewPacket is gopacket.NewPacket on the same mix, for comparison.
 func BenchmarkNewPacket(b *testing.B) {
-	frames, _ := readFrames(b, testcap.RXE)
+	frames := testcap.Data(b, testcap.RXE)
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
 		_ = gopacket.NewPacket(frames[i%len(frames)], layers.LinkTypeEthernet, gopacket.NoCopy)

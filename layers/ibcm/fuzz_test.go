@@ -41,7 +41,7 @@ func seedFrames(f *testing.F) {
 	files := testcap.Glob(f, "pcaps/synthetic/synth-ibcm-*.pcap")
 	files = append(files, testcap.RXE)
 	for _, file := range files {
-		frames, lt := readFrames(f, file)
+		frames, lt := testcap.DataLink(f, file)
 		sel := byte(0)
 		for i, l := range linkTypes {
 			if l == lt {
@@ -137,7 +137,7 @@ func exerciseStack(t *testing.T, s *Stack, lt gopacket.LayerType) {
 // ID and method, then serializes what decoded and decodes it again: the
 // fixed fields must survive the round trip.
 func FuzzCM(f *testing.F) {
-	frames, _ := readFrames(f, testcap.RXE)
+	frames := testcap.Data(f, testcap.RXE)
 	for _, fr := range frames {
 		p := gopacket.NewPacket(fr, layers.LinkTypeEthernet, gopacket.Default)
 		if m, ok := p.Layer(LayerTypeMAD).(*MAD); ok {

@@ -185,7 +185,7 @@ func TestBTHDecodeReference(t *testing.T) {
 		}
 		checkBTH(t, got, want, buf[:n:n+rng.IntN(len(buf)-n+1)])
 	}
-	frames, _ := readFrames(t, testcap.RXE)
+	frames := testcap.Data(t, testcap.RXE)
 	n := 0
 	for _, fr := range frames {
 		p := gopacket.NewPacket(fr, layers.LinkTypeEthernet, gopacket.Default)
@@ -241,7 +241,7 @@ func TestLRHDecodeReference(t *testing.T) {
 	got, want := &LRH{}, &LRH{}
 	n := 0
 	for _, file := range files {
-		frames, lt := readFrames(t, file)
+		frames, lt := testcap.DataLink(t, file)
 		if lt != LinkTypeInfiniBand {
 			continue
 		}

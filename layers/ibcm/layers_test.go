@@ -17,7 +17,7 @@ import (
 // realREQ returns the real capture's first frame (the CM REQ) and the
 // offsets of its IB layers.
 func realREQ(t *testing.T) (frame []byte, bth, deth, mad, cm int) {
-	frames, _ := readFrames(t, testcap.RXE)
+	frames := testcap.Data(t, testcap.RXE)
 	return frames[0], 42, 54, 62, 86
 }
 
@@ -26,7 +26,7 @@ func realREQ(t *testing.T) (frame []byte, bth, deth, mad, cm int) {
 // truncated flag.
 func TestTruncation(t *testing.T) {
 	frame, bthOff, dethOff, madOff, cmOff := realREQ(t)
-	frames, _ := readFrames(t, testcap.RXE)
+	frames := testcap.Data(t, testcap.RXE)
 	ack := frames[4][42:] // RC ACKNOWLEDGE: BTH, AETH, ICRC
 	cases := []struct {
 		name      string
@@ -149,7 +149,7 @@ var nextTestPort uint16 = 4792
 
 // TestRegisterRoCEPort moves a real RoCEv2 frame to another UDP port.
 func TestRegisterRoCEPort(t *testing.T) {
-	frames, _ := readFrames(t, testcap.RXE)
+	frames := testcap.Data(t, testcap.RXE)
 	b := append([]byte(nil), frames[0]...)
 	port := nextTestPort
 	nextTestPort++
@@ -216,7 +216,7 @@ func TestNames(t *testing.T) {
 // TestERFEthernet decodes a RoCEv2 frame inside an ERF type 2 (Ethernet)
 // record, as ibdump --erf writes RoCE traffic.
 func TestERFEthernet(t *testing.T) {
-	frames, _ := readFrames(t, testcap.RXE)
+	frames := testcap.Data(t, testcap.RXE)
 	e := &ERF{Type: ERFTypeEthernet}
 	buf := gopacket.NewSerializeBuffer()
 	if err := gopacket.SerializeLayers(buf, gopacket.SerializeOptions{FixLengths: true}, e, gopacket.Payload(frames[0])); err != nil {
@@ -240,7 +240,7 @@ func TestERFEthernet(t *testing.T) {
 // the LRH, nor the GRH's traffic class, flow label and hop limit.
 func TestICRCCoverage(t *testing.T) {
 	for _, file := range []string{"synth-ibcm-ib247-cm-all.pcap", "synth-ibcm-ib247-grh-cm-all.pcap"} {
-		frames, _ := readFrames(t, testcap.Synthetic(file))
+		frames := testcap.Data(t, testcap.Synthetic(file))
 		orig := frames[2]
 		_, base, ok := CheckIBICRC(orig)
 		if !ok {
@@ -285,7 +285,7 @@ func TestICRCCoverage(t *testing.T) {
 // TestSnapLengthCut: a RoCEv2 frame cut by the snap length has no ICRC
 // verdict (its last octets are not the ICRC) and says so.
 func TestSnapLengthCut(t *testing.T) {
-	frames, _ := readFrames(t, testcap.RXE)
+	frames := testcap.Data(t, testcap.RXE)
 	cut := frames[3][:100] // an RC SEND_ONLY cut inside its payload
 	p := gopacket.NewPacket(cut, layers.LinkTypeEthernet, gopacket.Default)
 	bth, ok := p.Layer(LayerTypeBTH).(*BTH)

@@ -11,27 +11,12 @@ import (
 	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
 )
 
-// readFrames returns the bytes of every frame of a capture and its link
-// type (every frame of a file has the file's).
-func readFrames(t testing.TB, path string) ([][]byte, layers.LinkType) {
-	t.Helper()
-	frames := testcap.Frames(t, path)
-	if len(frames) == 0 {
-		t.Fatalf("%s: no frames", path)
-	}
-	data := make([][]byte, len(frames))
-	for i := range frames {
-		data[i] = frames[i].Data
-	}
-	return data, layers.LinkType(frames[0].LinkType)
-}
-
 func decodePacket(data []byte, lt layers.LinkType) gopacket.Packet {
 	return gopacket.NewPacket(data, lt, gopacket.Default)
 }
 
 func TestRealRXECaptureDecodes(t *testing.T) {
-	frames, lt := readFrames(t, testcap.RXE)
+	frames, lt := testcap.DataLink(t, testcap.RXE)
 	if len(frames) != 109 {
 		t.Fatalf("frames = %d, want 109", len(frames))
 	}

@@ -129,7 +129,7 @@ func compareWithTshark(t *testing.T, path string) int {
 	if err != nil {
 		t.Fatalf("tshark: %v", err)
 	}
-	frames, lt := readFrames(t, path)
+	frames, lt := testcap.DataLink(t, path)
 	compared := 0
 	for _, line := range strings.Split(strings.TrimRight(string(out), "\n"), "\n") {
 		cols := strings.Split(line, "\t")
@@ -188,7 +188,7 @@ func TestTsharkPathWordDiffers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	frames, lt := readFrames(t, testcap.RXE)
+	frames, lt := testcap.DataLink(t, testcap.RXE)
 	c := gopacket.NewPacket(frames[0], lt, gopacket.Default).Layer(LayerTypeCM).(*CM)
 	// The word at REQ offset 88 is 0x59d1b000 on the wire: flow label
 	// 0x59d1b (bits 31:12), rate 0 (octet 91 bits 5:0).
@@ -209,7 +209,7 @@ func TestTsharkSynthetic(t *testing.T) {
 	}
 	total := 0
 	for _, f := range files {
-		if _, lt := readFrames(t, f); lt == LinkTypeInfiniBand {
+		if _, lt := testcap.DataLink(t, f); lt == LinkTypeInfiniBand {
 			// tshark 4.0 cannot open LINKTYPE_INFINIBAND; the ERF files
 			// carry the same LRH-first packets and are compared.
 			t.Logf("%s: skipped, tshark 4.0 cannot open link type 247", filepath.Base(f))
