@@ -26,6 +26,10 @@ import (
 type callTable struct {
 	max  int
 	conn uint64
+	// owner is the connection (service.id) of the Send being decoded, 0
+	// when its CM exchange was not captured: a call is its connection's,
+	// and goes when the connection ends (end), answered or not.
+	owner uint32
 	// chunks, when set, holds the calls' chunks: a call given up releases
 	// its segments; a call answered leaves them in answered for the
 	// reply's decoder to settle.
@@ -43,6 +47,10 @@ type callTable struct {
 	free, oldest, newest int32
 	n                    int // outstanding calls
 	idx                  posindex.Index[callIndexKey]
+	// owners holds each connection's newest outstanding call (a
+	// position plus one; 0: none) by its id, the others linked from it by
+	// older.
+	owners []int32
 	// recent are the last calls answered (a ring, next the slot to
 	// write): a reply sent again, as an RC requester does after a lost
 	// packet or a NAK, is named from its call too.
@@ -86,6 +94,10 @@ type callEntry struct {
 	key        callKey
 	info       callInfo
 	prev, next int32 // links, positions plus one
+	// owner is the call's connection (0: none known); older and newer
+	// link the connection's calls (positions plus one).
+	owner        uint32
+	older, newer int32
 }
 
 // callIndexKey is a callKey packed into 12 octets for the index (a
@@ -119,6 +131,9 @@ func (c *callTable) forget(pos int) {
 		e.info.chunk = 0
 	}
 	c.idx.Delete(e.key.indexKey())
+	if e.owner != 0 {
+		c.disown(e, pos)
+	}
 	if e.prev != 0 {
 		c.entry(int(e.prev) - 1).next = e.next
 	} else {
@@ -132,6 +147,27 @@ func (c *callTable) forget(pos int) {
 	e.prev, e.next = 0, c.free
 	c.free = int32(pos + 1)
 	c.n--
+}
+
+// disown unlinks the call e (at pos) from its connection's calls.
+func (c *callTable) disown(e *callEntry, pos int) {
+	if e.older != 0 {
+		c.entry(int(e.older) - 1).newer = e.newer
+	}
+	if e.newer != 0 {
+		c.entry(int(e.newer) - 1).older = e.older
+	} else {
+		c.owners[e.owner] = e.older
+	}
+	e.owner, e.older, e.newer = 0, 0, 0
+}
+
+// end forgets the outstanding calls of connection owner, which ended:
+// no reply comes for them now, and their chunks are not used.
+func (c *callTable) end(owner uint32) {
+	for int(owner) < len(c.owners) && c.owners[owner] != 0 {
+		c.forget(int(c.owners[owner]) - 1)
+	}
 }
 
 // MatchCall implements rpcrdma.CallMatcher.
@@ -178,7 +214,11 @@ func (c *callTable) MatchCall(r *rpcrdma.RPC) {
 		}
 		c.size++
 	}
-	*c.entry(pos) = callEntry{key: k, info: info, prev: c.newest}
+	e := c.entry(pos)
+	*e = callEntry{key: k, info: info, prev: c.newest}
+	if c.owner != 0 {
+		c.own(e, pos)
+	}
 	if c.newest != 0 {
 		c.entry(int(c.newest) - 1).next = int32(pos + 1)
 	} else {
@@ -187,6 +227,19 @@ func (c *callTable) MatchCall(r *rpcrdma.RPC) {
 	c.newest = int32(pos + 1)
 	c.n++
 	c.idx.Set(ik, pos)
+}
+
+// own links the new call e (at pos) to the calls of its connection.
+func (c *callTable) own(e *callEntry, pos int) {
+	e.owner = c.owner
+	for int(c.owner) >= len(c.owners) {
+		c.owners = append(c.owners, 0)
+	}
+	if p := c.owners[c.owner]; p != 0 {
+		e.older = p
+		c.entry(int(p) - 1).newer = int32(pos + 1)
+	}
+	c.owners[c.owner] = int32(pos + 1)
 }
 
 // setChunk records the reply chunk chain of the outstanding call xid on

@@ -628,6 +628,13 @@ func (c *chunkTable) pend(k readKey, r pendingRead) {
 	c.reads.Put(k, r)
 }
 
+// sweep forgets the RDMA Reads pending for segments no longer held: their
+// responses would find nothing to fill.
+func (c *chunkTable) sweep() {
+	c.reads.DeleteFunc(func(k readKey, r *pendingRead) bool { return !c.live(r.pos, k.conn, r.xid) })
+	c.active.DeleteFunc(func(k qpWriteKey, r *pendingRead) bool { return !c.live(r.pos, k.conn, r.xid) })
+}
+
 func (c *chunkTable) ibWrite(rec *Record, bth *ibcm.BTH, reth *ibcm.RETH, payload []byte) {
 	conn := connHash(rec)
 	k := qpWriteKey{conn, bth.DestQP}

@@ -517,11 +517,12 @@ func (d *Dissector) chainFailed(err error, first gopacket.LayerType, base int, l
 
 // learnCM follows the connection a CM message belongs to; when it ends,
 // its QPs' Send reassembly goes too (keyed by the flow from the peer to
-// the QP).
+// the QP), and the calls sent on it with their chunks.
 //
 //go:noinline
 func (d *Dissector) learnCM(cm *ibcm.CM) {
 	if c, ended := d.sends.services.learnCM(&d.rec, cm); ended {
+		d.sends.rpc.end(c.s.id)
 		if f, err := gopacket.FlowFromEndpoints(c.serverQP.node, c.clientQP.node); err == nil {
 			d.rc.end(QPKey{f, c.clientQP.qpn})
 			d.rc.end(QPKey{f.Reverse(), c.serverQP.qpn})

@@ -57,7 +57,8 @@ type SendInfo struct {
 	// as the service table keys it (qp), or what an iWARP stream's MPA
 	// request said (service); nil when not known. Pointers to where the
 	// reassembly keeps them, not copies: a SendInfo is handed on by value,
-	// per Send.
+	// per Send. The ULP's decoder is told the IB QP's service too (its
+	// id: the connection the Send's calls belong to).
 	qp      *qpEnd
 	service *service
 }
@@ -125,7 +126,10 @@ func (st *rpcSends) message(rec *Record) *rpcrdma.Message {
 func (st *rpcSends) decodeSend(rec *Record, payload []byte, info SendInfo) {
 	m := st.message(rec)
 	conn := connHash(rec)
-	st.calls.conn = conn
+	st.calls.conn, st.calls.owner = conn, 0
+	if info.service != nil {
+		st.calls.owner = info.service.id
+	}
 	st.calls.frame, st.calls.time = rec.Frame, rec.Time.UnixNano()
 	st.calls.answered = answeredCall{}
 	err := m.Decode(payload, &st.calls)
@@ -258,7 +262,9 @@ func (st *rpcSends) chunkCall(rec *Record, conn uint64, xid uint32, head int, bo
 	m := st.message(rec)
 	_ = m.Header.DecodeFromBytes(nil, rpcrdma.NilDecodeFeedback) // empty, for the xid check
 	m.Header.XID = xid
-	st.calls.conn = conn
+	// Decoded in the frame of a Read Response, not a Send: the
+	// connection's calls are not known here.
+	st.calls.conn, st.calls.owner = conn, 0
 	st.calls.frame, st.calls.time = rec.Frame, rec.Time.UnixNano()
 	err := m.DecodeChunk(body, &st.calls)
 	m.HasHeader = false
@@ -267,6 +273,15 @@ func (st *rpcSends) chunkCall(rec *Record, conn uint64, xid uint32, head int, bo
 		st.chunks.own(head, conn, xid)
 	}
 	st.add(rec, m, -1, true, err)
+}
+
+// end forgets the calls of connection id (0: none), which ended, with
+// their chunks and the RDMA Reads pending for them.
+func (st *rpcSends) end(id uint32) {
+	if id != 0 {
+		st.calls.end(id)
+		st.chunks.sweep()
+	}
 }
 
 // checkInline raises CodeReplyChunkMissing for a reply Send (to call

@@ -46,6 +46,10 @@ type service struct {
 	peer   uint32
 	inline int
 	port   uint16 // the rdma_cm port in an IP port space (ibcm.ULPPort), 0 when none
+	// id numbers the connection (from 1, by its REQ; the number of one
+	// ended is given again): what its calls are kept under until it
+	// ends (callTable.end); 0 when none.
+	id uint32
 }
 
 // cmConn is a connection as serviceTable knows it: its service, each
@@ -69,6 +73,11 @@ type serviceTable struct {
 	// qps changes): a Send's QP is mostly one of a few, and comparing a
 	// key is cheaper than hashing it.
 	recent [8]recentService
+	// ids given to connections so far (lastID), and those of connections
+	// ended, to give again: the numbers stay as few as the connections
+	// open at once.
+	lastID  uint32
+	freeIDs []uint32
 }
 
 type recentService struct {
@@ -189,6 +198,7 @@ func (t *serviceTable) learnCM(rec *Record, cm *ibcm.CM) (ended cmConn, ok bool)
 		if rd := &cm.PD.Reading; rd.Valid {
 			s.inline = rd.Message.ReceiveBytes()
 		}
+		s.id = t.newID(qpEnd{flow.Src(), cm.REQ.LocalCommID})
 		c := cmConn{s: s, clientID: qpEnd{flow.Src(), cm.REQ.LocalCommID}, clientQP: qpEnd{flow.Src(), cm.REQ.LocalQPN}}
 		t.ids.put(c.clientID, c)
 		t.qps.put(c.clientQP, s)
@@ -217,9 +227,25 @@ func (t *serviceTable) learnCM(rec *Record, cm *ibcm.CM) (ended cmConn, ok bool)
 		t.qps.del(c.serverQP)
 		t.ids.del(c.clientID)
 		t.ids.del(c.serverID)
+		t.freeIDs = append(t.freeIDs, c.s.id)
 		return c, true
 	}
 	return
+}
+
+// newID returns the id of the connection a REQ from clientID sets up:
+// that of its REQ before when this one is sent again, else one free.
+func (t *serviceTable) newID(clientID qpEnd) uint32 {
+	if c, ok := t.ids.get(clientID); ok && !c.replied {
+		return c.s.id
+	}
+	if n := len(t.freeIDs); n > 0 {
+		id := t.freeIDs[n-1]
+		t.freeIDs = t.freeIDs[:n-1]
+		return id
+	}
+	t.lastID++
+	return t.lastID
 }
 
 // hintCM decodes the private data of a REP or REJ in rec again with the
@@ -308,7 +334,7 @@ func (u *ulpSends) decodeSend(rec *Record, payload []byte, info SendInfo) {
 			// A call to this QP has its chunks moved on the peer's; a
 			// reply to it is bounded by its own Receive size.
 			s = qs
-			info.path, info.setup, info.inline = s.peer, true, s.inline
+			info.path, info.setup, info.inline, info.service = s.peer, true, s.inline, s
 		}
 	}
 	if s != nil && s.kind == ulp.KindRPCRDMA || s == nil && u.scratch.Plausible(payload) {

@@ -166,6 +166,20 @@ func (t *Table[K, V]) Delete(k K) {
 	t.idx.Delete(k)
 }
 
+// DeleteFunc removes the keys for which del, told each key and its value,
+// returns true.
+func (t *Table[K, V]) DeleteFunc(del func(K, *V) bool) {
+	var keys []K
+	for _, s := range t.idx.slots {
+		if s.pos != 0 && del(s.key, &t.vals[s.pos-1]) {
+			keys = append(keys, s.key)
+		}
+	}
+	for _, k := range keys {
+		t.Delete(k)
+	}
+}
+
 // Reset removes every key, keeping the memory.
 func (t *Table[K, V]) Reset() {
 	t.idx.Reset()

@@ -1,6 +1,7 @@
 package posindex
 
 import (
+	"maps"
 	"math/rand/v2"
 	"testing"
 )
@@ -81,9 +82,9 @@ func FuzzIndex(f *testing.F) {
 	f.Fuzz(func(t *testing.T, ops []byte) { run(t, ops) })
 }
 
-// TestTableMatchesMap: random puts, in-place changes, deletes and resets
-// of a Table give what a Go map gives; once grown, a round of deletes and
-// puts allocates nothing.
+// TestTableMatchesMap: random puts, in-place changes, deletes, DeleteFunc
+// and resets of a Table give what a Go map gives; once grown, a round of
+// deletes and puts allocates nothing.
 func TestTableMatchesMap(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	var x Table[key, [2]int]
@@ -94,6 +95,12 @@ func TestTableMatchesMap(t *testing.T) {
 		case op == 0:
 			x.Reset()
 			clear(m)
+		case op < 3:
+			// The keys of values divisible by 3 (a key and value told
+			// apart: the value's key is not 0).
+			del := func(k key, v [2]int) bool { return k != 0 && (v[0]+v[1])%3 == 0 }
+			x.DeleteFunc(func(k key, v *[2]int) bool { return del(k, *v) })
+			maps.DeleteFunc(m, del)
 		case op < 20:
 			x.Delete(k)
 			delete(m, k)
