@@ -10,16 +10,22 @@ import (
 )
 
 // readEach reads src frame by frame like a consumer and returns copies of
-// the frames and the frames and errors as text, in order. With lifetime,
-// it checks on each call that every frame handed out earlier in the same
-// batch still has its bytes (what a Prefetch, src then, promises; Files
-// reusing a buffer does not).
+// the frames and the frames and errors as text, in order. With lifetime
+// (src a Prefetch), it takes the frames in place (Frame) and checks on
+// each call that every frame handed out earlier in the same batch still
+// has its number and bytes (what a Prefetch promises; Files reusing a
+// buffer does not).
 func readEach(t *testing.T, src Source, lifetime bool) (frames []Frame, events []string) {
 	t.Helper()
-	var f Frame
-	var live []Frame // frames handed out, not copied
+	var own Frame
+	var live []*Frame // frames handed out in place, of the current batch
 	for {
-		err := src.Next(&f)
+		f, err := &own, error(nil)
+		if lifetime {
+			f, err = src.(*Prefetch).Frame()
+		} else {
+			err = src.Next(f)
+		}
 		if err == io.EOF {
 			return frames, events
 		}
@@ -28,7 +34,7 @@ func readEach(t *testing.T, src Source, lifetime bool) (frames []Frame, events [
 			live = live[:0]
 			continue
 		}
-		c := f
+		c := *f
 		c.Data = append([]byte(nil), f.Data...)
 		frames = append(frames, c)
 		events = append(events, fmt.Sprintf("frame %d", f.Number))
@@ -42,8 +48,8 @@ func readEach(t *testing.T, src Source, lifetime bool) (frames []Frame, events [
 		live = append(live, f)
 		base := len(frames) - len(live)
 		for i, l := range live {
-			if !bytes.Equal(l.Data, frames[base+i].Data) {
-				t.Fatalf("frame %d: bytes changed while frame %d was read", l.Number, f.Number)
+			if w := frames[base+i]; l.Number != w.Number || !bytes.Equal(l.Data, w.Data) {
+				t.Fatalf("frame %d: changed while frame %d was read", w.Number, f.Number)
 			}
 		}
 	}

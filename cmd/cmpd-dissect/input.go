@@ -321,7 +321,10 @@ func (in *inputFlags) dissectorOptions() dissect.Options {
 // the frame is to be written with -w (fn's verdict). A damaged record is
 // handed to fn as dissect.DamagedRecord makes it, then reported on stderr.
 func (it *input) each(d *dissect.Dissector, fn func(r *dissect.Record) (keep bool, err error)) error {
-	var f source.Frame
+	var own source.Frame
+	// A Prefetch's frames are dissected where they lie in its batch
+	// instead of each copied out.
+	pf, _ := it.src.(*source.Prefetch)
 	for {
 		if it.count > 0 && it.seen >= it.count {
 			break
@@ -331,7 +334,12 @@ func (it *input) each(d *dissect.Dissector, fn func(r *dissect.Record) (keep boo
 				return err
 			}
 		}
-		err := it.src.Next(&f)
+		f, err := &own, error(nil)
+		if pf != nil {
+			f, err = pf.Frame()
+		} else {
+			err = it.src.Next(f)
+		}
 		if err == io.EOF {
 			break
 		}
@@ -351,7 +359,7 @@ func (it *input) each(d *dissect.Dissector, fn func(r *dissect.Record) (keep boo
 		}
 		it.seen++
 		it.progress.Packet()
-		rec := d.Dissect(&f)
+		rec := d.Dissect(f)
 		it.transport.Record(rec)
 		keep, err := fn(rec)
 		if err != nil {
@@ -365,7 +373,7 @@ func (it *input) each(d *dissect.Dissector, fn func(r *dissect.Record) (keep boo
 				}
 				it.writer = w
 			}
-			if err := it.writer.Write(&f); err != nil {
+			if err := it.writer.Write(f); err != nil {
 				return err
 			}
 		}
