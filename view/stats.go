@@ -10,6 +10,7 @@ import (
 	"github.com/cmpd-dissect/cmpd-dissect/dissect"
 	"github.com/cmpd-dissect/cmpd-dissect/field"
 	"github.com/cmpd-dissect/cmpd-dissect/fieldval"
+	"github.com/cmpd-dissect/cmpd-dissect/finding"
 	"github.com/cmpd-dissect/cmpd-dissect/source"
 )
 
@@ -185,14 +186,24 @@ func (s *Stats) Print(r *dissect.Record) error {
 			}
 		}
 	}
-	for i := range r.Findings {
-		f := &r.Findings[i]
+	if len(r.Findings) > 0 {
+		s.countFindings(r.Findings)
+	}
+	return nil
+}
+
+// countFindings counts a record's findings by code and notes the worst
+// severity of each code (out of Print: most records have none).
+//
+//go:noinline
+func (s *Stats) countFindings(fs []finding.Finding) {
+	for i := range fs {
+		f := &fs[i]
 		s.ByFinding[f.Code]++
 		if sv := f.Severity.String(); severityRank(sv) > severityRank(s.Severity[f.Code]) {
 			s.Severity[f.Code] = sv
 		}
 	}
-	return nil
 }
 
 // countGot counts pc's breakdown fields as g gives them and reports whether

@@ -1,6 +1,7 @@
 package view
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/cmpd-dissect/cmpd-dissect/dissect"
@@ -12,7 +13,8 @@ import (
 // TestStatsBreakdownCounts: stats counts every breakdown value as a plain
 // visit of the layers finds it (topUints, getter_test.go), whether a protocol has one breakdown field
 // (oneCounter) or several (valueCounter), and for values below and above
-// denseValues (UDP ports).
+// denseValues (UDP ports); and the frames that hold each protocol, once per
+// frame.
 func TestStatsBreakdownCounts(t *testing.T) {
 	files := testcap.Glob(t, "pcaps/synthetic/*.pcap")
 	files = append(files, realCaptures...)
@@ -23,6 +25,7 @@ func TestStatsBreakdownCounts(t *testing.T) {
 	counted := map[string]int{}
 	for _, file := range files {
 		want := map[*field.Field]map[uint64]int{}
+		wantProto := map[string]int{}
 		var stats []*Stats
 		for _, set := range sets {
 			st, err := NewStats(set)
@@ -32,6 +35,13 @@ func TestStatsBreakdownCounts(t *testing.T) {
 			stats = append(stats, st)
 		}
 		testconn.EachRecord(t, file, func(r *dissect.Record) {
+			in := map[string]bool{}
+			for _, l := range r.Layers {
+				in[l.Proto().Name] = true
+			}
+			for name := range in {
+				wantProto[name]++
+			}
 			for _, l := range r.Layers {
 				vis := &topUints{got: map[*field.Field][]uint64{}}
 				l.VisitFields(vis)
@@ -52,6 +62,9 @@ func TestStatsBreakdownCounts(t *testing.T) {
 		})
 		for i, st := range stats {
 			st.Flush()
+			if fmt.Sprint(st.ByProto) != fmt.Sprint(wantProto) {
+				t.Fatalf("%s: frames by protocol %v, the layers' Proto give %v", file, st.ByProto, wantProto)
+			}
 			for _, name := range sets[i] {
 				f, _ := field.Lookup(name)
 				got, exp := st.ByValue[f], want[f]
