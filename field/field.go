@@ -121,10 +121,6 @@ type Proto struct {
 	Desc string
 	// Fields lists every field declared under this protocol.
 	Fields []*Field
-	// ID numbers the declared protocols from 1 in declaration order (for
-	// slices indexed by protocol on hot paths); 0 for a Proto not made by
-	// NewProto.
-	ID int
 }
 
 var (
@@ -144,7 +140,7 @@ func NewProto(name, desc string) *Proto {
 	if _, dup := protos[name]; dup {
 		panic("field: protocol declared twice: " + name)
 	}
-	p := &Proto{Name: name, Desc: desc, ID: len(protos) + 1}
+	p := &Proto{Name: name, Desc: desc}
 	protos[name] = p
 	return p
 }
@@ -276,7 +272,8 @@ func (NopVisitor) End()                    {}
 // (Ethernet, IPv4, …) in adapters that do too.
 type Layer interface {
 	// Proto returns the protocol declaration (its Name is the layer name
-	// in JSON, filters and summaries).
+	// in JSON, filters and summaries), the same for every value of a
+	// layer type (stats finds a layer's protocol by its type).
 	Proto() *Proto
 	// VisitFields reports every field value in wire order.
 	VisitFields(v Visitor)

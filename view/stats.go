@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
+	"unsafe"
 
 	"github.com/cmpd-dissect/cmpd-dissect/dissect"
 	"github.com/cmpd-dissect/cmpd-dissect/field"
@@ -37,16 +38,38 @@ type Stats struct {
 	col       *fieldval.Collector
 	counter   valueCounter
 	one       oneCounter
-	// byProto is the counters by Proto.ID (nil: not seen yet; index 0:
-	// never set, the Protos without an ID are scanned for).
-	byProto []*protoCount
-	// protoCounts counts frames per protocol; a short slice scanned
-	// linearly is cheaper than a map for the dozen protocols a capture has.
+	// protoCounts counts frames per protocol (a dozen in a capture).
 	protoCounts []*protoCount
 	// dense counts, per collector slot, the values below denseValues
 	// (opcodes, message types, procedures: nearly every value); Flush
 	// moves them into ByValue, larger values go there directly.
 	dense [][denseValues]int
+	// byType finds a layer's counter by the layer's dynamic type (an
+	// open-addressed table from typeSlot on), without a call of its Proto
+	// method per layer; types is how many slots are taken.
+	byType [typeSlots]typeEntry
+	types  int
+}
+
+// typeEntry is a slot of Stats.byType: the counter of the layers whose
+// interface type word is tab (an itab, one per layer type).
+type typeEntry struct {
+	tab unsafe.Pointer
+	pc  *protoCount
+}
+
+// typeSlots is the size of Stats.byType: more than the project's layer
+// types, so that the dozen of a capture are nearly all found at the first
+// slot tried (the others by findType).
+const (
+	typeBits  = 6
+	typeSlots = 1 << typeBits
+)
+
+// typeSlot is the slot of byType for an interface type word (a
+// multiplicative hash: the word's high bits after multiplying by 2^64/φ).
+func typeSlot(tab unsafe.Pointer) uint64 {
+	return uint64(uintptr(tab)) * 0x9E3779B97F4A7C15 >> (64 - typeBits)
 }
 
 // denseValues bounds the breakdown values counted in an array rather than
@@ -78,15 +101,11 @@ type slotField struct {
 // field.UintGetter; a protocol with more is visited.
 const maxGot = 4
 
-// protoCount returns p's counter, made on first sight; found by a scan
-// for a Proto without an ID. (Print finds one seen before by its Proto.ID
-// in byProto itself: a call per layer was a visible share of its time.)
+// protoCount returns p's counter, made on first sight.
 func (s *Stats) protoCount(p *field.Proto) *protoCount {
-	if p.ID <= 0 {
-		for _, pc := range s.protoCounts {
-			if pc.p == p {
-				return pc
-			}
+	for _, pc := range s.protoCounts {
+		if pc.p == p {
+			return pc
 		}
 	}
 	pc := &protoCount{p: p, stamp: -1, wanted: s.col.WantsProto(p)}
@@ -102,12 +121,6 @@ func (s *Stats) protoCount(p *field.Proto) *protoCount {
 		pc.fields = nil
 	}
 	s.protoCounts = append(s.protoCounts, pc)
-	if id := p.ID; id > 0 {
-		if id >= len(s.byProto) {
-			s.byProto = append(s.byProto, make([]*protoCount, id+1-len(s.byProto))...)
-		}
-		s.byProto[id] = pc
-	}
 	return pc
 }
 
@@ -152,44 +165,77 @@ func (s *Stats) Print(r *dissect.Record) error {
 		// (-1: a damaged record whose header is cut.)
 		s.Bytes += int64(r.Length)
 	}
+	n := s.Packets
 	for _, l := range r.Layers {
-		p := l.Proto()
-		var pc *protoCount
-		if id := uint(p.ID); id < uint(len(s.byProto)) {
-			pc = s.byProto[id]
+		// Every value of a layer type reports the same Proto
+		// (field.Layer): the counter is found by the interface's type
+		// word, the first of its two, instead of a call of Proto.
+		tab := *(*unsafe.Pointer)(unsafe.Pointer(&l))
+		e := &s.byType[typeSlot(tab)]
+		if e.tab != tab {
+			e = s.findType(l, tab)
 		}
-		if pc == nil {
-			pc = s.protoCount(p)
-		}
-		if pc.stamp != s.Packets {
+		pc := e.pc
+		if pc.stamp != n {
 			// A frame with two layers of one protocol counts once.
-			pc.stamp = s.Packets
+			pc.stamp = n
 			pc.n++
 		}
-		if pc.wanted {
-			// Breakdown fields are integer fields reported by their own
-			// protocol's layer: only those layers are looked at. A
-			// layer that can give the fields' values (UintGetter) is
-			// asked for them: visiting all of a BTH's or RPC header's
-			// fields for one or two of them was two fifths of stats'
-			// per-packet time. Another is visited by a visitor that
-			// counts the values as they come; for one breakdown
-			// field, by a visitor that compares each field with it.
-			if g, ok := l.(field.UintGetter); ok && len(pc.fields) > 0 && s.countGot(g, pc) {
-				continue
-			}
-			if pc.only != nil {
-				s.one = oneCounter{s: s, f: pc.only, slot: pc.onlySlot}
-				l.VisitFields(&s.one)
-			} else {
-				l.VisitFields(&s.counter)
-			}
+		if !pc.wanted {
+			continue
 		}
+		// Breakdown fields are integer fields reported by their own
+		// protocol's layer: only those layers are looked at. A layer
+		// that can give the fields' values (UintGetter) is asked for
+		// them: visiting all of a BTH's or RPC header's fields for one
+		// or two of them was two fifths of stats' per-packet time.
+		if g, ok := l.(field.UintGetter); ok && len(pc.fields) > 0 && s.countGot(g, pc) {
+			continue
+		}
+		s.visitValues(l, pc)
 	}
 	if len(r.Findings) > 0 {
 		s.countFindings(r.Findings)
 	}
 	return nil
+}
+
+// findType returns the entry of byType for the layer type of l (type word
+// tab): searched from typeSlot on, made on first sight of the type while
+// more than one slot is free (so that every search ends).
+//
+//go:noinline
+func (s *Stats) findType(l field.Layer, tab unsafe.Pointer) *typeEntry {
+	for j := typeSlot(tab); ; j = (j + 1) % typeSlots {
+		e := &s.byType[j]
+		if e.tab == tab {
+			return e
+		}
+		if e.tab == nil {
+			pc := s.protoCount(l.Proto())
+			if s.types == typeSlots-1 {
+				return &typeEntry{tab: tab, pc: pc}
+			}
+			s.types++
+			e.tab, e.pc = tab, pc
+			return e
+		}
+	}
+}
+
+// visitValues counts the breakdown fields of l, a layer of pc's protocol
+// that does not give their values (UintGetter), by a visit: by a visitor
+// that counts the values as they come; for one breakdown field, by a
+// visitor that compares each field with it.
+//
+//go:noinline
+func (s *Stats) visitValues(l field.Layer, pc *protoCount) {
+	if pc.only != nil {
+		s.one = oneCounter{s: s, f: pc.only, slot: pc.onlySlot}
+		l.VisitFields(&s.one)
+	} else {
+		l.VisitFields(&s.counter)
+	}
 }
 
 // countFindings counts a record's findings by code and notes the worst

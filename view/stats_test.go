@@ -14,7 +14,8 @@ import (
 // visit of the layers finds it (topUints, getter_test.go), whether a protocol has one breakdown field
 // (oneCounter) or several (valueCounter), and for values below and above
 // denseValues (UDP ports); and the frames that hold each protocol, once per
-// frame.
+// frame, as the layers' Proto give them (Print finds a layer's protocol by
+// its type).
 func TestStatsBreakdownCounts(t *testing.T) {
 	files := testcap.Glob(t, "pcaps/synthetic/*.pcap")
 	files = append(files, realCaptures...)
