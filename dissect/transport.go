@@ -99,46 +99,37 @@ var ipProtoNames = map[uint64]string{
 
 // Addresser is implemented by layers that carry a frame's addresses: the
 // summary view's Source and Destination columns come from the innermost
-// one. The methods append text (no allocation).
+// one (IP addresses, GIDs of RoCEv1 and native IB with a GRH, LIDs of
+// native IB, MAC addresses). The methods append text (no allocation).
 type Addresser interface {
 	AppendSrc(b []byte) []byte
 	AppendDst(b []byte) []byte
 }
 
+var (
+	_ Addresser = (*ibcm.GRH)(nil)
+	_ Addresser = (*ibcm.LRH)(nil)
+)
+
 // AppendEndpoints appends the frame's source and destination as the
-// summary view shows them, from the innermost layer that has addresses:
-// IP addresses, GIDs (RoCEv1, native IB with GRH), LIDs ("LID 5", native
-// IB), or MAC addresses.
+// summary view shows them, from the innermost layer that has addresses.
 func AppendEndpoints(r *Record, src, dst []byte) ([]byte, []byte) {
-	return AppendEndpointsOf(EndpointsLayer(r), src, dst)
+	if a := EndpointsLayer(r); a != nil {
+		return a.AppendSrc(src), a.AppendDst(dst)
+	}
+	return src, dst
 }
 
 // EndpointsLayer returns the innermost layer of r that has addresses (the
 // one AppendEndpoints uses), nil if none. Records whose layers are the
 // same values (a Dissector reuses them) have the same one.
-func EndpointsLayer(r *Record) field.Layer {
+func EndpointsLayer(r *Record) Addresser {
 	for i := len(r.Layers) - 1; i >= 0; i-- {
-		switch l := r.Layers[i]; l.(type) {
-		case Addresser, *ibcm.GRH, *ibcm.LRH:
-			return l
+		if a, ok := r.Layers[i].(Addresser); ok {
+			return a
 		}
 	}
 	return nil
-}
-
-// AppendEndpointsOf appends the source and destination of l, a layer
-// EndpointsLayer returned (nothing for nil).
-func AppendEndpointsOf(l field.Layer, src, dst []byte) ([]byte, []byte) {
-	switch l := l.(type) {
-	case Addresser:
-		return l.AppendSrc(src), l.AppendDst(dst)
-	case *ibcm.GRH:
-		return l.SrcGID().AppendTo(src), l.DstGID().AppendTo(dst)
-	case *ibcm.LRH:
-		src = strconv.AppendUint(append(src, "LID "...), uint64(l.SLID), 10)
-		dst = strconv.AppendUint(append(dst, "LID "...), uint64(l.DLID), 10)
-	}
-	return src, dst
 }
 
 // InfoSummarizer is implemented by the transport adapters (TCP, UDP): their
@@ -435,25 +426,42 @@ func (ip *IPv4) AppendDst(b []byte) []byte { return ip.hosts.appendAddr(b, ip.Ds
 // appendIPv4 appends a four-octet address in dotted decimal, as
 // netip.Addr.AppendTo does, without making the netip.Addr (the summary
 // view calls it twice a line); other lengths (IPv6) go through netip.
+// Each octet is one four-octet store of its text from octetDots, the next
+// store overwriting what lies past the octet's digits and dot.
 func appendIPv4(b []byte, ip net.IP) []byte {
 	if len(ip) != 4 {
 		return addrOf(ip).AppendTo(b)
 	}
-	for i, c := range ip[:4] {
-		if i > 0 {
-			b = append(b, '.')
-		}
-		switch {
-		case c >= 100:
-			b = append(b, '0'+c/100, '0'+c/10%10, '0'+c%10)
-		case c >= 10:
-			b = append(b, '0'+c/10, '0'+c%10)
-		default:
-			b = append(b, '0'+c)
-		}
+	// A 19-octet window: any offset below 16 leaves room for a store,
+	// so the offsets, masked to four bits, need no bounds checks.
+	n := len(b)
+	if cap(b)-n < 19 {
+		b = append(b, make([]byte, 19)...)[:n]
 	}
-	return b
+	d := (*[19]byte)(b[n : n+19])
+	t0, t1, t2, t3 := octetDots[ip[0]], octetDots[ip[1]], octetDots[ip[2]], octetDots[ip[3]]
+	binary.LittleEndian.PutUint32(d[0:], uint32(t0))
+	at := int(t0 >> 32)
+	binary.LittleEndian.PutUint32(d[at&15:], uint32(t1))
+	at += int(t1 >> 32)
+	binary.LittleEndian.PutUint32(d[at&15:], uint32(t2))
+	at += int(t2 >> 32)
+	binary.LittleEndian.PutUint32(d[at&15:], uint32(t3))
+	// The last octet's dot is not part of the address.
+	return b[:n+at+int(t3>>32)-1]
 }
+
+// octetDots[c] is c in decimal followed by a dot, in the low four octets
+// (little endian), and the length of that text above them.
+var octetDots = func() (t [256]uint64) {
+	for c := range t {
+		s := strconv.Itoa(c) + "."
+		var w [4]byte
+		copy(w[:], s)
+		t[c] = uint64(binary.LittleEndian.Uint32(w[:])) | uint64(len(s))<<32
+	}
+	return t
+}()
 
 // AppendInfo names the IP protocol for packets nothing else decoded.
 func (ip *IPv4) AppendInfo(b []byte) []byte { return appendIPProto(b, uint64(ip.Protocol)) }

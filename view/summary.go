@@ -63,25 +63,42 @@ type Summary struct {
 	buf  []byte
 	tmp  []byte
 	dst  []byte
-	// sums are the summarisers among layers, the previous record's
-	// layers (a Dissector reuses its layer values, so records of one
-	// shape hold the very same ones); proto is the protocol column's,
-	// protoW its width.
-	sums   []field.Summarizer
-	layers []field.Layer
-	proto  *field.Proto
-	protoW int
-	// addr is the layer the endpoints come from (dissect.EndpointsLayer)
-	// for records of the previous record's shape.
-	addr field.Layer
+	// timeR is the default time column (-t r).
+	timeR bool
+	// shapes are what a record's layers decide of its line, for the last
+	// few shapes of record seen (a Dissector reuses its layer values, so
+	// records of one shape hold the very same ones, and the shapes of a
+	// capture's packets interleave: Sends, their ACKs, RDMA Reads…); cur
+	// is the last one used and next the one to be replaced.
+	shapes    [8]lineShape
+	cur, next int
 	// shown is the time of the last record printed (-t dd).
 	shown time.Time
+}
+
+// lineShape is what the layers of a record decide of its summary line.
+type lineShape struct {
+	layers []field.Layer
+	// sums are the summarisers among the layers.
+	sums []field.Summarizer
+	// info is the last layer with an Info text (used only when no
+	// summariser has text), nil if none.
+	info dissect.InfoSummarizer
+	// proto is the protocol column (the last summariser's, else the
+	// info layer's, else the last layer's), protoW its width in runes.
+	proto  *field.Proto
+	protoW int
+	// addr is the layer the endpoints come from (dissect.EndpointsLayer).
+	addr dissect.Addresser
+	// relevant is dissect.Relevant of a record of these layers without
+	// findings (Relevant asks the layers only what they are).
+	relevant bool
 }
 
 // NewSummary makes a summary printer writing to w.
 func NewSummary(w io.Writer, opts Options) *Summary {
 	return &Summary{w: bufio.NewWriterSize(w, 64<<10), opts: opts, buf: make([]byte, 0, 512), tmp: make([]byte, 0, 512),
-		dst: make([]byte, 0, 64), sums: make([]field.Summarizer, 0, 16)}
+		dst: make([]byte, 0, 64), timeR: opts.TimeFormat == "" || opts.TimeFormat == "r"}
 }
 
 // Wanted reports whether the summary view shows r at all (RDMA-relevant,
@@ -131,7 +148,15 @@ func (s *Summary) escapeTail(b []byte, start int) ([]byte, int) {
 	if plainPrefix(unsafe.String(unsafe.SliceData(tail), len(tail))) == len(tail) {
 		return b, len(tail)
 	}
-	s.tmp = append(s.tmp[:0], tail...)
+	return s.escapeTailSlow(b, start)
+}
+
+// escapeTailSlow is escapeTail for text that needs escaping, kept out of
+// the per-line code.
+//
+//go:noinline
+func (s *Summary) escapeTailSlow(b []byte, start int) ([]byte, int) {
+	s.tmp = append(s.tmp[:0], b[start:]...)
 	b = appendEscapedBytes(b[:start], s.tmp)
 	return b, runeCount(b[start:])
 }
@@ -159,7 +184,8 @@ func decimalLen(v uint64) int {
 	return n
 }
 
-// putDecimal writes v in decimal into d, whose length is v's decimalLen.
+// putDecimal writes v in decimal at the end of d, which is at least v's
+// decimalLen long; the octets before the digits stay as they are.
 func putDecimal(d []byte, v uint64) {
 	i := len(d)
 	for v >= 100 && i >= 2 {
@@ -193,22 +219,25 @@ func appendDecimalRight(b []byte, v uint64, width int) []byte {
 // appendFrameColumn appends the frame number (or "end") right-aligned in
 // seven columns.
 func appendFrameColumn(b []byte, r *dissect.Record) []byte {
+	if r.Frame > 0 && r.Frame < 1e7 {
+		// Seven columns exactly: the digits over spaces, from the right.
+		b = append(b, spaces[:7]...)
+		putDecimal(b[len(b)-7:], uint64(r.Frame))
+		return b
+	}
+	return appendOddFrame(b, r)
+}
+
+// appendOddFrame is appendFrameColumn for the end of input, negative
+// frame numbers and those wider than the column.
+//
+//go:noinline
+func appendOddFrame(b []byte, r *dissect.Record) []byte {
 	switch {
 	case r.EndOfInput():
 		return append(b, "    end"...)
 	case r.Frame < 0:
 		return padLeft(b, appendInt(nil, int64(r.Frame)), 7)
-	case r.Frame < 1e7:
-		// Seven columns exactly: the digits over spaces, from the right.
-		b = append(b, spaces[:7]...)
-		d := b[len(b)-7:]
-		for i, v := 6, uint(r.Frame); i >= 0; i-- {
-			d[i] = byte('0' + v%10)
-			if v /= 10; v == 0 {
-				break
-			}
-		}
-		return b
 	}
 	return appendDecimalRight(b, uint64(r.Frame), 7)
 }
@@ -253,49 +282,39 @@ func appendTimeColumn(b []byte, r *dissect.Record) []byte {
 
 // Print renders one line, if the record is wanted.
 func (s *Summary) Print(r *dissect.Record) error {
-	if !s.Wanted(r) {
+	sh := &s.shapes[s.cur]
+	if !sameLayers(r.Layers, sh.layers) {
+		sh = s.shapeOf(r)
+	}
+	if !s.opts.All && !sh.relevant && (len(r.Findings) == 0 || !dissect.Relevant(r)) {
 		return nil
 	}
 	b := s.buf[:0]
-	color := s.opts.Color
-	sev := maxSeverity(r.Findings)
-	if color {
-		switch sev {
-		case finding.SeverityError:
-			b = append(b, ansiRed...)
-		case finding.SeverityWarning:
-			b = append(b, ansiYellow...)
-		}
+	var sev finding.Severity
+	if len(r.Findings) > 0 {
+		sev = maxSeverity(r.Findings)
+	}
+	if s.opts.Color {
+		b = appendSeverityColor(b, sev)
 	}
 	b = appendFrameColumn(b, r)
 	b = append(b, ' ')
-	if tf := s.opts.TimeFormat; tf == "" || tf == "r" {
+	if s.timeR {
 		b = appendTimeColumn(b, r)
 	} else {
-		b = s.appendTimeAs(b, r, tf)
+		b = s.appendTimeAs(b, r, s.opts.TimeFormat)
 	}
 	b = append(b, ' ')
 
-	// The summarisers in order (the protocol column is the last one's);
-	// the last info summariser is looked for only when no summariser has
-	// text (it is used only then).
-	if !sameLayers(r.Layers, s.layers) {
-		s.proto, s.protoW = nil, 0
-		s.sums = s.sums[:0]
-		for _, l := range r.Layers {
-			if sm, ok := l.(field.Summarizer); ok {
-				s.sums = append(s.sums, sm)
-				s.proto = l.Proto()
-			}
-		}
-		s.layers = append(s.layers[:0], r.Layers...)
-		s.addr = dissect.EndpointsLayer(r)
-	}
-	sums, proto := s.sums, s.proto
 	// The source is appended in place, the destination escaped from dst.
 	start := len(b)
 	var w int
-	b, s.dst = dissect.AppendEndpointsOf(s.addr, b, s.dst[:0])
+	if sh.addr != nil {
+		b = sh.addr.AppendSrc(b)
+		s.dst = sh.addr.AppendDst(s.dst[:0])
+	} else {
+		s.dst = s.dst[:0]
+	}
 	b, w = s.escapeTail(b, start)
 	if w < 17 {
 		b = append(b, spaces[:17-w]...)
@@ -308,32 +327,14 @@ func (s *Summary) Print(r *dissect.Record) error {
 		b = append(b, spaces[:17-w]...)
 	}
 	b = append(b, ' ')
-	if proto == nil {
-		if i := lastInfo(r); i >= 0 {
-			proto = r.Layers[i].Proto()
-		} else if len(r.Layers) > 0 {
-			proto = r.Layers[len(r.Layers)-1].Proto()
-		}
-	}
-	w = 0
-	if proto != nil {
-		if color && sev == 0 {
-			b = append(b, ansiCyan...)
-		}
-		b = append(b, proto.Name...)
-		if color && sev == 0 {
-			b = append(b, ansiReset...)
-		}
-		if proto == s.proto && s.protoW > 0 {
-			w = s.protoW
+	if sh.proto != nil {
+		if s.opts.Color && sev == 0 {
+			b = appendProtoColored(b, sh.proto)
 		} else {
-			w = runeCount(unsafe.Slice(unsafe.StringData(proto.Name), len(proto.Name)))
-			if proto == s.proto {
-				s.protoW = w
-			}
+			b = append(b, sh.proto.Name...)
 		}
 	}
-	if w < 8 {
+	if w = sh.protoW; w < 8 {
 		b = append(b, spaces[:8-w]...)
 	}
 	b = append(b, ' ')
@@ -343,7 +344,7 @@ func (s *Summary) Print(r *dissect.Record) error {
 	// spaces between summaries, so this is escaping each one.
 	n := 0
 	start = len(b)
-	for _, sm := range sums {
+	for _, sm := range sh.sums {
 		mark := len(b)
 		if n > 0 {
 			b = append(b, ' ', ' ')
@@ -357,16 +358,98 @@ func (s *Summary) Print(r *dissect.Record) error {
 		n++
 	}
 	b, _ = s.escapeTail(b, start)
-	if n == 0 {
-		if i := lastInfo(r); i >= 0 {
-			start := len(b)
-			b = r.Layers[i].(dissect.InfoSummarizer).AppendInfo(b)
-			b, _ = s.escapeTail(b, start)
-			n++
+	if n == 0 && sh.info != nil {
+		start := len(b)
+		b = sh.info.AppendInfo(b)
+		b, _ = s.escapeTail(b, start)
+		n++
+	}
+	if len(r.Findings) > 0 {
+		b = appendFindingCodes(b, r.Findings, n)
+	}
+	if s.opts.Color && sev != 0 {
+		b = append(b, ansiReset...)
+	}
+	b = append(b, '\n')
+	s.buf = b
+	_, err := s.w.Write(b)
+	return err
+}
+
+// shapeOf returns the shape of r's layers: one of the shapes kept, or
+// one made in place of the oldest.
+//
+//go:noinline
+func (s *Summary) shapeOf(r *dissect.Record) *lineShape {
+	for i := range s.shapes {
+		if sameLayers(r.Layers, s.shapes[i].layers) {
+			s.cur = i
+			return &s.shapes[i]
 		}
 	}
-	for i := range r.Findings {
-		f := &r.Findings[i]
+	s.cur = s.next
+	s.next = (s.next + 1) % len(s.shapes)
+	sh := &s.shapes[s.cur]
+	sh.sums, sh.proto, sh.info = sh.sums[:0], nil, nil
+	for _, l := range r.Layers {
+		if sm, ok := l.(field.Summarizer); ok {
+			sh.sums = append(sh.sums, sm)
+			sh.proto = l.Proto()
+		}
+	}
+	if i := lastInfo(r); i >= 0 {
+		sh.info = r.Layers[i].(dissect.InfoSummarizer)
+		if sh.proto == nil {
+			sh.proto = r.Layers[i].Proto()
+		}
+	}
+	if sh.proto == nil && len(r.Layers) > 0 {
+		sh.proto = r.Layers[len(r.Layers)-1].Proto()
+	}
+	sh.protoW = 0
+	if sh.proto != nil {
+		sh.protoW = runeCount(unsafe.Slice(unsafe.StringData(sh.proto.Name), len(sh.proto.Name)))
+	}
+	sh.addr = dissect.EndpointsLayer(r)
+	sh.layers = append(sh.layers[:0], r.Layers...)
+	if len(r.Findings) == 0 {
+		sh.relevant = dissect.Relevant(r)
+	} else {
+		sh.relevant = dissect.Relevant(&dissect.Record{Layers: r.Layers})
+	}
+	return sh
+}
+
+// appendSeverityColor starts a line of findings of severity sev in its
+// colour (none for a line without).
+//
+//go:noinline
+func appendSeverityColor(b []byte, sev finding.Severity) []byte {
+	switch sev {
+	case finding.SeverityError:
+		b = append(b, ansiRed...)
+	case finding.SeverityWarning:
+		b = append(b, ansiYellow...)
+	}
+	return b
+}
+
+// appendProtoColored appends the protocol column's name in its colour.
+//
+//go:noinline
+func appendProtoColored(b []byte, proto *field.Proto) []byte {
+	b = append(b, ansiCyan...)
+	b = append(b, proto.Name...)
+	return append(b, ansiReset...)
+}
+
+// appendFindingCodes appends the findings' severities and codes after n
+// parts of info text.
+//
+//go:noinline
+func appendFindingCodes(b []byte, fs []finding.Finding, n int) []byte {
+	for i := range fs {
+		f := &fs[i]
 		if n > 0 {
 			b = append(b, ' ', ' ')
 		}
@@ -377,13 +460,7 @@ func (s *Summary) Print(r *dissect.Record) error {
 		b = append(b, ']')
 		n++
 	}
-	if color && sev != 0 {
-		b = append(b, ansiReset...)
-	}
-	b = append(b, '\n')
-	s.buf = b
-	_, err := s.w.Write(b)
-	return err
+	return b
 }
 
 // Flush writes buffered lines.
@@ -401,12 +478,13 @@ func maxSeverity(fs []finding.Finding) finding.Severity {
 
 // sameLayers reports whether a and b hold the same layer values in the
 // same order: the same two words (type and pointer), compared as words
-// (== on interfaces calls runtime.ifaceeq for each).
+// (== on interfaces calls runtime.ifaceeq for each), innermost first:
+// records of different shapes mostly share their outer layers.
 func sameLayers(a, b []field.Layer) bool {
 	if len(a) != len(b) {
 		return false
 	}
-	for i := range a {
+	for i := len(a) - 1; i >= 0; i-- {
 		if *(*[2]unsafe.Pointer)(unsafe.Pointer(&a[i])) != *(*[2]unsafe.Pointer)(unsafe.Pointer(&b[i])) {
 			return false
 		}

@@ -106,20 +106,45 @@ var plainASCII = func() (t [256]bool) {
 // bits above one that is already set), and adding 1 sets one exactly when
 // some octet is 0x7f (no octet is 0xff, so nothing carries); the backslash
 // is the exact "has a zero octet" test of w^'\\'*ones.
-func plainWord(w uint64) bool {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
+func plainWord(w uint64) bool { return oddBits(w)&highBits == 0 }
+
+// highBits are the high bits of eight octets.
+const highBits = 0x8080808080808080
+
+// oddBits is plainWord's test before the mask: its high bits are set
+// where w is not plain. The tests are joined into one mask, so that
+// several words cost one branch.
+func oddBits(w uint64) uint64 {
+	const ones = 0x0101010101010101
 	x := w ^ '\\'*ones
-	return (w|(w-0x20*ones)|(w+ones))&highs == 0 && (x-ones)&^x&highs == 0
+	return w | (w - 0x20*ones) | (w + ones) | (x-ones)&^x
 }
 
 // plainPrefix returns how many leading octets of s are plain (as
-// plainASCII), checked eight at a time, the tail with the table.
+// plainASCII), checked sixteen, then eight at a time (one branch each, and
+// the masks' constants made once for two words); when all whole words are
+// plain, the last eight octets (overlapping the last word) settle the tail
+// in one check, else the table does.
 func plainPrefix(s string) int {
+	n := len(s)
+	p := unsafe.Pointer(unsafe.StringData(s))
 	i := 0
-	for i+8 <= len(s) && plainWord(binary.LittleEndian.Uint64(unsafe.Slice(unsafe.StringData(s[i:]), 8))) {
-		i += 8
+	for ; i+16 <= n; i += 16 {
+		w0 := binary.LittleEndian.Uint64((*[8]byte)(unsafe.Add(p, i))[:])
+		w1 := binary.LittleEndian.Uint64((*[8]byte)(unsafe.Add(p, i+8))[:])
+		if (oddBits(w0)|oddBits(w1))&highBits != 0 {
+			break
+		}
 	}
-	for i < len(s) && plainASCII[s[i]] {
+	for ; i+8 <= n; i += 8 {
+		if !plainWord(binary.LittleEndian.Uint64((*[8]byte)(unsafe.Add(p, i))[:])) {
+			break
+		}
+	}
+	if i == n || (i+8 > n && n >= 8 && plainWord(binary.LittleEndian.Uint64((*[8]byte)(unsafe.Add(p, n-8))[:]))) {
+		return n
+	}
+	for i < n && plainASCII[s[i]] {
 		i++
 	}
 	return i

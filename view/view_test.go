@@ -315,6 +315,33 @@ func declaredFields() int {
 	return n
 }
 
+// TestPlainPrefix: plainPrefix stops at the first odd octet wherever it
+// lies (in a whole word, in the tail, in both) and takes plain text whole,
+// for every length around the word size.
+func TestPlainPrefix(t *testing.T) {
+	for n := 0; n <= 26; n++ {
+		plain := strings.Repeat("abcdefghij", 3)[:n]
+		if got := plainPrefix(plain); got != n {
+			t.Fatalf("plain %q: %d, want %d", plain, got, n)
+		}
+		for at := 0; at < n; at++ {
+			for _, c := range []byte{0x01, '\\', 0x7f, 0xc3} {
+				b := []byte(plain)
+				b[at] = c
+				if got := plainPrefix(string(b)); got != at {
+					t.Fatalf("%q: %d, want %d", b, got, at)
+				}
+				if at+2 < n {
+					b[n-1] = c
+					if got := plainPrefix(string(b)); got != at {
+						t.Fatalf("%q: %d, want %d", b, got, at)
+					}
+				}
+			}
+		}
+	}
+}
+
 // TestPlainWordMatchesTable: the eight-octet check of appendEscaped's fast
 // path agrees with the per-octet table on every octet in every position.
 func TestPlainWordMatchesTable(t *testing.T) {

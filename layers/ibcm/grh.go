@@ -52,6 +52,11 @@ func (g *GRH) DstGID() netip.Addr                { return netip.AddrFrom16(g.DGI
 func (g *GRH) String() string                    { return fmt.Sprintf("GRH %s → %s", g.SrcGID(), g.DstGID()) }
 func (g *GRH) NextLayerType() gopacket.LayerType { return grhNext(g.NextHdr) }
 
+// AppendSrc and AppendDst append the GIDs (the summary view's address
+// columns when the GRH is the innermost addressing header).
+func (g *GRH) AppendSrc(b []byte) []byte { return g.SrcGID().AppendTo(b) }
+func (g *GRH) AppendDst(b []byte) []byte { return g.DstGID().AppendTo(b) }
+
 func grhNext(nh uint8) gopacket.LayerType {
 	if nh == GRHNextHeaderIBA {
 		return LayerTypeBTH

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/bits"
+	"strconv"
 
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
@@ -74,6 +75,15 @@ type LRH struct {
 	VCRCStatus   CRCStatus
 
 	probs problems
+}
+
+// AppendSrc and AppendDst append the LIDs as "LID 5" (the summary view's
+// address columns for native InfiniBand without a GRH).
+func (l *LRH) AppendSrc(b []byte) []byte {
+	return strconv.AppendUint(append(b, "LID "...), uint64(l.SLID), 10)
+}
+func (l *LRH) AppendDst(b []byte) []byte {
+	return strconv.AppendUint(append(b, "LID "...), uint64(l.DLID), 10)
 }
 
 const (
