@@ -178,56 +178,17 @@ func (t *Tracker) send(ev *SendEvent, acc *sendAcc) {
 		if !toServer {
 			limit = c.Negotiated.ServerToClientInline
 		}
-		if ev.Length > limit && t.listed(c, CodeSendExceedsInline, finding.SeverityError, frame) {
-			c.list(listedFinding{check: checkExceedsInline, sev: finding.SeverityError,
-				frame: frame, n: ev.Length, limit: limit, xid: ev.XID, flags: flags}, t.cfg.MaxFindingsPerCode)
+		if ev.Length > limit {
+			t.exceedsInline(c, ev, frame, limit, flags)
 		}
 	}
 	if ev.Invalidate {
-		if !c.Negotiated.RemoteInvalidation {
-			sev, fl := finding.SeverityError, flags|whoSetR(c)<<flagRShift
-			if !toServer && c.ClientData.Effective().RemoteInvalidation {
-				// The receiver said it can take it: a deviation, not a
-				// breakage. It is what the Linux server does.
-				sev, fl = finding.SeverityWarning, fl|flagCopes
-			}
-			if t.listed(c, CodeSendInvNotNegotiated, sev, frame) {
-				c.list(listedFinding{check: checkInvNotNegotiated, sev: sev,
-					frame: frame, n: int(ev.InvalidateSTag), xid: ev.XID, flags: fl}, t.cfg.MaxFindingsPerCode)
-			}
-		}
-		if toServer {
-			if t.listed(c, CodeSendInvFromRequester, finding.SeverityWarning, frame) {
-				c.list(listedFinding{check: checkInvFromRequester, sev: finding.SeverityWarning,
-					frame: frame, n: int(ev.InvalidateSTag), xid: ev.XID, flags: flags}, t.cfg.MaxFindingsPerCode)
-			}
-		} else if ev.RPCRDMA {
-			var offered []uint32
-			ok := false
-			if c.pending != nil {
-				offered, ok = c.pending.get(ev.XID)
-			}
-			if ok {
-				counts.InvalidateChecked++
-			}
-			if ok && !containsHandle(offered, ev.InvalidateSTag) &&
-				t.listed(c, CodeInvalidatedSTagNotOffered, finding.SeverityError, frame) {
-				t.keep(c, finding.Finding{Code: CodeInvalidatedSTagNotOffered, Severity: finding.SeverityError,
-					Section: "RFC 8797 §3.2", Layer: "conn", Frame: frame, Offset: -1,
-					Message: fmt.Sprintf("the server's reply%s invalidates STag 0x%08x, which the client did not offer in that call's chunks (offered: %s)",
-						xidNote(ev), ev.InvalidateSTag, formatHandles(offered))})
-			}
-		}
+		t.sendInvalidate(c, ev, counts, toServer, frame, flags)
 	}
 	if ev.RPCRDMA {
 		if toServer {
 			if c.pending == nil {
-				if n := len(t.pendingPool) - 1; n >= 0 {
-					c.pending, t.pendingPool[n] = t.pendingPool[n], nil
-					t.pendingPool = t.pendingPool[:n]
-				} else {
-					c.pending = &pendingXIDs{}
-				}
+				t.newPending(c)
 			}
 			if ev.Reply {
 				return // a backchannel reply: not a call awaiting an answer
@@ -243,6 +204,76 @@ func (t *Tracker) send(ev *SendEvent, acc *sendAcc) {
 			if rpcReply(ev) {
 				c.grant(ev)
 			}
+		}
+	}
+}
+
+// The checks of send that find something, and its first call on a
+// connection, are functions of their own (out of line), so that the code
+// every Send runs stays a few cache lines.
+
+// exceedsInline counts and lists a Send of an RPC-over-RDMA message longer
+// than the inline threshold, limit, of its direction.
+//
+//go:noinline
+func (t *Tracker) exceedsInline(c *Connection, ev *SendEvent, frame, limit int, flags uint8) {
+	if t.listed(c, CodeSendExceedsInline, finding.SeverityError, frame) {
+		c.list(listedFinding{check: checkExceedsInline, sev: finding.SeverityError,
+			frame: frame, n: ev.Length, limit: limit, xid: ev.XID, flags: flags}, t.cfg.MaxFindingsPerCode)
+	}
+}
+
+// newPending gives c a table of the calls awaiting an answer, reused from
+// a connection that ended when one is free.
+//
+//go:noinline
+func (t *Tracker) newPending(c *Connection) {
+	if n := len(t.pendingPool) - 1; n >= 0 {
+		c.pending, t.pendingPool[n] = t.pendingPool[n], nil
+		t.pendingPool = t.pendingPool[:n]
+	} else {
+		c.pending = &pendingXIDs{}
+	}
+}
+
+// sendInvalidate checks a Send with Invalidate on c (counts its
+// direction's): remote invalidation negotiated, sent by the responder, and
+// of an STag the call offered.
+//
+//go:noinline
+func (t *Tracker) sendInvalidate(c *Connection, ev *SendEvent, counts *SendCounts, toServer bool, frame int, flags uint8) {
+	if !c.Negotiated.RemoteInvalidation {
+		sev, fl := finding.SeverityError, flags|whoSetR(c)<<flagRShift
+		if !toServer && c.ClientData.Effective().RemoteInvalidation {
+			// The receiver said it can take it: a deviation, not a
+			// breakage. It is what the Linux server does.
+			sev, fl = finding.SeverityWarning, fl|flagCopes
+		}
+		if t.listed(c, CodeSendInvNotNegotiated, sev, frame) {
+			c.list(listedFinding{check: checkInvNotNegotiated, sev: sev,
+				frame: frame, n: int(ev.InvalidateSTag), xid: ev.XID, flags: fl}, t.cfg.MaxFindingsPerCode)
+		}
+	}
+	if toServer {
+		if t.listed(c, CodeSendInvFromRequester, finding.SeverityWarning, frame) {
+			c.list(listedFinding{check: checkInvFromRequester, sev: finding.SeverityWarning,
+				frame: frame, n: int(ev.InvalidateSTag), xid: ev.XID, flags: flags}, t.cfg.MaxFindingsPerCode)
+		}
+	} else if ev.RPCRDMA {
+		var offered []uint32
+		ok := false
+		if c.pending != nil {
+			offered, ok = c.pending.get(ev.XID)
+		}
+		if ok {
+			counts.InvalidateChecked++
+		}
+		if ok && !containsHandle(offered, ev.InvalidateSTag) &&
+			t.listed(c, CodeInvalidatedSTagNotOffered, finding.SeverityError, frame) {
+			t.keep(c, finding.Finding{Code: CodeInvalidatedSTagNotOffered, Severity: finding.SeverityError,
+				Section: "RFC 8797 §3.2", Layer: "conn", Frame: frame, Offset: -1,
+				Message: fmt.Sprintf("the server's reply%s invalidates STag 0x%08x, which the client did not offer in that call's chunks (offered: %s)",
+					xidNote(ev), ev.InvalidateSTag, formatHandles(offered))})
 		}
 	}
 }
