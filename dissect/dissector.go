@@ -39,7 +39,7 @@ type Dissector struct {
 	started     bool
 
 	icrc ibcm.ICRCChecker
-	// ahead is the frame's source.Ahead while Dissect runs (AheadICRC).
+	// ahead is the frame's source.Ahead while Dissect runs (Ahead).
 	ahead source.Ahead
 
 	// The reassemblers and the decoder of the Sends they complete.
@@ -54,9 +54,9 @@ type Dissector struct {
 	finders  []finder
 
 	// The entries of the common headers and the BTH, which decodeLayers
-	// decodes by direct calls.
-	hdrEnts [numHeaders]*layerEntry
-	bthEnt  *layerEntry
+	// decodes by direct calls, and of the IB extension headers: those of
+	// the layers a predecoded frame holds, by kind.
+	preEnts [numPredecoded]*layerEntry
 }
 
 // New makes a Dissector configured by opts.
@@ -78,13 +78,15 @@ func New(opts Options) *Dissector {
 	d.sends = newULPSends(opts)
 	d.rc = newRCSends(opts, d.sends)
 	d.iwarp = newIWARP(opts, d.sends)
-	for k := range d.hdrEnts {
+	for k := range numHeaders {
 		// Each header its own entry: the stacked VLAN tags are layers of
 		// one layer type.
 		l := d.hdr.layer(header(k))
-		d.hdrEnts[k] = &layerEntry{l: l.(field.Layer), dl: l, kind: kindOther}
+		d.preEnts[k] = &layerEntry{l: l.(field.Layer), dl: l, kind: kindOther}
 	}
-	d.bthEnt = d.entry(ibcm.LayerTypeBTH)
+	for k := preBTH; k < numPredecoded; k++ {
+		d.preEnts[k] = d.entry(predecodedTypes[k])
+	}
 	return d
 }
 
@@ -134,15 +136,19 @@ func (d *Dissector) Dissect(f *source.Frame) *Record {
 	r.Add(&d.frame, 0)
 
 	if t, ok := linkStart(f.LinkType, f.Data); ok {
-		d.decodeChain(t, f.Data, 0)
+		p, _ := f.Decoded.(*predecoded)
+		if p != nil && p.frame != f.Number {
+			p = nil
+		}
+		d.decodeChain(t, f.Data, 0, p)
 		d.ahead = source.Ahead{}
 		return r
 	}
 	switch f.LinkType {
 	case source.LinkTypeInfiniBand:
-		d.decodeChain(ibcm.LayerTypeLRH, f.Data, 0)
+		d.decodeChain(ibcm.LayerTypeLRH, f.Data, 0, nil)
 	case source.LinkTypeERF:
-		d.decodeChain(ibcm.LayerTypeERF, f.Data, 0)
+		d.decodeChain(ibcm.LayerTypeERF, f.Data, 0, nil)
 	default:
 		d.unknownLinkType(f.LinkType)
 	}
@@ -362,7 +368,7 @@ func (d *Dissector) decodeLayers(first gopacket.LayerType, data []byte, icrc *ic
 			w := &d.walk
 			t, data, err = w.walk(r, t, data)
 			if w.n > 0 {
-				last = d.hdrEnts[w.last]
+				last = d.preEnts[w.last]
 				if w.ip >= 0 {
 					icrc.ip, icrc.v6 = w.ip, w.v6
 				}
@@ -382,7 +388,7 @@ func (d *Dissector) decodeLayers(first gopacket.LayerType, data []byte, icrc *ic
 			off := offsetIn(frameData, b.Contents)
 			r.Add(b, off)
 			d.finders = append(d.finders, finder{b, off})
-			last = d.bthEnt
+			last = d.preEnts[preBTH]
 			t = b.NextLayerType()
 			if data = b.Payload; len(data) == 0 {
 				return last, nil
@@ -427,16 +433,24 @@ func (d *Dissector) decodeBTH(b *ibcm.BTH, data []byte, icrc *icrcAt) error {
 }
 
 // decodeChain decodes data (which starts at frame offset base) from layer
-// type first on (decodeLayers), adds what it decoded to the record, checks the ICRC of an
+// type first on (decodeLayers; or takes what the reading goroutine decoded
+// of the frame, pre, when not nil), adds what it decoded to the record,
+// checks the ICRC of an
 // IB packet, collects the layers' findings and turns a failure into one,
 // then dispatches the payload of the last layer (extra RoCE port, iWARP
 // reassembly, RC Sends).
-func (d *Dissector) decodeChain(first gopacket.LayerType, data []byte, base int) {
+func (d *Dissector) decodeChain(first gopacket.LayerType, data []byte, base int, pre *predecoded) {
 	r := &d.rec
 	icrc := icrcAt{ip: -1, grh: -1, lrh: -1}
 	d.finders = d.finders[:0]
 	d.truncated = false
-	lastEntry, err := d.decodeLayers(first, data, &icrc)
+	var lastEntry *layerEntry
+	var err error
+	if pre != nil {
+		lastEntry = d.predecoded(pre, &icrc)
+	} else {
+		lastEntry, err = d.decodeLayers(first, data, &icrc)
+	}
 	var last decodingLayer
 	var ip4 *IPv4
 	var ip6 *IPv6

@@ -93,7 +93,7 @@ func eachFrameDamaged(t *testing.T, rng *rand.Rand, copies int, fn func(name str
 }
 
 // TestHeaderWalkMatchesGopacket: headerWalk (the Dissector's and
-// AheadICRC's walk over Ethernet, VLAN, IP, UDP and TCP) decodes the layers
+// Ahead's walk over Ethernet, VLAN, IP, UDP and TCP) decodes the layers
 // gopacket's DecodingLayerParser decodes with gopacket's own layers, in the
 // same order, with the same error and truncation verdicts, on every frame
 // of every real and synthetic capture and on damaged copies of them

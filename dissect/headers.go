@@ -12,7 +12,7 @@ import (
 // commonHeaders are the layers of the headers that come before the RDMA
 // ones: Ethernet, Linux cooked capture or IPoIB, 802.1Q and 802.1ad tags, IPv4,
 // IPv6, UDP and TCP. headerWalk decodes into them. A Dissector has its own
-// (its Records point to them), and AheadICRC's hook another (it runs on the
+// (its Records point to them), and Ahead's hook another (it runs on the
 // reading goroutine).
 type commonHeaders struct {
 	eth   Ethernet
@@ -126,7 +126,7 @@ func (h *commonHeaders) layerFor(t gopacket.LayerType) field.Layer {
 // DecodingLayerParser does (each layer's payload goes to the layer its
 // NextLayerType names), by direct calls: an interface call and a table
 // lookup per layer were most of the decode loop's cost. The Dissector's
-// decoding and AheadICRC walk the headers with it.
+// decoding and Ahead's hook walk the headers with it.
 type headerWalk struct {
 	h  *commonHeaders
 	df gopacket.DecodeFeedback

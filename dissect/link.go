@@ -27,7 +27,7 @@ const (
 // linkStart is the first layer of a frame of link type lt (data: the
 // frame), false when the link type is not one whose frames the common
 // headers start (Ethernet, Linux cooked, raw IP). The Dissector and
-// AheadICRC both start there.
+// Ahead both start there.
 func linkStart(lt int, data []byte) (gopacket.LayerType, bool) {
 	switch lt {
 	case source.LinkTypeEthernet:

@@ -122,12 +122,12 @@ func fieldsOf(l field.Layer) string {
 	return fmt.Sprint(map[string][]string(vals))
 }
 
-// TestAheadICRCCooked: on "tcpdump -i any" captures the hook computes the
+// TestAheadCooked: on "tcpdump -i any" captures the hook computes the
 // ICRC ahead for the RoCEv2 packets after the cooked header, and what it
 // computed changes no record.
-func TestAheadICRCCooked(t *testing.T) {
+func TestAheadCooked(t *testing.T) {
 	for _, file := range testcap.Glob(t, "pcaps/converted/*.tcpdump-any-*.pcap") {
-		hook := AheadICRC(Options{})
+		hook := Ahead(Options{})
 		ahead, plain := New(Options{}), New(Options{})
 		kinds := map[uint8]int{}
 		frames := testcap.Frames(t, file)

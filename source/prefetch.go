@@ -46,6 +46,14 @@ const prefetchDepth = 8
 // fills them in a row, still prefetchDepth-prefetchReturn batches ahead.
 const prefetchReturn = 4
 
+// InFlight is the most frames a Prefetch's hook has run on that its
+// consumer may not be done with: the frames of the prefetchDepth batches,
+// read ahead or being consumed. A batch comes back to the reader only
+// after the consumer has asked for the frame after its last, so the hook's
+// run on a frame InFlight frames later happens after the consumer is done
+// with this one (the batches' channels order the two).
+const InFlight = prefetchDepth * prefetchBatch
+
 type frameBatch struct {
 	frames [prefetchBatch]Frame
 	n      int

@@ -44,6 +44,11 @@ type Frame struct {
 	// Ahead is what a Prefetch hook computed from Data ahead of decoding;
 	// zero (Kind 0) from every other source.
 	Ahead Ahead
+	// Decoded is what a Prefetch hook decoded from Data for the decoder,
+	// opaque to source (nil from every other source). A hook that keeps it
+	// in a ring of InFlight entries finds an entry free again only when
+	// the consumer is done with its frame.
+	Decoded any
 }
 
 // Source hands captured frames in order.

@@ -297,9 +297,9 @@ func regularFiles(names []string) bool {
 }
 
 // dissectorAhead is the prefetch hook of these flags' Dissector: the
-// ICRC computed on the reading goroutine (dissect.AheadICRC).
+// ICRC and the headers decoded on the reading goroutine (dissect.Ahead).
 func (in *inputFlags) dissectorAhead() func(*source.Frame) {
-	return dissect.AheadICRC(in.dissectorOptions())
+	return dissect.Ahead(in.dissectorOptions())
 }
 
 // dissector makes the Dissector for these flags.

@@ -30,10 +30,17 @@ type Stack struct {
 // NewStack returns a linked Stack.
 func NewStack() *Stack {
 	s := &Stack{}
+	s.Link()
+	return s
+}
+
+// Link links the Stack's layers (each extension header to the BTH, the CM
+// to the MAD), as NewStack does; again after a layer value was copied in
+// from another Stack, whose links it brought along.
+func (s *Stack) Link() {
 	s.DETH.bth, s.RETH.bth, s.AETH.bth, s.IETH.bth = &s.BTH, &s.BTH, &s.BTH, &s.BTH
 	s.ImmDt.bth, s.AtomicETH.bth, s.AtomicAckETH.bth = &s.BTH, &s.BTH, &s.BTH
 	s.CM.mad = &s.MAD
-	return s
 }
 
 // DecodingLayers returns the Stack's layers for
