@@ -785,10 +785,7 @@ func (h *Header) VisitFields(v field.Visitor) {
 // AppendSummary appends "RDMA_MSG xid=0x… credits=128 …".
 func (h *Header) AppendSummary(b []byte) []byte {
 	if !h.Known() {
-		b = append(b, "RPC-over-RDMA unknown version "...)
-		b = strconv.AppendUint(b, uint64(h.Version), 10)
-		b = append(b, " xid=0x"...)
-		return appendHex32(b, h.XID)
+		return h.appendUnknownSummary(b)
 	}
 	if h.Proc < Proc(len(procNameTable.low)) && procNameTable.known[h.Proc] {
 		b = append(b, procNameTable.low[h.Proc]...)
@@ -796,8 +793,7 @@ func (h *Header) AppendSummary(b []byte) []byte {
 		b = append(b, h.Proc.String()...)
 	}
 	if h.Version != 1 {
-		b = append(b, " v"...)
-		b = strconv.AppendUint(b, uint64(h.Version), 10)
+		b = appendVersion(b, h.Version)
 	}
 	b = append(b, " xid=0x"...)
 	b = appendHex32(b, h.XID)
@@ -815,6 +811,38 @@ func (h *Header) AppendSummary(b []byte) []byte {
 		b = append(b, " reply="...)
 		b = strconv.AppendUint(b, h.Reply.Length(), 10)
 	}
+	if h.Proc == ProcError || h.Proc == ProcOptional {
+		b = h.appendProcDetail(b)
+	}
+	return b
+}
+
+// The rare parts of the summary are out of line, so that the common
+// one's code stays dense (it runs for every RPC-over-RDMA packet of the
+// default view).
+
+// appendUnknownSummary is the summary of a header of an unknown version.
+//
+//go:noinline
+func (h *Header) appendUnknownSummary(b []byte) []byte {
+	b = append(b, "RPC-over-RDMA unknown version "...)
+	b = strconv.AppendUint(b, uint64(h.Version), 10)
+	b = append(b, " xid=0x"...)
+	return appendHex32(b, h.XID)
+}
+
+// appendVersion appends a version other than 1.
+//
+//go:noinline
+func appendVersion(b []byte, v uint32) []byte {
+	b = append(b, " v"...)
+	return strconv.AppendUint(b, uint64(v), 10)
+}
+
+// appendProcDetail appends what RDMA_ERROR and RDMA_OPTIONAL carry.
+//
+//go:noinline
+func (h *Header) appendProcDetail(b []byte) []byte {
 	switch h.Proc {
 	case ProcError:
 		names := errNamesV1
@@ -841,12 +869,12 @@ func (h *Header) AppendSummary(b []byte) []byte {
 	return b
 }
 
+// appendHex32 appends v as eight hex digits (one append, one capacity
+// check).
 func appendHex32(b []byte, v uint32) []byte {
 	const digits = "0123456789abcdef"
-	for s := 28; s >= 0; s -= 4 {
-		b = append(b, digits[(v>>uint(s))&0xf])
-	}
-	return b
+	return append(b, digits[v>>28], digits[v>>24&15], digits[v>>20&15], digits[v>>16&15],
+		digits[v>>12&15], digits[v>>8&15], digits[v>>4&15], digits[v&15])
 }
 
 // AppendFindings appends the non-fatal conditions noticed while decoding

@@ -844,15 +844,8 @@ func (n *NFS) VisitFields(v field.Visitor) {
 // AppendSummary appends "V4 Call COMPOUND SEQUENCE PUTFH GETATTR",
 // "V4 Reply COMPOUND NFS4_OK …", "V3 Call READ", "MOUNT V3 Call MNT".
 func (n *NFS) AppendSummary(b []byte) []byte {
-	switch {
-	case n.Program == ProgMount:
-		b = append(b, "MOUNT "...)
-	case n.Program == ProgNLM:
-		b = append(b, "NLM "...)
-	case n.Program == ProgNFSACL:
-		b = append(b, "NFS_ACL "...)
-	case n.isCallback():
-		b = append(b, "NFSv4 callback "...)
+	if n.Program != ProgNFS {
+		b = n.appendProgramName(b)
 	}
 	b = append(b, 'V')
 	b = strconv.AppendUint(b, uint64(n.Version), 10)
@@ -884,10 +877,38 @@ func (n *NFS) AppendSummary(b []byte) []byte {
 		b = names.appendName(b, op.Opcode)
 	}
 	if n.Undecoded > 0 {
-		b = append(b, " +"...)
-		b = strconv.AppendUint(b, uint64(n.Undecoded), 10)
+		b = n.appendUndecoded(b)
 	}
 	return b
+}
+
+// The rare parts of the summary are out of line, so that the common
+// one's code stays dense (it runs for every NFS packet of the default
+// view).
+
+// appendProgramName names a program other than NFS itself.
+//
+//go:noinline
+func (n *NFS) appendProgramName(b []byte) []byte {
+	switch {
+	case n.Program == ProgMount:
+		b = append(b, "MOUNT "...)
+	case n.Program == ProgNLM:
+		b = append(b, "NLM "...)
+	case n.Program == ProgNFSACL:
+		b = append(b, "NFS_ACL "...)
+	case n.isCallback():
+		b = append(b, "NFSv4 callback "...)
+	}
+	return b
+}
+
+// appendUndecoded counts the operations left unnamed.
+//
+//go:noinline
+func (n *NFS) appendUndecoded(b []byte) []byte {
+	b = append(b, " +"...)
+	return strconv.AppendUint(b, uint64(n.Undecoded), 10)
 }
 
 // AppendFindings appends the non-fatal conditions noticed while decoding.

@@ -686,35 +686,60 @@ func (r *RPC) AppendSummary(b []byte) []byte {
 	case MsgReply:
 		b = append(b, "RPC Reply xid=0x"...)
 	default:
-		b = append(b, "RPC msg_type="...)
-		b = strconv.AppendUint(b, uint64(r.MsgType), 10)
-		return b
+		return r.appendOddSummary(b)
 	}
 	b = appendHex32(b, r.XID)
 	// The nfs layer names NFS-family procedures itself.
 	if r.CallKnown && !(r.HasBody() && hasNFSLayer(r.Program, r.ProgVersion)) {
-		b = append(b, ' ')
-		if s := ProgramName(r.Program); s != "" {
-			b = append(b, s...)
-		} else {
-			b = append(b, "prog="...)
-			b = strconv.AppendUint(b, uint64(r.Program), 10)
-		}
-		b = append(b, " v"...)
-		b = strconv.AppendUint(b, uint64(r.ProgVersion), 10)
-		b = append(b, " proc="...)
-		b = strconv.AppendUint(b, uint64(r.Procedure), 10)
+		b = r.appendProgram(b)
 	}
 	if r.MsgType == MsgReply {
 		if r.ReplyStat == ReplyAccepted {
 			b = append(b, ' ')
 			b = acceptNameTable.appendName(b, r.AcceptStat)
 		} else {
-			b = append(b, " denied "...)
-			b = appendName(b, rejectNames, r.RejectStat)
+			b = r.appendDenied(b)
 		}
 	}
 	return b
+}
+
+// The rare parts of the summary are out of line, so that the common
+// one's code stays dense (it runs for every RPC packet of the default
+// view).
+
+// appendOddSummary is the summary of a message neither call nor reply.
+//
+//go:noinline
+func (r *RPC) appendOddSummary(b []byte) []byte {
+	b = append(b, "RPC msg_type="...)
+	return strconv.AppendUint(b, uint64(r.MsgType), 10)
+}
+
+// appendProgram names the program, version and procedure of a call no
+// nfs layer names.
+//
+//go:noinline
+func (r *RPC) appendProgram(b []byte) []byte {
+	b = append(b, ' ')
+	if s := ProgramName(r.Program); s != "" {
+		b = append(b, s...)
+	} else {
+		b = append(b, "prog="...)
+		b = strconv.AppendUint(b, uint64(r.Program), 10)
+	}
+	b = append(b, " v"...)
+	b = strconv.AppendUint(b, uint64(r.ProgVersion), 10)
+	b = append(b, " proc="...)
+	return strconv.AppendUint(b, uint64(r.Procedure), 10)
+}
+
+// appendDenied appends a denied reply's reject status.
+//
+//go:noinline
+func (r *RPC) appendDenied(b []byte) []byte {
+	b = append(b, " denied "...)
+	return appendName(b, rejectNames, r.RejectStat)
 }
 
 func appendName(b []byte, names map[uint64]string, v uint32) []byte {
