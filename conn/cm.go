@@ -135,7 +135,7 @@ func (t *Tracker) cmREQ(ev *CMEvent) {
 	t.bind(c, commKey(ev.Src, ev.LocalCommID))
 	t.bind(c, qpKey(ev.Src, ev.QPN))
 	t.cmStep(c, ev, true, false)
-	c.ClientData = t.readPrivateData(c, "client", "REQ", pvtdata.MsgRequest, ev.Frame, ev.PrivateDataAt, ev.PrivateData, ev.ULPOffset)
+	c.ClientData = t.readPrivateData(c, "client", "REQ", pvtdata.MsgRequest, ev.Frame, ev.PrivateDataAt, ev.PrivateData, ev.ULPOffset, ev.Decoded)
 	t.rememberPeers(c)
 }
 
@@ -172,7 +172,7 @@ func (t *Tracker) cmREP(ev *CMEvent) {
 	t.bind(c, commKey(ev.Src, ev.LocalCommID))
 	t.bind(c, qpKey(ev.Src, ev.QPN))
 	t.cmStep(c, ev, false, false)
-	c.ServerData = t.readPrivateData(c, "server", "REP", pvtdata.MsgReply, ev.Frame, ev.PrivateDataAt, ev.PrivateData, ev.ULPOffset)
+	c.ServerData = t.readPrivateData(c, "server", "REP", pvtdata.MsgReply, ev.Frame, ev.PrivateDataAt, ev.PrivateData, ev.ULPOffset, ev.Decoded)
 	t.negotiate(c, ev.Frame)
 }
 
@@ -202,7 +202,7 @@ func (t *Tracker) cmREJ(ev *CMEvent) {
 		if ev.LocalCommID != 0 {
 			c.ServerCommID = ev.LocalCommID
 		}
-		c.ServerData = t.readPrivateData(c, "server", "REJ", pvtdata.MsgReject, ev.Frame, ev.PrivateDataAt, ev.PrivateData, ev.ULPOffset)
+		c.ServerData = t.readPrivateData(c, "server", "REJ", pvtdata.MsgReject, ev.Frame, ev.PrivateDataAt, ev.PrivateData, ev.ULPOffset, ev.Decoded)
 	}
 	t.finding(c, finding.Finding{Code: CodeRejected, Severity: finding.SeverityInfo, Section: "IBTA vol 1 §12.6.7",
 		Layer: "conn", Frame: ev.Frame, Offset: -1,
@@ -330,7 +330,7 @@ func (t *Tracker) cmSIDRREQ(ev *CMEvent) {
 	c := t.openRequest(KindSIDR, ev)
 	t.bind(c, sidrKey(ev.Src, ev.LocalCommID))
 	t.cmStep(c, ev, true, false)
-	c.ClientData = t.readPrivateData(c, "client", "SIDR_REQ", pvtdata.MsgRequest, ev.Frame, ev.PrivateDataAt, ev.PrivateData, ev.ULPOffset)
+	c.ClientData = t.readPrivateData(c, "client", "SIDR_REQ", pvtdata.MsgRequest, ev.Frame, ev.PrivateDataAt, ev.PrivateData, ev.ULPOffset, ev.Decoded)
 }
 
 func (t *Tracker) cmSIDRREP(ev *CMEvent) {
@@ -356,7 +356,7 @@ func (t *Tracker) cmSIDRREP(ev *CMEvent) {
 		c.RejectReasonName = sidrStatusName(ev.SIDRStatus)
 	}
 	sidrNote(t.cmStep(c, ev, false, false), ev)
-	c.ServerData = t.readPrivateData(c, "server", "SIDR_REP", pvtdata.MsgReply, ev.Frame, ev.PrivateDataAt, ev.PrivateData, ev.ULPOffset)
+	c.ServerData = t.readPrivateData(c, "server", "SIDR_REP", pvtdata.MsgReply, ev.Frame, ev.PrivateDataAt, ev.PrivateData, ev.ULPOffset, ev.Decoded)
 	c.Negotiated = pvtdata.Negotiate(c.ClientData.Effective(), c.ServerData.Effective())
 	t.ended(c)
 }

@@ -2,11 +2,13 @@ package conn
 
 import (
 	"fmt"
+	"reflect"
 	"testing"
 	"time"
 
 	"github.com/cmpd-dissect/cmpd-dissect/finding"
 	"github.com/cmpd-dissect/cmpd-dissect/layers/ibcm"
+	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
 )
 
 // The tests of this file check what a connection keeps in short (steps,
@@ -239,5 +241,45 @@ func TestIndexPurge(t *testing.T) {
 	cs = tr.Connections()
 	if len(cs) != 4*followed+1 || !cs[len(cs)-1].HasFinding(CodeREPWithoutREQ) || last.ReplyFrame != 1<<20+1 || first.ReplyFrame != 0 {
 		t.Errorf("%d connections, the last REP-less %t, replies %d %d", len(cs), cs[len(cs)-1].HasFinding(CodeREPWithoutREQ), last.ReplyFrame, first.ReplyFrame)
+	}
+}
+
+// TestLayerDecodeTaken: the tracker takes the layer's decode of a message's
+// private data (CMEvent.Decoded) as its own, recognised again with the
+// REQ's service port the layer may not have had; a decode of other octets
+// is not taken. Each reads as the tracker's own decode does.
+func TestLayerDecodeTaken(t *testing.T) {
+	exchange := func(decode func(ev *CMEvent, kind pvtdata.MsgKind)) *Connection {
+		tr := New(Config{})
+		rq := req(1, cComm, 1, cQPN, linuxClientPD)
+		// No Format Identifier: only the port says NFS/RDMA.
+		rp := rep(2, sComm, cComm, 2, sQPN, nil)
+		decode(rq, pvtdata.MsgRequest)
+		decode(rp, pvtdata.MsgReply)
+		tr.CM(rq)
+		tr.CM(rp)
+		return only(t, tr)
+	}
+	want := exchange(func(*CMEvent, pvtdata.MsgKind) {})
+	if want.ServerData.Kind != pvtdata.ULPRPCRDMA {
+		t.Fatalf("server data without the layer's decode: %s", want.ServerData.Kind)
+	}
+	for name, decode := range map[string]func(ev *CMEvent, kind pvtdata.MsgKind){
+		// As ibcm decodes a REP: without the port.
+		"taken": func(ev *CMEvent, kind pvtdata.MsgKind) {
+			d := pvtdata.Dissect(ev.PrivateData[ev.ULPOffset:], pvtdata.Hint{Msg: kind}, pvtdata.ModeLinux)
+			ev.Decoded = &d
+		},
+		"other octets": func(ev *CMEvent, kind pvtdata.MsgKind) {
+			d := pvtdata.Dissect(linuxServerPD[:4], pvtdata.Hint{Msg: kind}, pvtdata.ModeRFC8797)
+			ev.Decoded = &d
+		},
+	} {
+		got := exchange(decode)
+		if !reflect.DeepEqual(got.ClientData, want.ClientData) || !reflect.DeepEqual(got.ServerData, want.ServerData) ||
+			!reflect.DeepEqual(got.Findings(), want.Findings()) || got.Negotiated != want.Negotiated {
+			t.Errorf("%s: client %+v server %+v findings %v, want %+v %+v %v", name, got.ClientData, got.ServerData,
+				codes(got.Findings()), want.ClientData, want.ServerData, codes(want.Findings()))
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package conn
 
 import (
+	"bytes"
 	"fmt"
 	"time"
 
@@ -101,16 +102,23 @@ type Reading struct {
 	Message pvtdata.Message
 }
 
-// newPrivateData keeps data (a copy: bytes) and decodes its ULP part
-// (from ulpOffset; the whole field's end when ulpOffset is out of range)
-// into d.
-func newPrivateData(frame int, msg string, bytes []byte, ulpOffset int, hint pvtdata.Hint, mode pvtdata.Mode, d *pvtdata.PrivateData) *PrivateData {
-	pd := &PrivateData{Frame: frame, Message: msg, Bytes: bytes, ULPOffset: ulpOffset,
+// newPrivateData keeps data (a copy: b) and decodes its ULP part (from
+// ulpOffset; the whole field's end when ulpOffset is out of range) into d.
+// decoded is the layer's decode of the same message (nil: none): when it
+// read the same octets, its readings are taken, not read again.
+func newPrivateData(frame int, msg string, b []byte, ulpOffset int, hint pvtdata.Hint, mode pvtdata.Mode, d, decoded *pvtdata.PrivateData) *PrivateData {
+	pd := &PrivateData{Frame: frame, Message: msg, Bytes: b, ULPOffset: ulpOffset,
 		hint: hint, mode: mode}
 	if ulpOffset < 0 || ulpOffset > len(pd.Bytes) {
 		pd.ULPOffset = len(pd.Bytes)
 	}
-	*d = pd.Decode()
+	if decoded != nil && bytes.Equal(decoded.Data, pd.ULP()) {
+		*d = *decoded
+		d.Data = pd.ULP()
+		d.Rehint(hint, mode)
+	} else {
+		*d = pd.Decode()
+	}
 	r := &d.Reading
 	pd.Read = Reading{Found: r.Found, Valid: r.Valid, Offset: r.Offset, Message: r.Message}
 	pd.Kind, pd.Divergent = d.ULP.Kind, d.Divergent

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/cmpd-dissect/cmpd-dissect/internal/enum"
+	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
 )
 
 // Transport is the RDMA transport a connection runs over.
@@ -151,6 +152,10 @@ type CMEvent struct {
 	ULPOffset   int
 	// PrivateDataAt is the frame offset of PrivateData[0]; 0 when unknown.
 	PrivateDataAt int
+	// Decoded is the CM layer's decode of the ULP part (ibcm.CM.PD; nil:
+	// none): the tracker takes its readings when it read the same octets,
+	// rather than reading them again.
+	Decoded *pvtdata.PrivateData
 	// CMAValid reports an rdma_cm IP header in the private data; CMASrc,
 	// CMADst and CMAPort are its addresses and the initiator's port.
 	CMAValid       bool
@@ -196,6 +201,9 @@ type MPAEvent struct {
 	// PrivateDataAt is the frame offset of PrivateData[0]; 0 when unknown
 	// (reassembled from several segments).
 	PrivateDataAt int
+	// Decoded is the MPA layer's decode of the ULP part (mpa.Frame.PD; nil:
+	// none), taken as CMEvent.Decoded is.
+	Decoded *pvtdata.PrivateData
 }
 
 // SendEvent is one complete RDMA Send (reassembled if it spanned packets),

@@ -212,7 +212,7 @@ const mpaHeaderLen = 20
 
 func (t *Tracker) recordMPA(rec *dissect.Record, v *frameView, f *mpa.Frame, off int) {
 	ev := MPAEvent{Frame: rec.Frame, Time: rec.Time, Revision: f.Revision, Flags: f.Flags,
-		PrivateData: f.PrivateData, ULPOffset: f.ULPOffset}
+		PrivateData: f.PrivateData, ULPOffset: f.ULPOffset, Decoded: &f.PD}
 	ev.Src, ev.Dst = v.ends()
 	switch {
 	case f.Kind == mpa.FrameRequest:
@@ -400,7 +400,7 @@ func appendHandles(dst []uint32, h *rpcrdma.Header) []uint32 {
 
 func (t *Tracker) recordCM(rec *dissect.Record, v *frameView, cm *ibcm.CM, off int) {
 	ev := CMEvent{Frame: rec.Frame, Time: rec.Time, Transport: v.transport(), Type: cm.AttributeID,
-		PrivateData: cm.PrivateData, ULPOffset: cm.ULPOffset}
+		PrivateData: cm.PrivateData, ULPOffset: cm.ULPOffset, Decoded: &cm.PD}
 	ev.Src, ev.Dst = v.ends()
 	if v.mad != nil {
 		ev.TID = v.mad.TransactionID

@@ -33,15 +33,24 @@ type PrivateData struct {
 // rdma_cm header of a REQ, after the MPA v2 IRD/ORD words), reading RFC 8797
 // in mode. It does not allocate; the result aliases buf.
 func Dissect(buf []byte, hint Hint, mode Mode) PrivateData {
-	p := PrivateData{Data: buf, ULP: Identify(buf, hint)}
+	p := PrivateData{Data: buf}
 	p.Divergent, p.Readers = Diverges(buf)
+	p.Rehint(hint, mode)
+	return p
+}
+
+// Rehint makes p the decode of its Data with another hint and mode, as
+// Dissect would: the ULP recognised again, the reading of mode taken from
+// Readers (the readers depend on the octets alone, so they are not run
+// again).
+func (p *PrivateData) Rehint(hint Hint, mode Mode) {
+	p.ULP = Identify(p.Data, hint)
 	p.Reading = p.Readers[0]
 	for i, m := range Modes {
 		if m == mode {
 			p.Reading = p.Readers[i]
 		}
 	}
-	return p
 }
 
 // Proto returns the pvtdata protocol declaration.
