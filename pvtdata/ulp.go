@@ -1,6 +1,7 @@
 package pvtdata
 
 import (
+	"bytes"
 	"encoding/binary"
 
 	"github.com/cmpd-dissect/cmpd-dissect/field"
@@ -244,11 +245,9 @@ func Identify(buf []byte, hint Hint) ULP {
 		u.Kind, u.Basis = ULPEmpty, BasisContent
 		return u
 	}
-	for i := 0; i+4 <= len(buf); i++ {
-		if binary.BigEndian.Uint32(buf[i:]) == FormatIdentifier {
-			u.Kind, u.Basis = ULPRPCRDMA, BasisIdentifier
-			return u
-		}
+	if bytes.Index(buf, identifierBytes[:]) >= 0 {
+		u.Kind, u.Basis = ULPRPCRDMA, BasisIdentifier
+		return u
 	}
 	if len(buf) >= 4 {
 		switch {

@@ -288,7 +288,9 @@ func (c *CM) SetServicePort(port uint16) {
 	if _, ok := c.AnswersREQ(); !ok {
 		return
 	}
-	c.PD = pvtdata.Dissect(c.ULPData, pvtdata.Hint{Msg: messages[c.AttributeID].kind, Port: port}, pvtdata.ModeRFC8797)
+	// The readings depend on the octets alone: only the ULP is recognised
+	// again.
+	c.PD.Rehint(pvtdata.Hint{Msg: messages[c.AttributeID].kind, Port: port}, pvtdata.ModeRFC8797)
 }
 
 // methodExpected reports whether the MAD method is one CM uses for the
