@@ -135,6 +135,8 @@ type Tracker struct {
 	// peerIDs numbers the peers of the index's keys from 1 (the zero Peer
 	// is 0).
 	peerIDs map[Peer]uint32
+	// recentPeers are the last two peers peerID found, the latest first.
+	recentPeers [2]recentPeer
 	// now is the latest capture time seen, lastSweep when the timeouts were
 	// last looked at (ns, capNanos); swept once lastSweep is set.
 	now       int64
@@ -354,12 +356,28 @@ func (t *Tracker) peerID(p Peer, add bool) (uint32, bool) {
 	if p.IsZero() {
 		return 0, true
 	}
+	// A connection's messages name its two hosts over and over: the last
+	// two numbered are found without hashing.
+	for i := range t.recentPeers {
+		if r := &t.recentPeers[i]; r.id != 0 && r.p == p {
+			return r.id, true
+		}
+	}
 	id, ok := t.peerIDs[p]
 	if !ok && add {
 		id, ok = uint32(len(t.peerIDs)+1), true
 		t.peerIDs[p] = id
 	}
+	if ok {
+		t.recentPeers[1], t.recentPeers[0] = t.recentPeers[0], recentPeer{p, id}
+	}
 	return id, ok
+}
+
+// recentPeer is a peer and its number in Tracker.peerIDs.
+type recentPeer struct {
+	p  Peer
+	id uint32
 }
 
 // key returns the index key of w, numbering its peers when add is set;
