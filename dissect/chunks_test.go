@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
+	"github.com/cmpd-dissect/cmpd-dissect/layers/ibcm"
 	"github.com/cmpd-dissect/cmpd-dissect/layers/rpcrdma"
 )
 
@@ -143,5 +144,22 @@ func TestPositionZeroChainsBounded(t *testing.T) {
 	}
 	if c.n != maxOrphans+1 || !c.live(kept, 1, 0) {
 		t.Errorf("%d segments held (the decoded call's kept: %v), want %d", c.n, c.live(kept, 1, 0), maxOrphans+1)
+	}
+}
+
+// movesChunkData, which lets a packet reach ibPacket, holds for exactly
+// the opcodes ibPacket takes: an RDMA Write, Read Request or Read
+// Response left out would never be matched to its chunk.
+func TestMovesChunkDataOpcodes(t *testing.T) {
+	takes := map[ibcm.Opcode]bool{}
+	for _, op := range []ibcm.Opcode{ibcm.OpRCWriteFirst, ibcm.OpRCWriteMiddle, ibcm.OpRCWriteLast, ibcm.OpRCWriteLastImm,
+		ibcm.OpRCWriteOnly, ibcm.OpRCWriteOnlyImm, ibcm.OpRCReadRequest,
+		ibcm.OpRCReadRespFirst, ibcm.OpRCReadRespMiddle, ibcm.OpRCReadRespLast, ibcm.OpRCReadRespOnly} {
+		takes[op] = true
+	}
+	for op := range 256 {
+		if got := movesChunkData(ibcm.Opcode(op)); got != takes[ibcm.Opcode(op)] {
+			t.Errorf("movesChunkData(0x%02x) = %v, want %v", op, got, !got)
+		}
 	}
 }

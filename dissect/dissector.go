@@ -488,7 +488,7 @@ func (d *Dissector) decodeChain(first gopacket.LayerType, data []byte, base int,
 		if bth != nil && bth.OpCode.IsSend() {
 			// The Send payload is what follows the last extension header.
 			d.sendOn(r, bth, d.ib.IETH.RKey, last.LayerPayload())
-		} else if bth != nil && d.sends.rpc.chunks.waiting() {
+		} else if bth != nil && movesChunkData(bth.OpCode) && d.sends.rpc.chunks.waiting() {
 			d.sends.rpc.chunks.ibPacket(r, bth, &d.ib.RETH, last.LayerPayload())
 		}
 	}
