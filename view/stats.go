@@ -56,7 +56,34 @@ type Stats struct {
 type typeEntry struct {
 	tab unsafe.Pointer
 	pc  *protoCount
+	// get is the layer value whose interface data word is data as a
+	// field.UintGetter (nil: the type is not one). The Dissector reuses
+	// its layer values, so the same one comes back frame after frame and
+	// its conversion, a type assertion per layer, is a comparison.
+	data unsafe.Pointer
+	get  field.UintGetter
 }
+
+// getter returns l, a layer of e's type, as a field.UintGetter; ok is
+// false when its type is not one.
+func (e *typeEntry) getter(l field.Layer) (g field.UintGetter, ok bool) {
+	if dataWord(&l) != e.data {
+		e.convert(l)
+	}
+	return e.get, e.get != nil
+}
+
+// convert notes l and its conversion.
+//
+//go:noinline
+func (e *typeEntry) convert(l field.Layer) {
+	e.data = dataWord(&l)
+	e.get, _ = l.(field.UintGetter)
+}
+
+// dataWord is the second word of the interface value *l: the pointer to
+// the layer.
+func dataWord(l *field.Layer) unsafe.Pointer { return (*[2]unsafe.Pointer)(unsafe.Pointer(l))[1] }
 
 // typeSlots is the size of Stats.byType: more than the project's layer
 // types, so that the dozen of a capture are nearly all found at the first
@@ -189,7 +216,7 @@ func (s *Stats) Print(r *dissect.Record) error {
 		// that can give the fields' values (UintGetter) is asked for
 		// them: visiting all of a BTH's or RPC header's fields for one
 		// or two of them was two fifths of stats' per-packet time.
-		if g, ok := l.(field.UintGetter); ok && len(pc.fields) > 0 && s.countGot(g, pc) {
+		if g, ok := e.getter(l); ok && len(pc.fields) > 0 && s.countGot(g, pc) {
 			continue
 		}
 		s.visitValues(l, pc)

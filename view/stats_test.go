@@ -8,6 +8,7 @@ import (
 	"github.com/cmpd-dissect/cmpd-dissect/field"
 	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
 	"github.com/cmpd-dissect/cmpd-dissect/internal/testconn"
+	"github.com/cmpd-dissect/cmpd-dissect/layers/rpcrdma"
 )
 
 // TestStatsBreakdownCounts: stats counts every breakdown value as a plain
@@ -85,5 +86,35 @@ func TestStatsBreakdownCounts(t *testing.T) {
 		if counted[name] == 0 {
 			t.Errorf("no %s value in any capture: the comparison proves nothing for it", name)
 		}
+	}
+}
+
+// Two layer values of one type (the Dissector's RPC-over-RDMA headers of
+// two messages in a frame) are each counted by their own values, in
+// whatever order they come: Print keeps the last layer value's conversion
+// to a field.UintGetter, not the type's.
+func TestStatsLayerValuesOfOneType(t *testing.T) {
+	header := func(proc byte) *rpcrdma.Header {
+		h := &rpcrdma.Header{}
+		data := []byte{0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 32, 0, 0, 0, proc, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+		if err := h.DecodeFromBytes(data, rpcrdma.NilDecodeFeedback); err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	msg, nomsg := header(0), header(1)
+	st, err := NewStats([]string{"rpcrdma.msg_type"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ls := range [][]field.Layer{{msg}, {nomsg}, {nomsg}, {msg, nomsg}, {nomsg, msg}, {msg}} {
+		if err := st.Print(&dissect.Record{Layers: ls}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st.Flush()
+	f, _ := field.Lookup("rpcrdma.msg_type")
+	if got := st.ByValue[f]; got[0] != 4 || got[1] != 4 || len(got) != 2 {
+		t.Errorf("rpcrdma.msg_type counts %v, want 0: 4, 1: 4", got)
 	}
 }
