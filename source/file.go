@@ -216,22 +216,17 @@ func (f *File) offset() int64 { return f.stream.n.Load() - int64(f.buf.Buffered(
 // at the clean end of the file and a *RecordError for a damaged record.
 func (f *File) Next(fr *Frame, number int) error {
 	if m := f.mapped; m != nil {
-		data, ts, capLen, origLen, off, err := m.next()
+		err := m.next(fr)
 		if err != nil || f.frames%64 == 0 {
 			// For progress bars: an atomic store per frame was a
 			// visible cost; at the end of the file the count is exact.
 			f.raw.n.Store(int64(m.off))
 		}
 		if err != nil {
-			if err == io.EOF {
-				return io.EOF
-			}
-			return &RecordError{File: f.name, Frame: number, Offset: off, Err: err,
-				Time: ts, CaptureLength: capLen, Length: origLen, LinkType: f.linkType}
+			return f.mappedErr(fr, number, err)
 		}
 		f.frames++
-		*fr = Frame{Source: f.name, Number: number, Time: ts, CaptureLength: capLen, Length: origLen,
-			LinkType: f.linkType, Data: data, Offset: off}
+		fr.Source, fr.Number = f.name, number
 		return nil
 	}
 	var off int64
@@ -265,6 +260,18 @@ func (f *File) Next(fr *Frame, number int) error {
 	fr.Number = number
 	fr.Offset = off
 	return nil
+}
+
+// mappedErr is Next's error for a mapped file's record that next could not
+// read (err; fr holds what its header said).
+//
+//go:noinline
+func (f *File) mappedErr(fr *Frame, number int, err error) error {
+	if err == io.EOF {
+		return io.EOF
+	}
+	return &RecordError{File: f.name, Frame: number, Offset: fr.Offset, Err: err,
+		Time: fr.Time, CaptureLength: fr.CaptureLength, Length: fr.Length, LinkType: f.linkType}
 }
 
 // Ready reports whether the next frame (or the end of the file) can be

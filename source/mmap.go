@@ -3,7 +3,6 @@ package source
 import (
 	"fmt"
 	"io"
-	"time"
 )
 
 // mappedPcap reads a classic, uncompressed pcap file that is mapped into
@@ -39,34 +38,55 @@ func newMappedPcap(data []byte, unmap func() error) (*mappedPcap, int, bool) {
 	return &mappedPcap{pcapFile: h, data: data, off: 24, unmap: unmap}, h.linkType, true
 }
 
-// next returns the next record, sliced from the mapping. On an error the
-// timestamp and lengths are the record header's when it could be read
-// (lengths -1 when not).
-func (m *mappedPcap) next() (data []byte, ts time.Time, capLen, origLen int, off int64, err error) {
-	off = int64(m.off)
-	rest := m.data[m.off:]
-	if len(rest) == 0 {
-		return nil, ts, 0, 0, off, io.EOF
-	}
-	if len(rest) < 16 {
-		return nil, ts, -1, -1, off, fmt.Errorf("%w: record header needs 16 bytes, %d left", ErrTruncated, len(rest))
-	}
-	ts, capLen, origLen, err = m.record(rest)
-	if err != nil {
-		return nil, ts, capLen, origLen, off, err
-	}
-	if capLen > len(rest)-16 {
-		return nil, ts, capLen, origLen, off, fmt.Errorf("%w after %d bytes", ErrTruncated, len(rest))
-	}
-	m.off += 16 + capLen
-	if m.off-m.dropped > dropEvery {
-		// Keep the last keepResident octets: the frame just returned,
-		// and those handed over before it, lie there.
-		end := (m.off - keepResident) &^ (1<<16 - 1)
-		if end > m.dropped {
-			dropPages(m.data[m.dropped:end])
-			m.dropped = end
+// next slices the next record out of the mapping into fr (all of fr but
+// Source and Number, which the caller sets). On an error fr holds the
+// record header's timestamp and lengths when it could be read (lengths
+// -1 when not). The common record is filled here in one pass; the others
+// (the end, a damaged record) go to bad, apart, so that this stays small.
+func (m *mappedPcap) next(fr *Frame) error {
+	off := m.off
+	rest := m.data[off:]
+	if len(rest) >= 16 {
+		ts, capLen, origLen, err := m.record(rest)
+		if err == nil && capLen <= len(rest)-16 {
+			m.off = off + 16 + capLen
+			if m.off-m.dropped > dropEvery {
+				m.drop()
+			}
+			*fr = Frame{Time: ts, CaptureLength: capLen, Length: origLen, LinkType: m.linkType,
+				Data: rest[16 : 16+capLen : 16+capLen], Offset: int64(off)}
+			return nil
 		}
 	}
-	return rest[16 : 16+capLen : 16+capLen], ts, capLen, origLen, off, nil
+	return m.bad(fr, rest)
+}
+
+// bad is next's error (or io.EOF) for the record at the end of the
+// mapping, rest.
+//
+//go:noinline
+func (m *mappedPcap) bad(fr *Frame, rest []byte) error {
+	*fr = Frame{CaptureLength: -1, Length: -1, LinkType: m.linkType, Offset: int64(m.off)}
+	switch {
+	case len(rest) == 0:
+		return io.EOF
+	case len(rest) < 16:
+		return fmt.Errorf("%w: record header needs 16 bytes, %d left", ErrTruncated, len(rest))
+	}
+	ts, capLen, origLen, err := m.record(rest)
+	fr.Time, fr.CaptureLength, fr.Length = ts, capLen, origLen
+	if err != nil {
+		return err
+	}
+	return fmt.Errorf("%w after %d bytes", ErrTruncated, len(rest))
+}
+
+// drop gives back the pages read, but the last keepResident octets: the
+// frame just returned, and those handed over before it, lie there.
+func (m *mappedPcap) drop() {
+	end := (m.off - keepResident) &^ (1<<16 - 1)
+	if end > m.dropped {
+		dropPages(m.data[m.dropped:end])
+		m.dropped = end
+	}
 }

@@ -6,13 +6,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/bits"
 	"time"
 )
 
 // pcapFile is what a classic pcap file header says about its records
 // (draft-ietf-opsawg-pcap §4).
 type pcapFile struct {
-	order    binary.ByteOrder
+	// big: the file's numbers are big-endian (read by u32 with direct
+	// loads: through a binary.ByteOrder each was a dynamic call, four per
+	// record header).
+	big      bool
 	nanos    bool
 	snaplen  int
 	linkType int
@@ -26,24 +30,39 @@ func parsePcapHeader(b []byte) (pcapFile, error) {
 	}
 	switch [4]byte(b[:4]) {
 	case magicPcapMicroLE:
-		h.order = binary.LittleEndian
 	case magicPcapMicroBE:
-		h.order = binary.BigEndian
+		h.big = true
 	case magicPcapNanoLE:
-		h.order, h.nanos = binary.LittleEndian, true
+		h.nanos = true
 	case magicPcapNanoBE:
-		h.order, h.nanos = binary.BigEndian, true
+		h.big, h.nanos = true, true
 	default:
 		return h, fmt.Errorf("%w (first bytes % x)", errNotACapture, b[:4])
 	}
-	if major, minor := h.order.Uint16(b[4:]), h.order.Uint16(b[6:]); major != 2 || minor != 4 {
+	if major, minor := h.u16(b[4:]), h.u16(b[6:]); major != 2 || minor != 4 {
 		return h, fmt.Errorf("pcap version %d.%d (2.4 is read)", major, minor)
 	}
-	h.snaplen = int(h.order.Uint32(b[16:]))
+	h.snaplen = int(h.u32(b[16:]))
 	// The link type is the low 16 bits; the upper ones carry FCS
 	// information (draft-ietf-opsawg-pcap §4).
-	h.linkType = int(h.order.Uint32(b[20:]) & 0xffff)
+	h.linkType = int(h.u32(b[20:]) & 0xffff)
 	return h, nil
+}
+
+// u16 and u32 read a number of the file's byte order.
+func (h *pcapFile) u16(b []byte) uint16 {
+	if h.big {
+		return binary.BigEndian.Uint16(b)
+	}
+	return binary.LittleEndian.Uint16(b)
+}
+
+func (h *pcapFile) u32(b []byte) uint32 {
+	v := binary.LittleEndian.Uint32(b)
+	if h.big {
+		v = bits.ReverseBytes32(v)
+	}
+	return v
 }
 
 // pcapMaxRecord is the largest record accepted when the file's snap length
@@ -55,13 +74,14 @@ const pcapMaxRecord = 262144
 // and an error for lengths that contradict each other or the file's snap
 // length (the timestamp and lengths are set then too).
 func (h *pcapFile) record(b []byte) (ts time.Time, capLen, origLen int, err error) {
-	sec := int64(h.order.Uint32(b[0:]))
-	frac := int64(h.order.Uint32(b[4:]))
+	b = b[:16]
+	sec := int64(h.u32(b[0:]))
+	frac := int64(h.u32(b[4:]))
 	if !h.nanos {
 		frac *= 1000
 	}
-	capLen = int(h.order.Uint32(b[8:]))
-	origLen = int(h.order.Uint32(b[12:]))
+	capLen = int(h.u32(b[8:]))
+	origLen = int(h.u32(b[12:]))
 	if capLen > h.maxCapLen() || capLen > origLen {
 		err = h.badLengths(capLen, origLen)
 	}
@@ -160,5 +180,5 @@ func (p *pcapStream) ready() bool {
 		return false
 	}
 	hdr, _ := p.buf.Peek(p.pending + 16)
-	return avail >= 16+int(p.order.Uint32(hdr[p.pending+8:]))
+	return avail >= 16+int(p.u32(hdr[p.pending+8:]))
 }
