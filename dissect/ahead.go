@@ -35,14 +35,15 @@ const (
 // computes it itself otherwise. opts are the Dissector's (its RoCE ports).
 // The hook has state of its own: one hook per reading goroutine.
 func Ahead(opts Options) func(*source.Frame) {
-	s := ibcm.NewStack()
-	a := &aheadHook{ib: s, ring: make([]predecoded, source.InFlight)}
-	a.exts = [numPredecoded]decodingLayer{preDETH: &s.DETH, preRETH: &s.RETH, preAETH: &s.AETH, preIETH: &s.IETH,
-		preImmDt: &s.ImmDt, preAtomicETH: &s.AtomicETH, preAtomicAckETH: &s.AtomicAckETH}
+	a := &aheadHook{ring: new([source.InFlight]predecoded)}
 	a.roce = rocePorts(opts)
 	a.h.udp.roce = &a.roce
 	for i := range a.ring {
-		a.ring[i].udp.roce = &a.roce
+		p := &a.ring[i]
+		p.udp.roce = &a.roce
+		p.aeth.Follow(&p.bth)
+		p.reth.Follow(&p.bth)
+		p.ieth.Follow(&p.bth)
 	}
 	// The headers are walked up to TCP (no ICRC after it).
 	a.w = headerWalk{h: &a.h, df: &a.trunc, until: layers.LayerTypeTCP}
@@ -53,12 +54,11 @@ func Ahead(opts Options) func(*source.Frame) {
 type aheadHook struct {
 	c     ibcm.ICRCChecker
 	roce  portSet
-	ib    *ibcm.Stack
-	exts  [numPredecoded]decodingLayer // ib's extension headers by kind
 	trunc truncFlag
-	// ring holds the predecoded frames, the next one at ring[seq%len].
-	ring []predecoded
-	seq  int
+	// ring holds the predecoded frames, the next one at
+	// ring[seq%InFlight].
+	ring *[source.InFlight]predecoded
+	seq  uint
 	// walk's: the headers of the frames predecode leaves.
 	h   commonHeaders
 	w   headerWalk
@@ -192,12 +192,37 @@ type predecodedMore struct {
 	atomicAckETH ibcm.AtomicAckETH
 }
 
-// moreLayers returns p.more, made if need be.
+// moreLayers returns p.more, made if need be (its extension headers
+// follow p's BTH).
 func (p *predecodedLayers) moreLayers() *predecodedMore {
 	if p.more == nil {
-		p.more = new(predecodedMore)
+		m := new(predecodedMore)
+		m.deth.Follow(&p.bth)
+		m.immDt.Follow(&p.bth)
+		m.atomicETH.Follow(&p.bth)
+		m.atomicAckETH.Follow(&p.bth)
+		p.more = m
 	}
 	return p.more
+}
+
+// ext returns p's extension header of kind k (preDETH … preAtomicAckETH).
+func (p *predecodedLayers) ext(k header) decodingLayer {
+	switch k {
+	case preAETH:
+		return &p.aeth
+	case preRETH:
+		return &p.reth
+	case preIETH:
+		return &p.ieth
+	case preDETH:
+		return &p.moreLayers().deth
+	case preImmDt:
+		return &p.moreLayers().immDt
+	case preAtomicETH:
+		return &p.moreLayers().atomicETH
+	}
+	return &p.moreLayers().atomicAckETH
 }
 
 // The IB layers of a predecoded frame, numbered after the common headers.
@@ -221,6 +246,24 @@ var predecodedTypes = [numPredecoded]gopacket.LayerType{
 	preAtomicAckETH: ibcm.LayerTypeAtomicAckETH,
 }
 
+// predecodedKinds are the kinds of the IB layer types after the BTH's
+// that predecode takes, by their number less the BTH's (0: not taken).
+var predecodedKinds = func() (ks [16]header) {
+	for k := preBTH + 1; k < numPredecoded; k++ {
+		ks[predecodedTypes[k]-ibcm.LayerTypeBTH] = k // out of range: a panic at start
+	}
+	return ks
+}()
+
+// predecodedKind is the kind of IB layer type t, 0 if predecode does not
+// take it.
+func predecodedKind(t gopacket.LayerType) header {
+	if i := uint(t - ibcm.LayerTypeBTH); i < uint(len(predecodedKinds)) {
+		return predecodedKinds[i]
+	}
+	return 0
+}
+
 // decodable reports whether a Dissector decodes layer type t (it has a
 // layer entry): decodeLayers stops quietly at any other.
 func decodable(t gopacket.LayerType) bool {
@@ -235,7 +278,7 @@ func decodable(t gopacket.LayerType) bool {
 // short by the snap length, or with IPv4 options, an IPv6 Hop-by-Hop
 // header or an IPoIB link header.
 func (a *aheadHook) predecode(f *source.Frame, first gopacket.LayerType) bool {
-	p := &a.ring[a.seq%len(a.ring)]
+	p := &a.ring[a.seq%source.InFlight]
 	df, frame := &a.trunc, f.Data
 	a.trunc = false
 	t, data, n := first, frame, 0
@@ -330,28 +373,27 @@ func (a *aheadHook) predecode(f *source.Frame, first gopacket.LayerType) bool {
 		return true
 	}
 	a.roceV2(f, ip, end, v6)
+	// The BTH and its extension headers are decoded into the slot (they
+	// follow its BTH): a frame left to the Dissector leaves the slot to
+	// the next.
 	bth := u.Payload
-	s := a.ib
-	if s.BTH.DecodeFromBytes(bth, df) != nil || a.trunc {
+	if p.bth.DecodeFromBytes(bth, df) != nil || a.trunc {
 		return true
 	}
 	p.kinds[n], p.offs[n] = preBTH, uint16(offsetIn(frame, bth))
 	n++
 	// The extension headers: at most two, each of its own kind (the
 	// opcode's chain).
-	t, data, ext := s.BTH.NextLayerType(), s.BTH.Payload, n
+	t, data = p.bth.NextLayerType(), p.bth.Payload
 	for len(data) > 0 {
-		k := preBTH + 1
-		for k < numPredecoded && predecodedTypes[k] != t {
-			k++
-		}
-		if k == numPredecoded {
+		k := predecodedKind(t)
+		if k == 0 {
 			if decodable(t) {
 				return true // a MAD, CM …
 			}
 			break
 		}
-		l := a.exts[k]
+		l := p.ext(k)
 		if l.DecodeFromBytes(data, df) != nil || a.trunc {
 			return true
 		}
@@ -359,29 +401,10 @@ func (a *aheadHook) predecode(f *source.Frame, first gopacket.LayerType) bool {
 		n++
 		t, data = l.NextLayerType(), l.LayerPayload()
 	}
-	// Copied when all are decoded: each extension header sets the BTH's
-	// PayloadLength.
-	p.bth = s.BTH
-	for _, k := range p.kinds[ext:n] {
-		switch k {
-		case preAETH:
-			p.aeth = s.AETH
-		case preRETH:
-			p.reth = s.RETH
-		case preIETH:
-			p.ieth = s.IETH
-		case preDETH:
-			p.moreLayers().deth = s.DETH
-		case preImmDt:
-			p.moreLayers().immDt = s.ImmDt
-		case preAtomicETH:
-			p.moreLayers().atomicETH = s.AtomicETH
-		case preAtomicAckETH:
-			p.moreLayers().atomicAckETH = s.AtomicAckETH
-		}
-	}
 	p.frame, p.n, p.ip, p.v6 = f.Number, uint8(n), int32(ip), v6
-	p.plain = n >= 4 && p.kinds[0] == hdrEthernet && p.kinds[1] == hdrIPv4 && p.kinds[2] == hdrUDP && p.kinds[3] == preBTH
+	// The common RoCEv2 frame: Ethernet first, then (no VLAN tag) IPv4,
+	// UDP and the BTH.
+	p.plain = p.kinds[0] == hdrEthernet && p.kinds[1] == hdrIPv4
 	a.seq++
 	f.Decoded = p
 	return true

@@ -43,6 +43,10 @@ func (s *Stack) Link() {
 	s.CM.mad = &s.MAD
 }
 
+// Follow links an extension header to the BTH b it follows, as Link links
+// a Stack's, for a caller that keeps values of its own.
+func (e *ext) Follow(b *BTH) { e.bth = b }
+
 // DecodingLayers returns the Stack's layers for
 // gopacket.NewDecodingLayerParser (after the caller's Ethernet, Dot1Q,
 // IPv4, IPv6, UDP …).
