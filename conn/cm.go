@@ -10,10 +10,9 @@ import (
 
 // CM processes one IB CM message.
 func (t *Tracker) CM(ev *CMEvent) {
-	if t.finished {
+	if !t.begin(ev.Time) {
 		return
 	}
-	t.advance(ev.Time)
 	switch ev.Type {
 	case ibcm.AttrREQ:
 		t.cmREQ(ev)

@@ -11,10 +11,9 @@ import (
 
 // MPA processes one MPA Request, Reply or Reject frame.
 func (t *Tracker) MPA(ev *MPAEvent) {
-	if t.finished {
+	if !t.begin(ev.Time) {
 		return
 	}
-	t.advance(ev.Time)
 	k := streamKey(ev.Src, ev.Dst)
 	c := t.lookup(k)
 	switch ev.Type {
@@ -84,10 +83,9 @@ func mpaKind(t MPAType) (string, pvtdata.MsgKind) {
 // the iWARP connection on that stream. The first FIN makes it
 // disconnecting, the other side's FIN (or any RST) disconnected.
 func (t *Tracker) TCPClose(frame int, at time.Time, src, dst Peer, rst bool) {
-	if t.finished {
+	if !t.begin(at) {
 		return
 	}
-	t.advance(at)
 	c := t.lookup(streamKey(src, dst))
 	if c == nil || c.Transport != IWARP {
 		return

@@ -237,6 +237,17 @@ func capNanos(at time.Time) int64 {
 	return s*1e9 + int64(at.Nanosecond())
 }
 
+// begin starts an event at capture time at: it reports false once Finish
+// has run (the tracker takes no more events), else it advances time. It is
+// small enough to inline: an event costs what the check written out did.
+func (t *Tracker) begin(at time.Time) bool {
+	if t.finished {
+		return false
+	}
+	t.advance(at)
+	return true
+}
+
 // advance moves capture time forward and times out stalled connections.
 func (t *Tracker) advance(at time.Time) {
 	if now := capNanos(at); now > t.now {

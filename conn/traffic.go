@@ -132,10 +132,9 @@ func (t *Tracker) Send(ev *SendEvent) { t.send(ev, nil) }
 // send is Send; acc, when not nil, is the accumulator the Send completed
 // in, which remembers the connection of its key between index changes.
 func (t *Tracker) send(ev *SendEvent, acc *sendAcc) {
-	if t.finished {
+	if !t.begin(ev.Time) {
 		return
 	}
-	t.advance(ev.Time)
 	c, toServer := t.sendConn(ev, acc)
 	if c == nil {
 		t.Unmatched++
