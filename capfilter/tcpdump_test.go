@@ -5,13 +5,13 @@ import (
 	"bytes"
 	"encoding/binary"
 	"math/rand"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/gopacket/gopacket/layers"
 	"golang.org/x/net/bpf"
 
 	"github.com/cmpd-dissect/cmpd-dissect/capfilter"
@@ -71,49 +71,28 @@ func captures(t *testing.T) []capture {
 	}
 	dir := t.TempDir()
 	mixed := testcap.Frames(t, cs[0].path)
-	var v4, v6, all [][]byte
+	var v4, v6, all []source.Frame
 	for _, f := range mixed {
+		ip := f // the IP packet without its Ethernet header
+		ip.Data, ip.Length = f.Data[14:], f.Length-14
 		switch binary.BigEndian.Uint16(f.Data[12:]) {
 		case 0x0800:
-			v4 = append(v4, f.Data[14:])
-			all = append(all, f.Data[14:])
+			v4 = append(v4, ip)
+			all = append(all, ip)
 		case 0x86dd:
-			v6 = append(v6, f.Data[14:])
-			all = append(all, f.Data[14:])
+			v6 = append(v6, ip)
+			all = append(all, ip)
 		}
 	}
 	for _, r := range []struct {
 		lt     int
-		frames [][]byte
+		frames []source.Frame
 	}{{capfilter.LinkTypeRaw, all}, {capfilter.LinkTypeIPv4, v4}, {capfilter.LinkTypeIPv6, v6}} {
 		path := filepath.Join(dir, "raw"+strconv.Itoa(r.lt)+".pcap")
-		writePcap(t, path, r.lt, r.frames)
+		testcap.WritePcap(t, path, layers.LinkType(r.lt), r.frames)
 		cs = append(cs, capture{path, r.lt})
 	}
 	return cs
-}
-
-// writePcap writes frames as a pcap file of link type lt, one second apart.
-func writePcap(t *testing.T, path string, lt int, frames [][]byte) {
-	var b bytes.Buffer
-	hdr := make([]byte, 24)
-	binary.LittleEndian.PutUint32(hdr[0:], 0xa1b2c3d4)
-	binary.LittleEndian.PutUint16(hdr[4:], 2)
-	binary.LittleEndian.PutUint16(hdr[6:], 4)
-	binary.LittleEndian.PutUint32(hdr[16:], 262144)
-	binary.LittleEndian.PutUint32(hdr[20:], uint32(lt))
-	b.Write(hdr)
-	for i, f := range frames {
-		rec := make([]byte, 16)
-		binary.LittleEndian.PutUint32(rec[0:], uint32(1700000000+i))
-		binary.LittleEndian.PutUint32(rec[8:], uint32(len(f)))
-		binary.LittleEndian.PutUint32(rec[12:], uint32(len(f)))
-		b.Write(rec)
-		b.Write(f)
-	}
-	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
 }
 
 func needTcpdump(t *testing.T) {

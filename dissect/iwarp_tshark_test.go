@@ -2,16 +2,13 @@ package dissect
 
 import (
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
-	"github.com/gopacket/gopacket/pcapgo"
 
 	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
 	"github.com/cmpd-dissect/cmpd-dissect/layers/mpa"
@@ -40,31 +37,6 @@ func ourRDMAPOpcodes(frames []source.Frame) map[int]string {
 	}
 	d.Finish(add)
 	return out
-}
-
-// writePcap writes frames (Ethernet) to a pcap file under dir.
-func writePcap(t *testing.T, dir, name string, frames []source.Frame) string {
-	t.Helper()
-	path := filepath.Join(dir, name)
-	fh, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fh.Close()
-	w := pcapgo.NewWriter(fh)
-	if err := w.WriteFileHeader(65535, layers.LinkTypeEthernet); err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range frames {
-		ci := gopacket.CaptureInfo{Timestamp: f.Time, CaptureLength: len(f.Data), Length: f.Length}
-		if err := w.WritePacket(ci, f.Data); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := fh.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return path
 }
 
 // TestIWARPRDMAPFramesAsTshark: every frame tshark decodes as RDMAP
@@ -97,7 +69,9 @@ func TestIWARPRDMAPFramesAsTshark(t *testing.T) {
 			}
 		}
 		name := fmt.Sprintf("live-siw4-nfs42-without-%s.pcap", strings.Trim(strings.ReplaceAll(fmt.Sprint(drop), " ", "-"), "[]"))
-		paths = append(paths, writePcap(t, dir, name, kept))
+		path := filepath.Join(dir, name)
+		testcap.WritePcap(t, path, layers.LinkTypeEthernet, kept)
+		paths = append(paths, path)
 	}
 	if len(paths) < 30 {
 		t.Fatalf("only %d iWARP captures", len(paths))

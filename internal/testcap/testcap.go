@@ -18,7 +18,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
+	"github.com/gopacket/gopacket/pcapgo"
 
 	"github.com/cmpd-dissect/cmpd-dissect/source"
 )
@@ -105,6 +107,27 @@ func Frames(t testing.TB, path string) []source.Frame {
 func FramesOf(t testing.TB, capture []byte) []source.Frame {
 	t.Helper()
 	return read(t, "-", bytes.NewReader(capture))
+}
+
+// WritePcap writes frames (each one's Time, Data and Length) to a new
+// pcap file at path of link type lt, for tests that hand a tool a
+// capture they built or cut; an error fails t.
+func WritePcap(t testing.TB, path string, lt layers.LinkType, frames []source.Frame) {
+	t.Helper()
+	var b bytes.Buffer
+	w := pcapgo.NewWriter(&b)
+	if err := w.WriteFileHeader(262144, lt); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range frames {
+		ci := gopacket.CaptureInfo{Timestamp: f.Time, CaptureLength: len(f.Data), Length: f.Length}
+		if err := w.WritePacket(ci, f.Data); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+	}
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // read reads path, or stdin when path is "-".
