@@ -2,7 +2,6 @@ package source
 
 import (
 	"bufio"
-	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
@@ -31,7 +30,6 @@ func (f Format) String() string { return enum.Name("Format", formatNames[:], f) 
 
 // File magics, as the first four bytes appear in the file.
 var (
-	magicGzip         = [2]byte{0x1f, 0x8b}
 	magicPcapNG       = [4]byte{0x0a, 0x0d, 0x0d, 0x0a}
 	magicPcapMicroLE  = [4]byte{0xd4, 0xc3, 0xb2, 0xa1}
 	magicPcapMicroBE  = [4]byte{0xa1, 0xb2, 0xc3, 0xd4}
@@ -62,9 +60,9 @@ func (c *countingReader) Read(p []byte) (int, error) {
 type File struct {
 	name     string
 	format   Format
-	gzipped  bool
+	dec      *decompressed // nil: not compressed
 	closer   io.Closer
-	raw      *countingReader // bytes of the file itself (compressed, if gzip)
+	raw      *countingReader // bytes of the file itself (compressed, if it is)
 	stream   *countingReader // bytes of the capture (decompressed)
 	buf      *bufio.Reader   // what the readers read from: stream, buffered
 	pcap     *pcapStream
@@ -79,8 +77,8 @@ type File struct {
 }
 
 // Open opens a capture file by name; "-" reads stdin. The format is found
-// from the first bytes: gzip, then pcap or pcapng inside. A file whose header
-// cannot be read is a *HeaderError.
+// from the first bytes: a compression (see Compression), then pcap or
+// pcapng inside. A file whose header cannot be read is a *HeaderError.
 func Open(name string, stdin io.Reader) (*File, error) {
 	var r io.Reader
 	var closer io.Closer
@@ -130,7 +128,10 @@ func Open(name string, stdin io.Reader) (*File, error) {
 func NewFile(name string, r io.Reader) (*File, error) {
 	f := &File{name: name, raw: &countingReader{r: r}}
 	herr := func(err error) error {
-		if errors.Is(err, io.EOF) && f.stream != nil && f.stream.n.Load() == 0 {
+		if derr := f.dec.failed(); derr != nil {
+			// The decompressor knows why the header is not there.
+			err = derr
+		} else if errors.Is(err, io.EOF) && f.stream != nil && f.stream.n.Load() == 0 {
 			err = errEmptyFile
 		} else if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 			err = fmt.Errorf("%w: file ends inside the capture file header", errShortPcapMagic)
@@ -138,31 +139,23 @@ func NewFile(name string, r io.Reader) (*File, error) {
 		return &HeaderError{File: name, Err: err}
 	}
 	outer := bufio.NewReaderSize(f.raw, readBufferSize)
-	var inner io.Reader = outer
-	if m, err := outer.Peek(2); err == nil && m[0] == magicGzip[0] && m[1] == magicGzip[1] {
-		gz, err := gzip.NewReader(outer)
-		if err != nil {
-			return nil, &HeaderError{File: name, Err: fmt.Errorf("gzip header: %w", err)}
-		}
-		gz.Multistream(true)
-		f.gzipped = true
-		inner = gz
-	} else if f.raw.n.Load() == 0 {
+	dec, err := decompress(outer)
+	switch {
+	case err != nil:
+		return nil, &HeaderError{File: name, Err: err}
+	case dec != nil:
+		f.dec = dec
+		f.stream = &countingReader{r: dec}
+		f.buf = bufio.NewReaderSize(f.stream, readBufferSize)
+	case f.raw.n.Load() == 0:
 		return nil, &HeaderError{File: name, Err: errEmptyFile}
-	}
-	if !f.gzipped {
+	default:
 		// No second buffer: the stream is the file itself.
 		f.stream = f.raw
 		f.buf = outer
-	} else {
-		f.stream = &countingReader{r: inner}
-		f.buf = bufio.NewReaderSize(f.stream, readBufferSize)
 	}
 	m, err := f.buf.Peek(4)
 	if err != nil {
-		if len(m) == 0 {
-			return nil, &HeaderError{File: name, Err: errEmptyFile}
-		}
 		return nil, herr(err)
 	}
 	var magic [4]byte
@@ -195,8 +188,13 @@ func (f *File) Name() string { return f.name }
 // Format is the file's capture format.
 func (f *File) Format() Format { return f.format }
 
-// Gzipped reports a gzip-compressed file.
-func (f *File) Gzipped() bool { return f.gzipped }
+// Compression is how the file is compressed.
+func (f *File) Compression() Compression {
+	if f.dec == nil {
+		return Uncompressed
+	}
+	return f.dec.kind
+}
 
 // LinkType is the link type of the file (of its first interface for pcapng;
 // frames carry their own).
@@ -205,7 +203,7 @@ func (f *File) LinkType() int { return f.linkType }
 // Size is the file's size on disk, 0 when unknown (stdin).
 func (f *File) Size() int64 { return f.size }
 
-// BytesRead is how far into the file (on disk, compressed if gzip) reading
+// BytesRead is how far into the file (on disk, compressed if it is) reading
 // has got, for progress reports.
 func (f *File) BytesRead() int64 { return f.raw.n.Load() }
 
@@ -240,7 +238,13 @@ func (f *File) Next(fr *Frame, number int) error {
 	}
 	if err != nil {
 		if err == io.EOF {
-			return io.EOF
+			if err = f.dec.failed(); err == nil {
+				return io.EOF
+			}
+			// Every record was whole, but the compressed data
+			// after them is cut or damaged (a checksum, garbage).
+			return &RecordError{File: f.name, Frame: number, Offset: off, Err: err,
+				CaptureLength: -1, Length: -1, LinkType: -1}
 		}
 		re := &RecordError{File: f.name, Frame: number, Offset: off, Err: err,
 			CaptureLength: -1, Length: -1, LinkType: -1}
@@ -252,6 +256,10 @@ func (f *File) Next(fr *Frame, number int) error {
 			}
 		} else {
 			re.Time, re.CaptureLength, re.Length, re.LinkType = fr.Time, fr.CaptureLength, fr.Length, fr.LinkType
+		}
+		if derr := f.dec.damaged(); derr != nil {
+			// The reader saw a short read; the decompressor says why.
+			re.Err = derr
 		}
 		return re
 	}

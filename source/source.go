@@ -1,6 +1,7 @@
 // Package source reads captured frames: pcap and pcapng files (also
-// gzip-compressed, detected by magic, not by name), several files in order,
-// standard input, and live capture from a Linux interface without cgo.
+// compressed with gzip, zstd or LZ4, detected by magic, not by name),
+// several files in order, standard input, and live capture from a Linux
+// interface without cgo.
 //
 // It knows capture formats and nothing about RDMA. A Source hands frames one
 // at a time into a caller-owned Frame whose Data aliases a buffer reused for
@@ -36,7 +37,7 @@ type Frame struct {
 	// Data is the captured bytes. It aliases a buffer the Source reuses.
 	Data []byte
 	// Offset is where the frame's record starts in its file (in the
-	// decompressed stream for gzip files); -1 for live capture.
+	// decompressed stream for compressed files); -1 for live capture.
 	Offset int64
 	// Comments are the packet's comments (pcapng opt_comment), nil when
 	// it has none.
@@ -80,7 +81,7 @@ type RecordError struct {
 	// Frame is the number the damaged record would have had.
 	Frame int
 	// Offset is where the damaged record starts in the file (decompressed
-	// stream for gzip files).
+	// stream for compressed files).
 	Offset int64
 	Err    error
 	// What the damaged record's header says, as far as the file holds

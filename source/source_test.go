@@ -152,8 +152,8 @@ func TestFormats(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !f.Gzipped() || f.Format() != FormatPcapNG {
-		t.Fatalf("gzip %v format %v", f.Gzipped(), f.Format())
+	if f.Compression() != Gzip || f.Format() != FormatPcapNG {
+		t.Fatalf("compression %v format %v", f.Compression(), f.Format())
 	}
 	f.Close()
 
@@ -242,6 +242,8 @@ func FuzzFile(f *testing.F) {
 	f.Add(raw[:600])
 	f.Add([]byte{0x0a, 0x0d, 0x0d, 0x0a, 28, 0, 0, 0, 0x4d, 0x3c, 0x2b, 0x1a, 1, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 28, 0, 0, 0})
 	f.Add(gz(&testing.T{}, raw[:300]))
+	f.Add(compressAs(f, Zstd, raw[:300]))
+	f.Add(compressAs(f, LZ4, raw[:300]))
 	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, data []byte) {
 		// The mapped-file reader and gopacket's stream reader agree on

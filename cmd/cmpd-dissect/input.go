@@ -53,7 +53,7 @@ type hostNaming struct {
 
 func (in *inputFlags) register(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.StringArrayVarP(&in.reads, "read", "r", nil, "read packets from `FILE` (pcap or pcapng, gzip ok; \"-\" is stdin); repeat for several files, read in order")
+	f.StringArrayVarP(&in.reads, "read", "r", nil, "read packets from `FILE` (pcap or pcapng; gzip, zstd or lz4 ok; \"-\" is stdin); repeat for several files, read in order")
 	f.StringVarP(&in.iface, "interface", "i", "", "capture live from `IFACE`, or from every interface with any (Linux, root or CAP_NET_RAW)")
 	f.StringVarP(&in.runAs, "relinquish-privileges", "Z", "", "after opening the capture, run as `USER` (its uid, gid and groups), like tcpdump -Z; needs root")
 	f.StringVarP(&in.capFilter, "capture-filter", "f", "", "capture filter in tcpdump syntax (`EXPR`, pcap-filter(7): host, net, port, portrange, ether, vlan, ip, ip6, tcp, udp, proto[offset], not, and, or…), compiled to BPF without libpcap; checked with -r too")
