@@ -181,10 +181,11 @@ func (d *Dissector) noteHeaders(at *icrcAt, last decodingLayer) {
 		return
 	}
 	h.BTH = at.bth
-	bth := field.Layer(at.bth)
 	for i := len(r.Layers) - 1; i >= 0; i-- {
 		l := r.Layers[i]
-		if l == bth {
+		// (By its concrete type: comparing two field.Layer values is a
+		// call of the runtime's interface comparison, per packet.)
+		if b, ok := l.(*ibcm.BTH); ok && b == at.bth {
 			h.BTHAt = i
 			return
 		}

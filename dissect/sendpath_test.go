@@ -329,3 +329,45 @@ func TestRCSendsEvictedQPTrackedAgain(t *testing.T) {
 		t.Errorf("after Flush, a SEND_MIDDLE on QP 1: tracked %v of %d, findings %s (want %s)", q != nil, len(s.qps), codes(rec), CodeSendOrphan)
 	}
 }
+
+// TestNotedHeadersAsLayers: the Headers the Dissector notes as it decodes
+// (noteHeaders, from what decodeLayers found and the layers after the
+// BTH) are those a walk over the frame's layers finds, on every frame of
+// the real captures (RoCEv2 over IPv4 and IPv6, RoCEv1, native IB, iWARP,
+// the CM's MADs).
+func TestNotedHeadersAsLayers(t *testing.T) {
+	files := testcap.Glob(t, "pcaps/real/*.pcap")
+	files = append(files, testcap.Glob(t, "pcaps/synthetic/*.pcap")...)
+	withBTH := 0
+	for _, file := range files {
+		d := New(Options{})
+		for _, f := range testcap.Frames(t, file) {
+			rec := d.Dissect(&f)
+			// The frame's own layers: those before what its Sends and
+			// FPDUs added.
+			own := rec.Layers
+			for i, off := range rec.Offsets {
+				if off < 0 {
+					own = rec.Layers[:i]
+					break
+				}
+			}
+			want := headersIn(own)
+			want.TCP = nil // noted only as the chain's last layer
+			got := *rec.Headers()
+			if got.TCP != nil {
+				got.TCP = nil
+			}
+			if got.BTH != nil {
+				withBTH++
+			}
+			if got != want {
+				t.Fatalf("%s frame %d: noted %+v, the layers give %+v", file, f.Number, got, want)
+			}
+		}
+	}
+	t.Logf("%d captures, %d frames with a BTH", len(files), withBTH)
+	if withBTH < 1000 {
+		t.Errorf("only %d frames with a BTH", withBTH)
+	}
+}
