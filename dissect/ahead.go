@@ -34,7 +34,10 @@ const (
 // first IB-covered header at the same offset its own decoding found, and
 // computes it itself otherwise. opts are the Dissector's (its RoCE ports).
 // The hook has state of its own: one hook per reading goroutine.
-func Ahead(opts Options) func(*source.Frame) {
+func Ahead(opts Options) func(*source.Frame) { return newAheadHook(opts).frame }
+
+// newAheadHook returns Ahead's hook with its state.
+func newAheadHook(opts Options) *aheadHook {
 	a := &aheadHook{ring: new([source.InFlight]predecoded)}
 	a.roce = rocePorts(opts)
 	a.h.udp.roce = &a.roce
@@ -47,7 +50,7 @@ func Ahead(opts Options) func(*source.Frame) {
 	}
 	// The headers are walked up to TCP (no ICRC after it).
 	a.w = headerWalk{h: &a.h, df: &a.trunc, until: layers.LayerTypeTCP}
-	return a.frame
+	return a
 }
 
 // aheadHook is Ahead's hook and its state.
@@ -59,6 +62,10 @@ type aheadHook struct {
 	// ring[seq%InFlight].
 	ring *[source.InFlight]predecoded
 	seq  uint
+	// rare: the rare extension headers (ext), rareUsed when one was
+	// decoded into them for the frame.
+	rare     predecodedMore
+	rareUsed bool
 	// walk's: the headers of the frames predecode leaves.
 	h   commonHeaders
 	w   headerWalk
@@ -192,37 +199,56 @@ type predecodedMore struct {
 	atomicAckETH ibcm.AtomicAckETH
 }
 
-// moreLayers returns p.more, made if need be (its extension headers
-// follow p's BTH).
+// moreLayers returns p.more, made if need be.
 func (p *predecodedLayers) moreLayers() *predecodedMore {
 	if p.more == nil {
-		m := new(predecodedMore)
-		m.deth.Follow(&p.bth)
-		m.immDt.Follow(&p.bth)
-		m.atomicETH.Follow(&p.bth)
-		m.atomicAckETH.Follow(&p.bth)
-		p.more = m
+		p.more = new(predecodedMore)
 	}
 	return p.more
 }
 
-// ext returns p's extension header of kind k (preDETH … preAtomicAckETH).
-func (p *predecodedLayers) ext(k header) decodingLayer {
-	switch k {
-	case preAETH:
-		return &p.aeth
-	case preRETH:
-		return &p.reth
-	case preIETH:
-		return &p.ieth
-	case preDETH:
-		return &p.moreLayers().deth
-	case preImmDt:
-		return &p.moreLayers().immDt
-	case preAtomicETH:
-		return &p.moreLayers().atomicETH
+// ext returns the value predecode decodes a rare extension header of kind
+// k into (preDETH, preImmDt, preAtomicETH, preAtomicAckETH; the common
+// ones are p's own): the hook's, following p's BTH, copied into p's more
+// (rareToSlot) only when p is used, so that a slot's more is made for
+// frames that need it and no others (a DETH most often starts a MAD, a
+// frame left to the Dissector).
+func (a *aheadHook) ext(p *predecoded, k header) decodingLayer {
+	r := &a.rare
+	var l interface {
+		decodingLayer
+		Follow(*ibcm.BTH)
 	}
-	return &p.moreLayers().atomicAckETH
+	switch k {
+	case preDETH:
+		l = &r.deth
+	case preImmDt:
+		l = &r.immDt
+	case preAtomicETH:
+		l = &r.atomicETH
+	default:
+		l = &r.atomicAckETH
+	}
+	l.Follow(&p.bth)
+	a.rareUsed = true
+	return l
+}
+
+// rareToSlot copies the rare extension headers of p's kinds from the hook's
+// values (ext) into p's more.
+func (a *aheadHook) rareToSlot(p *predecoded) {
+	for _, k := range p.kinds[:p.n] {
+		switch k {
+		case preDETH:
+			p.moreLayers().deth = a.rare.deth
+		case preImmDt:
+			p.moreLayers().immDt = a.rare.immDt
+		case preAtomicETH:
+			p.moreLayers().atomicETH = a.rare.atomicETH
+		case preAtomicAckETH:
+			p.moreLayers().atomicAckETH = a.rare.atomicAckETH
+		}
+	}
 }
 
 // The IB layers of a predecoded frame, numbered after the common headers.
@@ -385,6 +411,7 @@ func (a *aheadHook) predecode(f *source.Frame, first gopacket.LayerType) bool {
 	// The extension headers: at most two, each of its own kind (the
 	// opcode's chain).
 	t, data = p.bth.NextLayerType(), p.bth.Payload
+	a.rareUsed = false
 	for len(data) > 0 {
 		k := predecodedKind(t)
 		if k == 0 {
@@ -393,15 +420,34 @@ func (a *aheadHook) predecode(f *source.Frame, first gopacket.LayerType) bool {
 			}
 			break
 		}
-		l := p.ext(k)
-		if l.DecodeFromBytes(data, df) != nil || a.trunc {
+		// The common kinds by direct calls (they inline), the others
+		// through ext.
+		var err error
+		p.kinds[n], p.offs[n] = k, uint16(offsetIn(frame, data))
+		switch k {
+		case preAETH:
+			err = p.aeth.DecodeFromBytes(data, df)
+			t, data = p.aeth.NextLayerType(), p.aeth.Payload
+		case preRETH:
+			err = p.reth.DecodeFromBytes(data, df)
+			t, data = p.reth.NextLayerType(), p.reth.Payload
+		case preIETH:
+			err = p.ieth.DecodeFromBytes(data, df)
+			t, data = p.ieth.NextLayerType(), p.ieth.Payload
+		default:
+			l := a.ext(p, k)
+			err = l.DecodeFromBytes(data, df)
+			t, data = l.NextLayerType(), l.LayerPayload()
+		}
+		if err != nil || a.trunc {
 			return true
 		}
-		p.kinds[n], p.offs[n] = k, uint16(offsetIn(frame, l.LayerContents()))
 		n++
-		t, data = l.NextLayerType(), l.LayerPayload()
 	}
 	p.frame, p.n, p.ip, p.v6 = f.Number, uint8(n), int32(ip), v6
+	if a.rareUsed {
+		a.rareToSlot(p)
+	}
 	// The common RoCEv2 frame: Ethernet first, then (no VLAN tag) IPv4,
 	// UDP and the BTH.
 	p.plain = p.kinds[0] == hdrEthernet && p.kinds[1] == hdrIPv4
