@@ -134,7 +134,7 @@ func (t *Tracker) cmREQ(ev *CMEvent) {
 	t.bind(c, commKey(ev.Src, ev.LocalCommID))
 	t.bind(c, qpKey(ev.Src, ev.QPN))
 	t.cmStep(c, ev, true, false)
-	c.ClientData = t.readPrivateData(c, "client", "REQ", pvtdata.MsgRequest, ev.Frame, ev.PrivateDataAt, ev.PrivateData, ev.ULPOffset, ev.Decoded)
+	c.ClientData = t.readPrivateData(c, "client", "REQ", pvtdata.MsgRequest, ev.Frame, ev.PrivateDataAt, ev.PrivateData, ev.ULPOffset, ev.Decoded, ev.Uncaptured)
 	t.rememberPeers(c)
 }
 
@@ -171,7 +171,7 @@ func (t *Tracker) cmREP(ev *CMEvent) {
 	t.bind(c, commKey(ev.Src, ev.LocalCommID))
 	t.bind(c, qpKey(ev.Src, ev.QPN))
 	t.cmStep(c, ev, false, false)
-	c.ServerData = t.readPrivateData(c, "server", "REP", pvtdata.MsgReply, ev.Frame, ev.PrivateDataAt, ev.PrivateData, ev.ULPOffset, ev.Decoded)
+	c.ServerData = t.readPrivateData(c, "server", "REP", pvtdata.MsgReply, ev.Frame, ev.PrivateDataAt, ev.PrivateData, ev.ULPOffset, ev.Decoded, ev.Uncaptured)
 	t.negotiate(c, ev.Frame)
 }
 
@@ -201,7 +201,7 @@ func (t *Tracker) cmREJ(ev *CMEvent) {
 		if ev.LocalCommID != 0 {
 			c.ServerCommID = ev.LocalCommID
 		}
-		c.ServerData = t.readPrivateData(c, "server", "REJ", pvtdata.MsgReject, ev.Frame, ev.PrivateDataAt, ev.PrivateData, ev.ULPOffset, ev.Decoded)
+		c.ServerData = t.readPrivateData(c, "server", "REJ", pvtdata.MsgReject, ev.Frame, ev.PrivateDataAt, ev.PrivateData, ev.ULPOffset, ev.Decoded, ev.Uncaptured)
 	}
 	t.finding(c, finding.Finding{Code: CodeRejected, Severity: finding.SeverityInfo, Section: "IBTA vol 1 §12.6.7",
 		Layer: "conn", Frame: ev.Frame, Offset: -1,
@@ -329,7 +329,7 @@ func (t *Tracker) cmSIDRREQ(ev *CMEvent) {
 	c := t.openRequest(KindSIDR, ev)
 	t.bind(c, sidrKey(ev.Src, ev.LocalCommID))
 	t.cmStep(c, ev, true, false)
-	c.ClientData = t.readPrivateData(c, "client", "SIDR_REQ", pvtdata.MsgRequest, ev.Frame, ev.PrivateDataAt, ev.PrivateData, ev.ULPOffset, ev.Decoded)
+	c.ClientData = t.readPrivateData(c, "client", "SIDR_REQ", pvtdata.MsgRequest, ev.Frame, ev.PrivateDataAt, ev.PrivateData, ev.ULPOffset, ev.Decoded, ev.Uncaptured)
 }
 
 func (t *Tracker) cmSIDRREP(ev *CMEvent) {
@@ -355,7 +355,7 @@ func (t *Tracker) cmSIDRREP(ev *CMEvent) {
 		c.RejectReasonName = sidrStatusName(ev.SIDRStatus)
 	}
 	sidrNote(t.cmStep(c, ev, false, false), ev)
-	c.ServerData = t.readPrivateData(c, "server", "SIDR_REP", pvtdata.MsgReply, ev.Frame, ev.PrivateDataAt, ev.PrivateData, ev.ULPOffset, ev.Decoded)
+	c.ServerData = t.readPrivateData(c, "server", "SIDR_REP", pvtdata.MsgReply, ev.Frame, ev.PrivateDataAt, ev.PrivateData, ev.ULPOffset, ev.Decoded, ev.Uncaptured)
 	c.Negotiated = pvtdata.Negotiate(c.ClientData.Effective(), c.ServerData.Effective())
 	t.ended(c)
 }

@@ -87,6 +87,11 @@ type PrivateData struct {
 	Read      Reading
 	Kind      pvtdata.ULPKind
 	Divergent bool
+	// Uncaptured: the capture's snap length cut the private data, Bytes
+	// are only its first octets. What the peer advertised is not known:
+	// no finding is raised on it, and the connection's negotiated values
+	// are not known either (Connection.NegotiationSeen).
+	Uncaptured bool
 	// hint and mode are what Decode decodes with.
 	hint pvtdata.Hint
 	mode pvtdata.Mode
@@ -341,7 +346,8 @@ type Connection struct {
 	// message carrying it was not seen.
 	ClientData, ServerData *PrivateData
 	// Negotiated is the RFC 8797 result from both sides' data (defaults
-	// for a side that sent none); meaningful once Replied.
+	// for a side that sent none); meaningful once Replied and when
+	// NegotiationSeen.
 	Negotiated pvtdata.Negotiated
 	// StepsDropped counts the messages beyond Config.MaxSteps, not listed
 	// (Steps lists the others).
@@ -631,4 +637,12 @@ func (c *Connection) finding(f *listedFinding, m *msgBuilder) finding.Finding {
 	}
 	out.Message = m.String()
 	return out
+}
+
+// NegotiationSeen reports that the capture holds the private data both
+// sides sent as far as it was seen: neither was cut by the capture's snap
+// length. When not, Negotiated is not what the peers agreed on and is not
+// shown or checked.
+func (c *Connection) NegotiationSeen() bool {
+	return !(c.ClientData != nil && c.ClientData.Uncaptured || c.ServerData != nil && c.ServerData.Uncaptured)
 }

@@ -156,6 +156,9 @@ type CMEvent struct {
 	// none): the tracker takes its readings when it read the same octets,
 	// rather than reading them again.
 	Decoded *pvtdata.PrivateData
+	// Uncaptured reports private data cut by the capture's snap length:
+	// PrivateData holds only the octets captured (PrivateData.Uncaptured).
+	Uncaptured bool
 	// CMAValid reports an rdma_cm IP header in the private data; CMASrc,
 	// CMADst and CMAPort are its addresses and the initiator's port.
 	CMAValid       bool
@@ -204,6 +207,8 @@ type MPAEvent struct {
 	// Decoded is the MPA layer's decode of the ULP part (mpa.Frame.PD; nil:
 	// none), taken as CMEvent.Decoded is.
 	Decoded *pvtdata.PrivateData
+	// Uncaptured is CMEvent.Uncaptured.
+	Uncaptured bool
 }
 
 // SendEvent is one complete RDMA Send (reassembled if it spanned packets),

@@ -32,7 +32,7 @@ func (t *Tracker) MPA(ev *MPAEvent) {
 		t.index[ck] = c
 		t.epoch++
 		t.mpaStep(c, ev, true, false)
-		c.ClientData = t.readPrivateData(c, "client", "MPA Request", pvtdata.MsgRequest, ev.Frame, ev.PrivateDataAt, ev.PrivateData, ev.ULPOffset, ev.Decoded)
+		c.ClientData = t.readPrivateData(c, "client", "MPA Request", pvtdata.MsgRequest, ev.Frame, ev.PrivateDataAt, ev.PrivateData, ev.ULPOffset, ev.Decoded, ev.Uncaptured)
 		t.rememberPeers(c)
 	case MPAReply, MPAReject:
 		if c == nil {
@@ -48,7 +48,7 @@ func (t *Tracker) MPA(ev *MPAEvent) {
 		c.ReplyFrame = ev.Frame
 		t.mpaStep(c, ev, false, false)
 		name, kind := mpaKind(ev.Type)
-		c.ServerData = t.readPrivateData(c, "server", name, kind, ev.Frame, ev.PrivateDataAt, ev.PrivateData, ev.ULPOffset, ev.Decoded)
+		c.ServerData = t.readPrivateData(c, "server", name, kind, ev.Frame, ev.PrivateDataAt, ev.PrivateData, ev.ULPOffset, ev.Decoded, ev.Uncaptured)
 		if ev.Type == MPAReject {
 			c.State = StateRejected
 			c.RejectFrame = ev.Frame

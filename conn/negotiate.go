@@ -14,13 +14,18 @@ import (
 // is where data[0] sits in its frame, 0 when unknown; kind is the message
 // kind for pvtdata's ULP recognition; decoded is the layer's decode of the
 // ULP part (nil: none).
-func (t *Tracker) readPrivateData(c *Connection, side, msg string, kind pvtdata.MsgKind, frame, frameOffset int, data []byte, ulpOffset int, decoded *pvtdata.PrivateData) *PrivateData {
+func (t *Tracker) readPrivateData(c *Connection, side, msg string, kind pvtdata.MsgKind, frame, frameOffset int, data []byte, ulpOffset int, decoded *pvtdata.PrivateData, uncaptured bool) *PrivateData {
 	hint := pvtdata.Hint{Msg: kind}
 	if c.HasServiceID {
 		hint.Port, _ = ibcm.ULPPort(c.ServiceID)
 	}
 	d := &t.decoded
 	pd := newPrivateData(frame, msg, t.copyBytes(data), ulpOffset, hint, t.cfg.Mode, d, decoded)
+	if uncaptured {
+		// What the capture did not store is not the peer's fault.
+		pd.Uncaptured = true
+		return pd
+	}
 
 	base := -1
 	if frameOffset > 0 {

@@ -212,7 +212,7 @@ const mpaHeaderLen = 20
 
 func (t *Tracker) recordMPA(rec *dissect.Record, v *frameView, f *mpa.Frame, off int) {
 	ev := MPAEvent{Frame: rec.Frame, Time: rec.Time, Revision: f.Revision, Flags: f.Flags,
-		PrivateData: f.PrivateData, ULPOffset: f.ULPOffset, Decoded: &f.PD}
+		PrivateData: f.PrivateData, ULPOffset: f.ULPOffset, Decoded: &f.PD, Uncaptured: f.Uncaptured}
 	ev.Src, ev.Dst = v.ends()
 	switch {
 	case f.Kind == mpa.FrameRequest:
@@ -408,6 +408,7 @@ func (t *Tracker) recordCM(rec *dissect.Record, v *frameView, cm *ibcm.CM, off i
 	if off >= 0 {
 		ev.PrivateDataAt = off + cm.PrivateDataOffset()
 	}
+	ev.Uncaptured = cm.PrivateDataCut() && rec.CaptureLength < rec.Length
 	switch cm.AttributeID {
 	case ibcm.AttrREQ:
 		r := &cm.REQ

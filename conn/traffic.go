@@ -177,7 +177,7 @@ func (t *Tracker) send(ev *SendEvent, acc *sendAcc) {
 		if !toServer {
 			limit = c.Negotiated.ServerToClientInline
 		}
-		if ev.Length > limit {
+		if ev.Length > limit && c.NegotiationSeen() {
 			t.exceedsInline(c, ev, frame, limit, flags)
 		}
 	}
@@ -241,7 +241,7 @@ func (t *Tracker) newPending(c *Connection) {
 //
 //go:noinline
 func (t *Tracker) sendInvalidate(c *Connection, ev *SendEvent, counts *SendCounts, toServer bool, frame int, flags uint8) {
-	if !c.Negotiated.RemoteInvalidation {
+	if !c.Negotiated.RemoteInvalidation && c.NegotiationSeen() {
 		sev, fl := finding.SeverityError, flags|whoSetR(c)<<flagRShift
 		if !toServer && c.ClientData.Effective().RemoteInvalidation {
 			// The receiver said it can take it: a deviation, not a

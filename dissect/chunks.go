@@ -178,6 +178,11 @@ type chunkTable struct {
 	// decoded and the call table holds it.
 	orphans []orphan
 	next    int
+	// uncaptured is how many octets the IB packet being placed moved
+	// that the capture's snap length did not store (after the payload's
+	// captured octets): they count as moved, and a segment kept for its
+	// RPC message cannot be decoded.
+	uncaptured int
 }
 
 type orphan struct {
@@ -419,9 +424,9 @@ func (c *chunkTable) place(rec *Record, pos int, at uint64, data []byte) {
 	}
 	s.last = rec.Frame
 	s.lastTime = rec.Time.UnixNano()
-	end := int(at) + len(data)
+	end := int(at) + len(data) + c.uncaptured
 	s.filled = max(s.filled, end)
-	if !s.hold || s.dropped {
+	if !s.hold || s.dropped || c.uncaptured > 0 && c.dropUncaptured(s) {
 		return
 	}
 	if s.buf == nil {
@@ -456,10 +461,10 @@ func (c *chunkTable) place(rec *Record, pos int, at uint64, data []byte) {
 // path: counted in the write or reply chunk segment that holds them (data,
 // when not nil, kept there for a reply chunk).
 func (c *chunkTable) write(rec *Record, conn uint64, path, handle uint32, off uint64, data []byte) {
-	if c.n == 0 || len(data) == 0 {
+	if c.n == 0 || len(data)+c.uncaptured == 0 {
 		return
 	}
-	pos, outside, near := c.find(conn, path, handle, off, uint64(len(data)), false)
+	pos, outside, near := c.find(conn, path, handle, off, uint64(len(data)+c.uncaptured), false)
 	if pos == 0 {
 		if outside {
 			rec.addFinding(CodeChunkOutside, finding.SeverityError, sectionChunks, "rpcrdma", -1,
@@ -489,7 +494,7 @@ func (c *chunkTable) readRequest(rec *Record, conn uint64, path, handle uint32, 
 // segment; when a call's position-zero read chunk is complete, the call
 // is decoded from it. It returns the octets placed.
 func (c *chunkTable) readData(rec *Record, pos int, xid uint32, conn uint64, at uint64, data []byte) uint64 {
-	if !c.live(pos, conn, xid) || len(data) == 0 {
+	if !c.live(pos, conn, xid) || len(data)+c.uncaptured == 0 {
 		return 0
 	}
 	s := &c.pool[pos-1]
@@ -505,7 +510,7 @@ func (c *chunkTable) readData(rec *Record, pos int, xid uint32, conn uint64, at 
 			c.call(rec, conn, xid, s.head, body)
 		}
 	}
-	return uint64(len(data))
+	return uint64(len(data) + c.uncaptured)
 }
 
 // message returns the RPC message that the kept segments of kind (the
@@ -580,7 +585,7 @@ func movesChunkData(op ibcm.Opcode) bool {
 // packet (movesChunkData): the RETH (Write FIRST and ONLY, Read Request) says where it and
 // the packets after it go.
 func (c *chunkTable) ibPacket(rec *Record, bth *ibcm.BTH, reth *ibcm.RETH, payload []byte) {
-	switch bth.OpCode {
+	switch c.uncaptured = uncapturedPayload(bth, payload); bth.OpCode {
 	case ibcm.OpRCWriteFirst, ibcm.OpRCWriteOnly, ibcm.OpRCWriteOnlyImm, ibcm.OpRCWriteMiddle, ibcm.OpRCWriteLast, ibcm.OpRCWriteLastImm:
 		c.ibWrite(rec, bth, reth, payload)
 	case ibcm.OpRCReadRequest:
@@ -659,7 +664,7 @@ func (c *chunkTable) ibWrite(rec *Record, bth *ibcm.BTH, reth *ibcm.RETH, payloa
 		}
 	}
 	c.write(rec, conn, bth.DestQP, w.rkey, w.va, payload)
-	w.va += uint64(len(payload))
+	w.va += uint64(len(payload) + c.uncaptured)
 	switch bth.OpCode {
 	case ibcm.OpRCWriteFirst, ibcm.OpRCWriteMiddle:
 		c.writes.Put(k, w)
@@ -673,6 +678,7 @@ func (c *chunkTable) ibWrite(rec *Record, bth *ibcm.BTH, reth *ibcm.RETH, payloa
 // iwarpWrite takes an iWARP tagged DDP segment of an RDMA Write on the
 // TCP connection path.
 func (c *chunkTable) iwarpWrite(rec *Record, path, stag uint32, to uint64, data []byte) {
+	c.uncaptured = 0 // reassembled: what was not captured is not decoded
 	c.write(rec, connHash(rec), path, stag, to, data)
 }
 
@@ -691,6 +697,7 @@ func (c *chunkTable) iwarpReadRequest(rec *Record, path uint32, rr *mpa.ReadRequ
 // its octets at sink offset to are the source's at the same distance
 // from the start; last ends the Read.
 func (c *chunkTable) iwarpReadResponse(rec *Record, stag uint32, to uint64, last bool, data []byte) {
+	c.uncaptured = 0 // reassembled: what was not captured is not decoded
 	if c.reads.Len() == 0 {
 		return
 	}

@@ -429,7 +429,12 @@ func (d *Dissector) decodeBTH(b *ibcm.BTH, data []byte, icrc *icrcAt) error {
 	if stored, ok := d.aheadStored(icrc.v6, icrc.ip, offsetIn(d.rec.Data, data), len(data)); ok {
 		return b.DecodeWithICRC(data, d, stored)
 	}
-	return b.DecodeFromBytes(data, d)
+	err := b.DecodeFromBytes(data, d)
+	if d.truncated && err == nil {
+		// Before the extension headers decode from its payload.
+		d.bthUncaptured(b, data, icrc)
+	}
+	return err
 }
 
 // decodeChain decodes data (which starts at frame offset base) from layer
@@ -504,6 +509,9 @@ func (d *Dissector) decodeChain(first gopacket.LayerType, data []byte, base int,
 //go:noinline
 func (d *Dissector) chainFailed(err error, first gopacket.LayerType, base int, last decodingLayer) {
 	r := &d.rec
+	if d.truncated {
+		d.cutPacket()
+	}
 	if err != nil {
 		off, name := base, first
 		if last != nil {
@@ -515,6 +523,10 @@ func (d *Dissector) chainFailed(err error, first gopacket.LayerType, base int, l
 			lname := layerName(name)
 			if l := d.layerFor(name); l != nil {
 				lname = l.Proto().Name // "bth", not gopacket's "BTH"
+			}
+			if d.snapFailed(err, off) {
+				d.snapTruncated(lname, off, err)
+				return
 			}
 			r.addFinding(CodeMalformed, finding.SeverityError, "", lname, off,
 				fmt.Sprintf("%s at frame offset %d: %v", lname, off, err))

@@ -54,6 +54,10 @@ type IWARP struct {
 		payloadOff int // frame offset of payload, -1 if unknown
 	}
 	flushing bool // a flush by time or at end of input is running
+	// snapPDU is set while the octets before a hole the snap length left
+	// (iwarpHalf.snapCut) are decoded: a PDU there ends in octets the
+	// capture did not store (snapPDU).
+	snapPDU bool
 	// queue holds the streams' callbacks during a flush, draining is set
 	// while they are decoded (flush).
 	queue     []queuedCall
@@ -298,10 +302,17 @@ func (w *IWARP) addFinding(code string, sev finding.Severity, off int, msg strin
 func (w *IWARP) add(l field.Layer, off int) {
 	rec := w.rec
 	rec.Add(l, off)
+	if w.snapPDU {
+		snapPDU(l)
+	}
 	if f, ok := l.(findingsAppender); ok {
 		first := len(rec.Findings)
 		rec.Findings = f.AppendFindings(rec.Findings)
+		if w.snapPDU {
+			rec.Findings = dropCut(rec.Findings, first)
+		}
 		rec.placeFindings(first, off)
+		rec.keepCaptured(first)
 	}
 }
 

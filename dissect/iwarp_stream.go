@@ -102,6 +102,13 @@ type iwarpHalf struct {
 	// finding per hole.
 	lateHeld    int
 	lateLimited bool
+	// snapHoles counts the segments whose payload the capture's snap
+	// length cut (snapCut) and whose hole has not come yet; snapNoted is
+	// set once CodeIWARPNotCaptured was reported.
+	snapHoles int
+	snapNoted bool
+	// snapResync is set from such a hole until framing is found again.
+	snapResync bool
 }
 
 // streamHole is a stretch [start, end) of a direction's stream that was
@@ -169,6 +176,9 @@ func (s *iwarpStream) Accept(tcp *layers.TCP, ci gopacket.CaptureInfo, dir reass
 		}
 		h.seqKnown = true
 	}
+	if w := s.w; w.rec != nil && w.rec.CaptureLength < w.rec.Length {
+		h.snapCut(w.rec, tcp.Payload)
+	}
 	if nextSeq != -1 && len(tcp.Payload) > 0 && len(h.holes) > 0 {
 		// Octets before what the assembler handed over: the assembler
 		// drops them, but those that fill a hole are decoded here.
@@ -208,8 +218,9 @@ func (s *iwarpStream) ReassembledSG(sg reassembly.ScatterGather, ac reassembly.A
 		if len(h.pend) > 0 && h.state != stateIgnore {
 			boundary := h.state == stateFPDU || h.state == stateFrame
 			h.pend0, h.inGap, h.gapCut = len(h.pend), true, -1
+			w.snapPDU = h.snapHoles > 0
 			used := h.process(h.pend, nil, true)
-			h.inGap = false
+			h.inGap, w.snapPDU = false, false
 			lost = len(h.pend) - used
 			if c := h.gapCut - h.pos; boundary && c >= 0 && c < len(h.pend) && len(h.pend)-c <= maxHoleOctets && h.keepLate(len(h.pend)-c, "the unfinished PDU before a hole") {
 				hole.start, hole.pre, hole.boundary = h.pos+c, append([]byte(nil), h.pend[c:]...), true
@@ -342,6 +353,10 @@ func (s *iwarpStream) gap(h *iwarpHalf, skip, lost int) {
 	if h.state == stateIgnore {
 		return
 	}
+	if h.snapHoles > 0 {
+		h.snapGap(skip)
+		return
+	}
 	if h.state == stateFPDU || h.state == stateFrame {
 		msg := fmt.Sprintf("TCP %d→%d: %d octets of the iWARP stream are missing before this segment (not captured, or out of order: a segment that fills the hole later is decoded on its own frame); %d octets of an unfinished PDU before them are lost; resynchronising on the next FPDU",
 			h.srcPort, h.dstPort, skip, lost)
@@ -382,7 +397,9 @@ func (s *iwarpStream) complete() {
 	delete(w.live, s)
 	for i := range s.half {
 		h := &s.half[i]
-		if len(h.pend) > 0 && h.state != stateIgnore {
+		if len(h.pend) > 0 && h.state != stateIgnore && h.snapHoles == 0 {
+			// (After a segment the snap length cut, the unfinished PDU
+			// runs into octets not captured: the frame says so.)
 			h.pend0 = len(h.pend)
 			h.process(h.pend, nil, true)
 		}
@@ -394,6 +411,9 @@ func (s *iwarpStream) complete() {
 			msns = append(msns, msn)
 		}
 		slices.Sort(msns) // in a fixed order, not the map's
+		if h.snapHoles > 0 {
+			msns = nil
+		}
 		for _, msn := range msns {
 			p := h.sends[msn]
 			w.addFinding(CodeIWARPIncomplete, finding.SeverityWarning, -1,
@@ -937,13 +957,14 @@ func (h *iwarpHalf) resync(b []byte, p int, final bool) (int, bool) {
 			// stream captured mid-way is read without them.
 			h.fpduBase = at
 		}
-		if skipped := h.scanned + q; skipped > 0 || !h.afterGap {
+		if skipped := h.scanned + q; (skipped > 0 || !h.afterGap) && !h.snapResync {
 			// (An FPDU right after a hole needs no word beyond the
-			// hole's.)
+			// hole's; CodeIWARPNotCaptured said the stream resynchronises
+			// after each hole the snap length left.)
 			w.addFinding(CodeIWARPResync, finding.SeverityInfo, h.placeOf(at, 2),
 				fmt.Sprintf("TCP %d→%d: FPDU framing found at stream offset %d after skipping %d octets", h.srcPort, h.dstPort, at, skipped))
 		}
-		h.state, h.synced, h.scanned, h.afterGap = stateFPDU, true, 0, false
+		h.state, h.synced, h.scanned, h.afterGap, h.snapResync = stateFPDU, true, 0, false, false
 		h.closeHole(at)
 		return q, true
 	}

@@ -48,6 +48,12 @@ type Record struct {
 	// start of the frame where known.
 	Findings []finding.Finding
 
+	// uncaptured is how many octets of the frame's packet the capture's
+	// snap length did not store, once a layer found the frame cut short
+	// (Dissector.uncaptured): what only says they are missing is left
+	// out of Findings (keepCaptured).
+	uncaptured int
+
 	// hdr are the frame's own headers (Headers), set by the Dissector
 	// when hdrSet.
 	hdr    Headers
@@ -198,7 +204,7 @@ func (r *Record) Reset() {
 	// Field by field: assigning a whole Record literal built it and copied
 	// it with write barriers (5% of the per-packet header decoding).
 	r.Source, r.Frame, r.Time = "", 0, time.Time{}
-	r.CaptureLength, r.Length, r.LinkType = 0, 0, 0
+	r.CaptureLength, r.Length, r.LinkType, r.uncaptured = 0, 0, 0, 0
 	r.Data, r.Comments = nil, nil
 	r.Layers, r.Offsets, r.Findings = r.Layers[:0], r.Offsets[:0], r.Findings[:0]
 	r.hdr, r.hdrSet = Headers{}, false

@@ -252,6 +252,7 @@ func (st *rpcSends) addFindings(rec *Record, m *rpcrdma.Message, base int, err e
 		}
 	}
 	rec.placeFindings(first, base)
+	rec.keepCaptured(first)
 }
 
 // chunkCall decodes a call that came in a position-zero read chunk (an

@@ -390,6 +390,7 @@ func (u *ulpSends) decodeOther(rec *Record, payload []byte, info *SendInfo, s *s
 		rec.Findings = append(rec.Findings, finding.Finding{Code: CodeULPShort, Severity: finding.SeverityWarning,
 			Message: s.kind.String() + ": " + err.Error(), Layer: "send", Offset: 0})
 		rec.placeFindings(first, sendBase(rec, payload, info))
+		rec.keepCaptured(first)
 		return
 	}
 	rec.Add(l, sendBase(rec, payload, info))

@@ -353,9 +353,17 @@ func (a *Analyzer) request(rec *dissect.Record, f *frameFacts, q *qp) {
 		a.gap(rec, f, q, p)
 	}
 	q.ring[p&ringMask] = reqSlot{t: now, frame: int32(rec.Frame), tag: p | slotValid}
-	if op == ibcm.OpRCReadRequest && f.reth != nil && f.reth.DMALen > 0 {
-		a.readRequest(q, p, f.reth.DMALen)
-		return
+	if op == ibcm.OpRCReadRequest {
+		if f.reth != nil && f.reth.DMALen > 0 {
+			a.readRequest(q, p, f.reth.DMALen)
+			return
+		}
+		if f.reth == nil && b.Uncaptured() {
+			// The capture's snap length cut the RETH: how many PSNs
+			// the responses take is not known, any up to the window.
+			q.ePSN, q.eHi = (p+1)&psnMask, (p+uncapturedReadWindow)&psnMask
+			return
+		}
 	}
 	q.ePSN, q.eHi = (p+1)&psnMask, (p+1)&psnMask
 }
@@ -380,6 +388,10 @@ func (a *Analyzer) start(q *qp, f *frameFacts, p uint32) {
 		q.ePSN, q.eHi = p, p
 	}
 }
+
+// uncapturedReadWindow is how many PSNs the responses of an RDMA Read whose
+// length was not captured may take: a 2 GiB Read in 512-octet packets.
+const uncapturedReadWindow = 1 << 22
 
 // readRequest moves q's expected PSN past the response packets of an RDMA
 // Read of length octets at PSN p: as many as the path MTU makes, or, the

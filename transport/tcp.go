@@ -96,7 +96,7 @@ func (a *Analyzer) tcpSegment(rec *dissect.Record, f *frameFacts, iwarp bool) {
 		ts.idx.Set(k, i)
 	}
 	s := &ts.streams[i]
-	n := uint32(len(t.Payload))
+	n := uint32(rec.WireLength(t.Payload)) // not the captured octets: sequence space
 	s.sum.Segments++
 	s.sum.Bytes += uint64(n)
 	if f.ecn == 3 {

@@ -76,6 +76,10 @@ type PrivateDataJSON struct {
 	pvtdata.Report
 	Message string `json:"message"`
 	Frame   int    `json:"frame"`
+	// Uncaptured: the capture's snap length cut the private data; the
+	// report is of the octets captured, without findings (what is
+	// missing is not the peer's fault).
+	Uncaptured bool `json:"uncaptured,omitempty"`
 }
 
 // RejectJSON is the reason of a rejection.
@@ -111,7 +115,11 @@ func privateDataJSON(pd *conn.PrivateData) *PrivateDataJSON {
 	if pd == nil {
 		return nil
 	}
-	return &PrivateDataJSON{Report: pd.Report(), Message: pd.Message, Frame: pd.Frame}
+	j := &PrivateDataJSON{Report: pd.Report(), Message: pd.Message, Frame: pd.Frame, Uncaptured: pd.Uncaptured}
+	if pd.Uncaptured {
+		j.Findings = nil
+	}
+	return j
 }
 
 // NewConnJSON builds the JSON object of c.
@@ -155,7 +163,7 @@ func NewConnJSON(c *conn.Connection) ConnJSON {
 	if c.State == conn.StateRejected {
 		j.RejectReason = &RejectJSON{Code: c.RejectReason, Name: c.RejectReasonName}
 	}
-	if negotiates(c) {
+	if negotiates(c) && c.NegotiationSeen() {
 		n := c.Negotiated
 		j.Negotiated = &n
 	}
@@ -191,6 +199,9 @@ func PrivateDataSummary(pd *conn.PrivateData) string {
 func appendPrivateDataSummary(b []byte, pd *conn.PrivateData) []byte {
 	if pd == nil {
 		return append(b, '-')
+	}
+	if pd.Uncaptured {
+		return append(b, "not captured"...)
 	}
 	r := &pd.Read
 	if !r.Found {
@@ -241,6 +252,9 @@ func NegotiatedSummary(c *conn.Connection) string {
 func appendNegotiatedSummary(b []byte, c *conn.Connection) []byte {
 	if !negotiates(c) {
 		return append(b, '-')
+	}
+	if !c.NegotiationSeen() {
+		return append(b, "not captured"...)
 	}
 	n := c.Negotiated
 	ri := "no"
@@ -512,7 +526,9 @@ func writeLadder(w *bufio.Writer, c *conn.Connection) {
 	for ; next < len(fs); next++ {
 		more.write(w, "  ", fs[next])
 	}
-	if negotiates(c) {
+	if negotiates(c) && !c.NegotiationSeen() {
+		fmt.Fprintf(w, "  negotiated: not known, private data not captured (snap length)\n")
+	} else if negotiates(c) {
 		n := c.Negotiated
 		fmt.Fprintf(w, "  negotiated: client → server inline %d, server → client inline %d, remote invalidation %s\n",
 			n.ClientToServerInline, n.ServerToClientInline, connYesNo(n.RemoteInvalidation))

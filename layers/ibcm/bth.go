@@ -289,6 +289,9 @@ type BTH struct {
 
 const (
 	bthProbNoICRC problems = 1 << iota
+	// bthProbUncaptured: the capture did not store the packet's end
+	// (MarkUncaptured); not a problem of the packet, no finding.
+	bthProbUncaptured
 	bthProbPad
 	bthProbTVer
 	bthProbReserved
@@ -469,10 +472,66 @@ func (b *BTH) MarkTruncated() {
 	b.ICRC, b.ICRCComputed, b.ICRCStatus = 0, 0, CRCUnchecked
 }
 
+// MarkUncaptured tells the BTH decoded from data (the packet from the BTH
+// to the captured end) that the capture did not store the packet's last n
+// octets (its snap length; the packet's own lengths are whole): the pad and
+// ICRC lie in those octets as far as n reaches, so the captured octets
+// before them are payload, and there is no ICRC to show or verify. Nothing
+// is wrong with the packet: no finding. PayloadLength stays the captured
+// payload's until WirePayload.
+func (b *BTH) MarkUncaptured(data []byte, n int) {
+	if len(data) < bthLen || n <= 0 {
+		return
+	}
+	end := min(len(data), len(data)+n-int(b.PadCnt)-icrcLen)
+	end = max(end, bthLen)
+	b.Payload = data[bthLen:end]
+	b.PayloadLength = end - bthLen
+	b.probs = b.probs&^(bthProbNoICRC|bthProbPad) | bthProbUncaptured
+	b.ICRC, b.ICRCComputed, b.ICRCStatus = 0, 0, CRCUnchecked
+}
+
+// WirePayload makes PayloadLength the payload's length on the wire when the
+// capture did not store the packet's last n octets (MarkUncaptured): the
+// octets after the BTH up to the pad, captured or not, less the opcode's
+// extension headers (whether or not their octets were captured).
+func (b *BTH) WirePayload(n int) {
+	if b.probs&bthProbUncaptured == 0 {
+		return
+	}
+	l := len(b.Payload) + max(n-int(b.PadCnt)-icrcLen, 0)
+	c := &opcodeChain[b.OpCode]
+	for _, t := range c.hdrs[:c.n] {
+		l -= extLen(t)
+	}
+	b.PayloadLength = max(l, 0)
+}
+
+// extLen is the length of extension header t.
+func extLen(t gopacket.LayerType) int {
+	switch t {
+	case LayerTypeDETH:
+		return dethLen
+	case LayerTypeRETH:
+		return rethLen
+	case LayerTypeAETH:
+		return aethLen
+	case LayerTypeAtomicETH:
+		return atomicETHLen
+	case LayerTypeAtomicAckETH:
+		return atomicAckETHLen
+	}
+	return wordLen // IETH, ImmDt
+}
+
+// Uncaptured reports that the capture did not store the packet's end
+// (MarkUncaptured).
+func (b *BTH) Uncaptured() bool { return b.probs&bthProbUncaptured != 0 }
+
 // SetICRCComputed records the ICRC computed for this packet (by
 // CheckRoCEv2ICRC, CheckRoCEv1ICRC or CheckIBICRC) and sets the verdict.
 func (b *BTH) SetICRCComputed(computed uint32) {
-	if b.probs&bthProbNoICRC != 0 {
+	if b.probs&(bthProbNoICRC|bthProbUncaptured) != 0 {
 		return
 	}
 	b.ICRCComputed, b.ICRCStatus = computed, verdict(b.ICRC, computed)
@@ -508,7 +567,7 @@ func (b *BTH) VisitFields(v field.Visitor) {
 	v.Uint(fBTHReserved7, uint64(b.Reserved7))
 	v.Uint(fBTHPSN, uint64(b.PSN))
 	v.Uint(fBTHPayloadLength, uint64(b.PayloadLength))
-	if b.probs&bthProbNoICRC == 0 {
+	if b.probs&(bthProbNoICRC|bthProbUncaptured) == 0 {
 		v.Uint(fBTHICRC, uint64(b.ICRC))
 		if b.ICRCStatus != CRCUnchecked {
 			v.Uint(fBTHICRCComputed, uint64(b.ICRCComputed))
@@ -606,7 +665,12 @@ func decodeBTH(data []byte, p gopacket.PacketBuilder) error {
 		return err
 	}
 	if pkt, ok := p.(gopacket.Packet); ok && pkt.Metadata().Truncated {
-		b.MarkTruncated()
+		if ci := pkt.Metadata().CaptureInfo; ci.Length > ci.CaptureLength {
+			// The snap length cut the packet, not its own lengths.
+			b.MarkUncaptured(data, ci.Length-ci.CaptureLength)
+		} else {
+			b.MarkTruncated()
+		}
 	} else if c, ok := icrcFromContext(p, data); ok {
 		b.SetICRCComputed(c)
 	}

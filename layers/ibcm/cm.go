@@ -208,6 +208,10 @@ func (c *CM) ServiceID() (ServiceID, bool) {
 	return 0, false
 }
 
+// PrivateDataCut reports a message shorter than IBTA's fixed size: its
+// private data holds only the octets present (CodeTruncated).
+func (c *CM) PrivateDataCut() bool { return c.probs&cmProbTruncated != 0 }
+
 // DecodeFromBytes decodes the CM attribute data (the MAD payload). A
 // message shorter than its fixed fields is an error; one whose private data
 // is cut short decodes with a CodeTruncated finding.

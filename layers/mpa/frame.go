@@ -138,6 +138,11 @@ type Frame struct {
 	PrivateData []byte
 	// Overrun reports that PD_Length runs past the end of the frame.
 	Overrun bool
+	// Uncaptured reports, with Overrun, that the frame's end is where
+	// the capture's snap length cut the stream (set by the reassembly
+	// that knows it): the private data present is only what was
+	// captured.
+	Uncaptured bool
 	// PDLimit is the PD_Length above which AppendFindings reports
 	// CodePDLengthOver512; 0 means MaxPrivateData (RFC 5044's 512). Set it
 	// after DecodeFromBytes, which clears the Frame.
