@@ -39,8 +39,9 @@ func (c Compression) String() string { return enum.Name("Compression", compressi
 // keep: libzstd's default limit (ZSTD_WINDOWLOG_LIMIT_DEFAULT, 2^27), so
 // every file the zstd command and tshark read without extra options is
 // read, and a frame header that claims more (a hostile or damaged file)
-// is an error instead of an allocation of gigabytes.
-const zstdMaxWindow = 1 << 27
+// is an error instead of an allocation of gigabytes. A variable only for
+// the fuzz targets (lowerZstdWindow).
+var zstdMaxWindow uint64 = 1 << 27
 
 // compressedFormat is a compressed-file format known by its magic number.
 type compressedFormat struct {

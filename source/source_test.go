@@ -244,6 +244,7 @@ func FuzzFile(f *testing.F) {
 	f.Add(gz(&testing.T{}, raw[:300]))
 	f.Add(compressAs(f, Zstd, raw[:300]))
 	f.Add(compressAs(f, LZ4, raw[:300]))
+	lowerZstdWindow(f)
 	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, data []byte) {
 		// The mapped-file reader and gopacket's stream reader agree on

@@ -388,7 +388,7 @@ func TestCapturesRaiseCataloguedCodes(t *testing.T) {
 			return err
 		}
 		switch filepath.Ext(p) {
-		case ".pcap", ".pcapng", ".erf", ".gz":
+		case ".pcap", ".pcapng", ".erf", ".gz", ".zst", ".lz4":
 			files = append(files, p)
 		}
 		return nil
