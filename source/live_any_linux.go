@@ -59,7 +59,7 @@ func openCooked(opts LiveOptions, ifindex int) (*anySocket, error) {
 			}
 		}
 	}
-	snap := opts.Snaplen
+	snap := min(opts.Snaplen, maxPacket)
 	if snap <= 0 {
 		snap = 65535
 	}

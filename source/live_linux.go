@@ -96,7 +96,7 @@ func OpenLive(opts LiveOptions) (*Live, error) {
 			return nil, fmt.Errorf("capture filter %q: %w", opts.Filter, err)
 		}
 	}
-	snap := opts.Snaplen
+	snap := min(opts.Snaplen, maxPacket)
 	if snap <= 0 {
 		snap = 65535
 	}

@@ -18,7 +18,6 @@ type pcapFile struct {
 	// record header).
 	big      bool
 	nanos    bool
-	snaplen  int
 	linkType int
 }
 
@@ -42,7 +41,6 @@ func parsePcapHeader(b []byte) (pcapFile, error) {
 	if major, minor := h.u16(b[4:]), h.u16(b[6:]); major != 2 || minor != 4 {
 		return h, fmt.Errorf("pcap version %d.%d (2.4 is read)", major, minor)
 	}
-	h.snaplen = int(h.u32(b[16:]))
 	// The link type is the low 16 bits; the upper ones carry FCS
 	// information (draft-ietf-opsawg-pcap §4).
 	h.linkType = int(h.u32(b[20:]) & 0xffff)
@@ -65,14 +63,11 @@ func (h *pcapFile) u32(b []byte) uint32 {
 	return v
 }
 
-// pcapMaxRecord is the largest record accepted when the file's snap length
-// is smaller (writers that do not truncate to their declared snap length
-// exist; libpcap and pcapgo accept this much too).
-const pcapMaxRecord = 262144
-
 // record reads the 16-byte record header b: the timestamp and lengths,
-// and an error for lengths that contradict each other or the file's snap
-// length (the timestamp and lengths are set then too).
+// and an error for a captured length over maxPacket or over the original
+// length (the timestamp and lengths are set then too). The file's snap
+// length is not a limit: writers that do not cut to their declared snap
+// length exist, and wiretap and libpcap read their records.
 func (h *pcapFile) record(b []byte) (ts time.Time, capLen, origLen int, err error) {
 	b = b[:16]
 	sec := int64(h.u32(b[0:]))
@@ -82,20 +77,17 @@ func (h *pcapFile) record(b []byte) (ts time.Time, capLen, origLen int, err erro
 	}
 	capLen = int(h.u32(b[8:]))
 	origLen = int(h.u32(b[12:]))
-	if capLen > h.maxCapLen() || capLen > origLen {
+	if capLen > maxPacket || capLen > origLen {
 		err = h.badLengths(capLen, origLen)
 	}
 	return time.Unix(sec, frac).UTC(), capLen, origLen, err
 }
 
-// maxCapLen is the largest captured length accepted.
-func (h *pcapFile) maxCapLen() int { return max(h.snaplen, pcapMaxRecord) }
-
 // badLengths is record's error (apart, so that record stays small enough
 // to be inlined in the readers' loops).
 func (h *pcapFile) badLengths(capLen, origLen int) error {
-	if capLen > h.maxCapLen() {
-		return fmt.Errorf("capture length exceeds snap length: %d > %d", capLen, h.snaplen)
+	if capLen > maxPacket {
+		return fmt.Errorf("captured length %d is over the %d-byte limit", capLen, maxPacket)
 	}
 	return fmt.Errorf("capture length exceeds original packet length: %d > %d", capLen, origLen)
 }

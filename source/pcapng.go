@@ -49,7 +49,8 @@ const (
 
 // maxBlock bounds a block's total length: larger is taken as damage, as
 // Wireshark does (its limit is 16 MiB too), so that a corrupt length
-// cannot make the reader allocate gigabytes.
+// cannot make the reader allocate gigabytes. A packet block's packet data
+// is bounded by maxPacket too (ngReader.oversized).
 const maxBlock = 16 << 20
 
 // ngInterface is one Interface Description Block of the current section.
@@ -285,6 +286,12 @@ func (r *ngReader) block(fr *Frame, be *blockError) (ok bool, err error) {
 	case total > maxBlock:
 		return false, r.damaged(be, fmt.Errorf("%s: total length %d is over the %d-byte limit", name, total, maxBlock))
 	}
+	if typ == blockEPB || typ == blockPB || typ == blockSPB {
+		if err := r.oversized(typ, total, fr); err != nil {
+			be.frame = fr
+			return false, r.damaged(be, fmt.Errorf("%s: %w", name, err))
+		}
+	}
 	data, got := r.read(total)
 	if got < total {
 		if typ == blockEPB || typ == blockPB || typ == blockSPB {
@@ -352,6 +359,35 @@ func (r *ngReader) block(fr *Frame, be *blockError) (ok bool, err error) {
 	}
 	r.discard(data, total)
 	return false, nil
+}
+
+// oversized is the error for a packet block, not yet read, whose packet
+// data is over maxPacket (fr gets the header fields then): such a block is
+// damage, and is not read, so that a packet block's read never holds more
+// than maxPacket octets of packet data. A block cut before these fields is
+// left for the read to report.
+func (r *ngReader) oversized(typ uint32, total int, fr *Frame) error {
+	n := 28 // the block header and an EPB's or PB's fields up to its original length
+	if typ == blockSPB {
+		n = 12
+	}
+	head, _ := r.buf.Peek(n)
+	if len(head) < n {
+		return nil
+	}
+	if typ == blockSPB {
+		// No captured length: the block's packet data is what it holds.
+		if data := total - 16; data > maxPacket {
+			r.packet(typ, head[8:], fr, true)
+			return fmt.Errorf("packet data of %d bytes is over the %d-byte limit", data, maxPacket)
+		}
+		return nil
+	}
+	if capLen := int(r.order.Uint32(head[20:])); capLen > maxPacket {
+		r.packet(typ, head[8:], fr, true)
+		return fmt.Errorf("captured length %d is over the %d-byte limit", capLen, maxPacket)
+	}
+	return nil
 }
 
 // damaged records err; the rest of the stream is given up.

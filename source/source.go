@@ -98,6 +98,14 @@ func (e *RecordError) Error() string {
 }
 func (e *RecordError) Unwrap() error { return e.Err }
 
+// maxPacket is the largest captured length any reader accepts for a
+// record (Wireshark's WTAP_MAX_PACKET_SIZE_STANDARD, its limit for every
+// link type this tool decodes; wiretap's pcap reader does not raise it for
+// a larger snap length either). A larger length is damage, found from the
+// record header before the record is read, so that a corrupt or hostile
+// length cannot make a reader allocate gigabytes.
+const maxPacket = 262144
+
 // ErrTruncated is wrapped by RecordErrors for a file that ends inside a
 // record (a capture cut short by a full disk or a killed tcpdump).
 var ErrTruncated = errors.New("file ends inside the record")

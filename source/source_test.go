@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 	"time"
 )
@@ -242,6 +243,8 @@ func FuzzFile(f *testing.F) {
 	f.Add(raw[:600])
 	f.Add([]byte{0x0a, 0x0d, 0x0d, 0x0a, 28, 0, 0, 0, 0x4d, 0x3c, 0x2b, 0x1a, 1, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 28, 0, 0, 0})
 	f.Add(gz(&testing.T{}, raw[:300]))
+	huge, _ := pcapWith(binary.LittleEndian, false, 0xfffffff0)
+	f.Add(huge)
 	f.Add(compressAs(f, Zstd, raw[:300]))
 	f.Add(compressAs(f, LZ4, raw[:300]))
 	lowerZstdWindow(f)
@@ -293,6 +296,18 @@ func FuzzFile(f *testing.F) {
 			a.Close()
 			b.Close()
 		}
+		// No record makes a reader allocate more than the largest block
+		// it accepts (and its buffers): a corrupt length is damage found
+		// before the read.
+		var before runtime.MemStats
+		runtime.ReadMemStats(&before)
+		defer func() {
+			var after runtime.MemStats
+			runtime.ReadMemStats(&after)
+			if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 2*maxBlock {
+				t.Fatalf("%d bytes allocated", alloc)
+			}
+		}()
 		fs := openFuzzInput(t, data)
 		if fs == nil {
 			return
