@@ -13,6 +13,12 @@ func (t *Tracker) CM(ev *CMEvent) {
 	if !t.begin(ev.Time) {
 		return
 	}
+	if ev.FixedCut && ev.Type != ibcm.AttrREQ && t.cutConn(ev) == nil {
+		// Cut before the fields that name its connection, and of no
+		// cut REQ's exchange: nothing true to say of it but the frame's
+		// own truncation warning.
+		return
+	}
 	switch ev.Type {
 	case ibcm.AttrREQ:
 		t.cmREQ(ev)
@@ -60,7 +66,7 @@ func (t *Tracker) cmPeerConn(ev *CMEvent) *Connection {
 			return c
 		}
 	}
-	return nil
+	return t.cutConn(ev)
 }
 
 // fromClient says whether ev travels client → server on c.
@@ -117,6 +123,10 @@ func (t *Tracker) openRequest(kind Kind, ev *CMEvent) *Connection {
 }
 
 func (t *Tracker) cmREQ(ev *CMEvent) {
+	if ev.FixedCut {
+		t.cutREQ(ev)
+		return
+	}
 	if c := t.lookup(commKey(ev.Src, ev.LocalCommID)); c != nil && c.ClientCommID == ev.LocalCommID {
 		if (c.reqTID == ev.TID && !c.attemptOver()) || c.State == StateRequested {
 			// The same REQ again: a MAD retransmission (same TID) or a
@@ -139,11 +149,16 @@ func (t *Tracker) cmREQ(ev *CMEvent) {
 }
 
 func (t *Tracker) cmREP(ev *CMEvent) {
-	c := t.lookup(commKey(ev.Dst, ev.RemoteCommID))
-	if c == nil {
-		c = t.lookup(commKey(ev.Src, ev.LocalCommID))
+	var c *Connection
+	if !ev.FixedCut {
+		if c = t.lookup(commKey(ev.Dst, ev.RemoteCommID)); c == nil {
+			c = t.lookup(commKey(ev.Src, ev.LocalCommID))
+		}
 	}
-	if c != nil && c.ServerCommID == ev.LocalCommID && c.ReplyFrame != 0 {
+	if c == nil {
+		c = t.cutConn(ev)
+	}
+	if c != nil && (c.ServerCommID == ev.LocalCommID || ev.FixedCut) && c.ReplyFrame != 0 {
 		t.cmStep(c, ev, false, c.repTID == ev.TID)
 		return
 	}
@@ -161,15 +176,19 @@ func (t *Tracker) cmREP(ev *CMEvent) {
 				ev.LocalCommID, ev.RemoteCommID),
 		})
 	}
-	c.ServerCommID = ev.LocalCommID
-	c.ServerQPN = ev.QPN
+	if !ev.FixedCut {
+		c.ServerCommID = ev.LocalCommID
+		c.ServerQPN = ev.QPN
+		t.bind(c, commKey(ev.Src, ev.LocalCommID))
+		t.bind(c, qpKey(ev.Src, ev.QPN))
+	} else {
+		c.ReplyCut = true
+	}
 	c.repTID = ev.TID
 	if c.State == StateRequested || c.State == StateTimedOut {
 		c.State = StateReplied
 	}
 	c.ReplyFrame = ev.Frame
-	t.bind(c, commKey(ev.Src, ev.LocalCommID))
-	t.bind(c, qpKey(ev.Src, ev.QPN))
 	t.cmStep(c, ev, false, false)
 	c.ServerData = t.readPrivateData(c, "server", "REP", pvtdata.MsgReply, ev.Frame, ev.PrivateDataAt, ev.PrivateData, ev.ULPOffset, ev.Decoded, ev.Uncaptured)
 	t.negotiate(c, ev.Frame)
@@ -178,7 +197,11 @@ func (t *Tracker) cmREP(ev *CMEvent) {
 func (t *Tracker) cmREJ(ev *CMEvent) {
 	c := t.cmPeerConn(ev)
 	note := fmt.Sprintf("reason %d", ev.RejectReason)
-	if ev.RejectReasonName != "" {
+	if ev.FixedCut {
+		// A REJ ends the attempt whatever it rejects; its reason is in
+		// the octets the snap length cut.
+		note = "reason not captured"
+	} else if ev.RejectReasonName != "" {
 		note += " " + ev.RejectReasonName
 	}
 	if c == nil {
@@ -195,9 +218,11 @@ func (t *Tracker) cmREJ(ev *CMEvent) {
 	c.noteText(t.cmStep(c, ev, from, false), note)
 	c.State = StateRejected
 	c.RejectReason, c.RejectReasonName = ev.RejectReason, ev.RejectReasonName
+	c.RejectCut = ev.FixedCut
 	c.RejectFrame = ev.Frame
 	if !from && c.ReplyFrame == 0 {
 		c.ReplyFrame = ev.Frame
+		c.ReplyCut = ev.FixedCut
 		if ev.LocalCommID != 0 {
 			c.ServerCommID = ev.LocalCommID
 		}

@@ -340,6 +340,11 @@ type Connection struct {
 	// Frames of each step; 0 when not seen.
 	RequestFrame, ReplyFrame, RejectFrame, EstablishedFrame int
 	DisconnectRequestFrame, DisconnectReplyFrame            int
+	// RequestCut and ReplyCut report a REQ and a REP (or the server's REJ)
+	// whose fixed fields the capture's snap length cut (conn/snapcut.go):
+	// the QPN, service and comm ID they carried are not known from them
+	// (zero here, shown as unknown); RejectCut, a REJ's reason.
+	RequestCut, ReplyCut, RejectCut bool
 	// FirstTime and LastTime bound the connection's messages and traffic.
 	FirstTime, LastTime time.Time
 	// ClientData and ServerData are each side's private data; nil when the

@@ -159,6 +159,11 @@ type CMEvent struct {
 	// Uncaptured reports private data cut by the capture's snap length:
 	// PrivateData holds only the octets captured (PrivateData.Uncaptured).
 	Uncaptured bool
+	// FixedCut reports a message whose fixed fields the capture's snap
+	// length cut (Uncaptured too): of the message only Type, TID and the
+	// ends are known; the comm IDs, QPN and service ID are zero because
+	// they were not captured, not because they were sent so.
+	FixedCut bool
 	// CMAValid reports an rdma_cm IP header in the private data; CMASrc,
 	// CMADst and CMAPort are its addresses and the initiator's port.
 	CMAValid       bool

@@ -94,7 +94,7 @@ func (t *Tracker) Record(rec *dissect.Record) {
 	}
 	h := rec.Headers()
 	ib := h.BTHAt >= 0 && h.TCP == nil && h.CM == nil // an IB packet, no CM message
-	if ib && !rcSend(h.BTH.OpCode) && !hasTransportFinding(rec) {
+	if ib && !rcSend(h.BTH.OpCode) && !trackedFinding(rec) {
 		// Most packets (ACKs, RDMA Writes and Reads): no Send to account
 		// (what an RDMA Read may complete is the Dissector's), no finding
 		// to list on a connection.
@@ -114,9 +114,13 @@ func (t *Tracker) Record(rec *dissect.Record) {
 		}
 		v.lrh, v.grh = h.LRH, h.GRH
 		if !rcSend(h.BTH.OpCode) {
-			// Only its transport findings to list.
+			// Only its transport findings to list, or a CM message cut
+			// by the snap length to follow.
 			v.sawBTH, v.destQP = true, h.BTH.DestQP
 			t.claimTransport(rec, &v)
+			if h.MAD != nil {
+				t.cutMAD(rec, &v, h)
+			}
 			return
 		}
 		base = h.BTHAt

@@ -16,7 +16,9 @@ func (c *Connection) AppendStateText(b []byte) []byte {
 		b = append(b, " (capture ended)"...)
 	}
 	if c.State == StateRejected {
-		if c.RejectReasonName != "" {
+		if c.RejectCut {
+			b = append(b, " (reason not captured)"...)
+		} else if c.RejectReasonName != "" {
 			b = append(append(append(b, " ("...), c.RejectReasonName...), ')')
 		} else {
 			b = append(strconv.AppendUint(append(b, " (reason "...), uint64(c.RejectReason), 10), ')')

@@ -171,6 +171,9 @@ type Tracker struct {
 	claimed int
 	// created counts the connections made (the last one's ID).
 	created int
+	// cutTIDs finds the connections whose REQ the capture's snap length
+	// cut (cutREQ; nil until one is seen).
+	cutTIDs map[cutKey]*Connection
 	// handOff is HandOff's state (off unless asked for).
 	handOff handOff
 }

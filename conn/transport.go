@@ -106,6 +106,20 @@ func (t *Tracker) claimTransport(rec *dissect.Record, v *frameView) {
 	t.claimed = rec.Frame
 }
 
+// trackedFinding reports whether rec has a finding that makes the tracker
+// look at a packet that carries no RC Send: a transport finding
+// (claimTransport), or the snap length's (a CM message cut in its fixed
+// fields: cutMAD). Asked of every such packet, it costs a packet without
+// findings nothing more than hasTransportFinding.
+func trackedFinding(rec *dissect.Record) bool {
+	for i := range rec.Findings {
+		if f := &rec.Findings[i]; f.Layer == transport.Layer || f.Code == dissect.CodeTruncated {
+			return true
+		}
+	}
+	return false
+}
+
 // hasTransportFinding reports whether the transport analysis added a
 // finding to rec.
 func hasTransportFinding(rec *dissect.Record) bool {

@@ -151,16 +151,16 @@ func NewConnJSON(c *conn.Connection) ConnJSON {
 		j.ServiceID = &s
 	}
 	if c.Transport != conn.IWARP {
-		if c.ClientQPN != 0 || (c.RequestFrame != 0 && c.Kind != conn.KindSIDR) {
+		if c.ClientQPN != 0 || (c.RequestFrame != 0 && !c.RequestCut && c.Kind != conn.KindSIDR) {
 			q := c.ClientQPN
 			j.ClientQPN = &q
 		}
-		if c.ServerQPN != 0 || (c.ReplyFrame != 0 && c.State != conn.StateRejected) {
+		if c.ServerQPN != 0 || (c.ReplyFrame != 0 && !c.ReplyCut && c.State != conn.StateRejected) {
 			q := c.ServerQPN
 			j.ServerQPN = &q
 		}
 	}
-	if c.State == conn.StateRejected {
+	if c.State == conn.StateRejected && !c.RejectCut {
 		j.RejectReason = &RejectJSON{Code: c.RejectReason, Name: c.RejectReasonName}
 	}
 	if negotiates(c) && c.NegotiationSeen() {
@@ -316,7 +316,7 @@ func appendConnQPs(b []byte, c *conn.Connection) []byte {
 	if c.Transport == conn.IWARP {
 		return append(b, '-')
 	}
-	b = appendQPN(b, c.ClientQPN, c.ClientQPN != 0 || (c.RequestFrame != 0 && c.Kind != conn.KindSIDR))
+	b = appendQPN(b, c.ClientQPN, c.ClientQPN != 0 || (c.RequestFrame != 0 && !c.RequestCut && c.Kind != conn.KindSIDR))
 	return appendQPN(append(b, '/'), c.ServerQPN, c.ServerQPN != 0)
 }
 
@@ -478,8 +478,8 @@ func writeLadder(w *bufio.Writer, c *conn.Connection) {
 	}
 	fmt.Fprintf(w, "Connection %d%s  %s  %s → %s%s  %s\n", c.ID, kind, c.Transport, c.Client, c.Server, svc, c.StateText())
 	if c.Transport != conn.IWARP {
-		fmt.Fprintf(w, "  QPN client %s server %s, comm ID client 0x%08x server 0x%08x\n",
-			connQP(c.ClientQPN), connQP(c.ServerQPN), c.ClientCommID, c.ServerCommID)
+		fmt.Fprintf(w, "  QPN client %s server %s, comm ID client %s server %s\n",
+			connQP(c.ClientQPN), connQP(c.ServerQPN), connCommID(c.ClientCommID, c.RequestCut), connCommID(c.ServerCommID, c.ReplyCut))
 	}
 	fmt.Fprintf(w, "  %-8s %-12s %-17s %s\n", "frame", "time", "direction", "message")
 	// Findings in frame order; each is printed under the last step at or
@@ -548,6 +548,15 @@ func connQP(q uint32) string {
 	return fmt.Sprintf("0x%06x", q)
 }
 
+// connCommID shows a comm ID, "?" when the message that carried it had
+// its fixed fields cut by the snap length (cut) and no other showed it.
+func connCommID(id uint32, cut bool) string {
+	if id == 0 && cut {
+		return "?"
+	}
+	return fmt.Sprintf("0x%08x", id)
+}
+
 func connYesNo(b bool) string {
 	if b {
 		return "yes"
@@ -574,8 +583,15 @@ func stepData(c *conn.Connection, s conn.Step) *conn.PrivateData {
 // header: f6 ab 0e 18 01 01 03 03 (+48 zero octets); RFC 8797 message at
 // ULP offset 0".
 func PrivateDataDetail(pd *conn.PrivateData) string {
+	if pd.Uncaptured && len(pd.Bytes) == 0 {
+		return "private data not captured (snap length)"
+	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d octets of private data; ULP data at octet %d", len(pd.Bytes), pd.ULPOffset)
+	fmt.Fprintf(&b, "%d octets of private data", len(pd.Bytes))
+	if pd.Uncaptured {
+		b.WriteString(" captured (the rest cut by the snap length)")
+	}
+	fmt.Fprintf(&b, "; ULP data at octet %d", pd.ULPOffset)
 	switch {
 	case pd.ULPOffset == 36:
 		b.WriteString(", after the rdma_cm IP header")

@@ -241,7 +241,11 @@ count, listed, first and last frame) next to "findings".`,
 				fmt.Fprintf(cmd.ErrOrStderr(), "conns: no connection setup in %d frames\n", t.frames)
 			}
 			if n := t.tracker.Unmatched; n > 0 {
-				fmt.Fprintf(cmd.ErrOrStderr(), "conns: %d Sends matched no connection (their setup is not in the capture): not checked\n", n)
+				why := "their setup is not in the capture"
+				if t.tracker.SetupCut() {
+					why += ", or the snap length cut the CM fields naming their QPs"
+				}
+				fmt.Fprintf(cmd.ErrOrStderr(), "conns: %d Sends matched no connection (%s): not checked\n", n, why)
 			}
 			return nil
 		},
