@@ -111,6 +111,22 @@ func connFrameRef(n int) *int {
 	return &n
 }
 
+// MarshalJSON writes the report; of private data the capture cut it writes
+// "effective" and "readers" as null: what a receiver acts on depends on
+// octets that were not captured, and the defaults the reading falls back to
+// would read as the peer's offer.
+func (j PrivateDataJSON) MarshalJSON() ([]byte, error) {
+	type report PrivateDataJSON // without this method
+	if !j.Uncaptured {
+		return json.Marshal(report(j))
+	}
+	return json.Marshal(struct {
+		report
+		Effective *pvtdata.Effective     `json:"effective"`
+		Readers   []pvtdata.ReaderResult `json:"readers"`
+	}{report: report(j)})
+}
+
 func privateDataJSON(pd *conn.PrivateData) *PrivateDataJSON {
 	if pd == nil {
 		return nil

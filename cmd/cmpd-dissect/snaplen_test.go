@@ -200,6 +200,15 @@ func TestTcpdumpSnapLength(t *testing.T) {
 	if !strings.Contains(js, `"negotiated":null`) || !strings.Contains(js, `"uncaptured":true`) || strings.Contains(js, "pvtdata.overrun") {
 		t.Errorf("conns --json: a negotiation the capture did not hold:\n%s", js)
 	}
+	// Nor what a receiver would act on: the reading's fallback to the
+	// defaults is no offer of the peer's.
+	if strings.Contains(js, `"send_size":1024`) || strings.Count(js, `"effective":null,"readers":null`) != 2 {
+		t.Errorf("conns --json: effective values of private data not captured:\n%s", js)
+	}
+	_, whole, _ := runCmd(t, "conns", "--json", testcap.Real("live-rxe4-nfs42.pcap"))
+	if strings.Contains(whole, `"effective":null`) || !strings.Contains(whole, `"effective":{"send_size":4096`) {
+		t.Errorf("conns --json of the whole capture: effective values missing:\n%s", whole)
+	}
 }
 
 // TestSnapLengthTshark compares the tcpdump -s 128 captures with tshark.
