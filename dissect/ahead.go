@@ -26,7 +26,8 @@ const (
 // cost of "stats") of each frame that is RoCEv2 (the common headers,
 // IPv4 or IPv6, UDP to or from one of the RoCE ports), RoCEv1 (Ethernet
 // type 0x8915) or native InfiniBand (link type 247), in f.Ahead; and the
-// decoding of the headers of the common frame, in f.Decoded (predecode).
+// decoding of the headers of the common frame, in f.Decoded (predecode),
+// with its BTH's ICRC verdict.
 // Both then run on a second core, and the Dissector's goroutine, the
 // critical path, runs less code per packet.
 //
@@ -168,7 +169,8 @@ type predecodedLayers struct {
 	ip    int32 // the IP header's frame offset, -1: none
 	v6    bool
 	// plain: the first four layers are Ethernet, IPv4, UDP and the BTH
-	// (the common RoCEv2 frame).
+	// (the common RoCEv2 frame; IPv4 without options, so each at a fixed
+	// offset).
 	plain bool
 	n     uint8 // layers, in kinds and offs (each kind at most once)
 	kinds [numPredecoded]header
@@ -406,6 +408,10 @@ func (a *aheadHook) predecode(f *source.Frame, first gopacket.LayerType) bool {
 	if p.bth.DecodeFromBytes(bth, df) != nil || a.trunc {
 		return true
 	}
+	// The ICRC verdict too (the Dissector's checkICRC for the frame).
+	if f.Ahead.OK {
+		p.bth.SetICRCComputed(f.Ahead.CRC)
+	}
 	p.kinds[n], p.offs[n] = preBTH, uint16(offsetIn(frame, bth))
 	n++
 	// The extension headers: at most two, each of its own kind (the
@@ -456,26 +462,43 @@ func (a *aheadHook) predecode(f *source.Frame, first gopacket.LayerType) bool {
 	return true
 }
 
-// predecoded copies the layers the reading goroutine decoded (p) into the
-// Dissector's own and adds them to the record, as decodeLayers adds what
-// it decodes, and returns the last one's entry.
-func (d *Dissector) predecoded(p *predecoded, icrc *icrcAt) (last *layerEntry) {
+// predecodedFrame dissects a frame whose layers the reading goroutine
+// decoded (p, Ahead): it copies them into the Dissector's own and adds
+// them to the record, as decodeLayers adds what it decodes, notes the
+// frame's Headers, takes the BTH's findings (the only layer of such a
+// frame that reports any; its ICRC verdict came with it) and hands the
+// payload on as decodeChain does. Such a frame decoded whole, without
+// error or truncation, and holds one IP header and a BTH: none of
+// decodeChain's other steps apply.
+func (d *Dissector) predecodedFrame(p *predecoded) {
 	r, h, s := &d.rec, &d.hdr, d.ib
-	link, i := false, 0
+	hd := &r.hdr
+	r.hdrSet, d.truncated = true, false
+	i := 0
 	if p.plain {
-		// The common RoCEv2 frame's four headers in one go: a quarter of
-		// the instructions of the loop's way.
+		// The common RoCEv2 frame's four headers in one go; the record's
+		// arrays still hold its first five layers and their offsets when
+		// the frame before was one too (laid).
 		h.eth = p.eth
 		h.setIPv4(&p.ip4)
 		h.udp.UDP = p.udp.UDP
 		s.BTH = p.bth
-		icrc.bth = &s.BTH
-		bth := int(p.offs[3])
-		r.Layers = append(r.Layers, &h.eth, &h.ip4, &h.udp, &s.BTH)
-		r.Offsets = append(r.Offsets, 0, int(p.offs[1]), int(p.offs[2]), bth)
-		d.finders = append(d.finders, finder{&s.BTH, bth})
-		last, i = d.preEnts[preBTH], 4
+		if d.laid {
+			r.Layers, r.Offsets = r.Layers[:plainLayers], r.Offsets[:plainLayers]
+		} else {
+			d.layPlain()
+		}
+		*hd = d.plainHdr
+		i = plainLayers - 1
+	} else {
+		d.laid = false
+		r.Add(&d.frame, 0)
+		*hd = d.preHdr
+		if p.v6 {
+			hd.IPv4, hd.IPv6 = nil, &h.ip6
+		}
 	}
+	var last *layerEntry
 	for ; i < int(p.n); i++ {
 		switch k := p.kinds[i]; k {
 		case hdrEthernet:
@@ -495,39 +518,71 @@ func (d *Dissector) predecoded(p *predecoded, icrc *icrcAt) (last *layerEntry) {
 			h.udp.UDP = p.udp.UDP
 		case preBTH:
 			s.BTH = p.bth
-			icrc.bth = &s.BTH
+			hd.BTHAt = len(r.Layers)
 		case preDETH:
-			s.DETH, link = p.more.deth, true
+			s.DETH = p.more.deth
+			s.DETH.Follow(&s.BTH)
 		case preRETH:
-			s.RETH, link = p.reth, true
+			s.RETH = p.reth
+			s.RETH.Follow(&s.BTH)
+			hd.RETH = &s.RETH
 		case preAETH:
-			s.AETH, link = p.aeth, true
+			s.AETH = p.aeth
+			s.AETH.Follow(&s.BTH)
+			hd.AETH = &s.AETH
 		case preIETH:
-			s.IETH, link = p.ieth, true
+			s.IETH = p.ieth
+			s.IETH.Follow(&s.BTH)
+			hd.IETH = &s.IETH
 		case preImmDt:
-			s.ImmDt, link = p.more.immDt, true
+			s.ImmDt = p.more.immDt
+			s.ImmDt.Follow(&s.BTH)
 		case preAtomicETH:
-			s.AtomicETH, link = p.more.atomicETH, true
+			s.AtomicETH = p.more.atomicETH
+			s.AtomicETH.Follow(&s.BTH)
 		case preAtomicAckETH:
-			s.AtomicAckETH, link = p.more.atomicAckETH, true
+			s.AtomicAckETH = p.more.atomicAckETH
+			s.AtomicAckETH.Follow(&s.BTH)
 		default:
 			h.vlan[k-hdrVLAN] = p.more.vlan[k-hdrVLAN]
 		}
-		off := int(p.offs[i])
-		e := d.preEnts[p.kinds[i]]
-		r.Add(e.l, off)
-		if e.fa != nil {
-			d.finders = append(d.finders, finder{e.fa, off})
-		}
-		last = e
+		last = d.preEnts[p.kinds[i]]
+		r.Add(last.l, int(p.offs[i]))
 	}
-	if link {
-		s.Link()
+	bth := &s.BTH
+	if fs := bth.AppendFindings(r.Findings); len(fs) > len(r.Findings) {
+		first := len(r.Findings)
+		r.Findings = fs
+		r.placeFindings(first, r.Offsets[hd.BTHAt])
 	}
-	if p.ip >= 0 {
-		icrc.ip, icrc.v6 = int(p.ip), p.v6
+	var payload []byte
+	if last == nil {
+		payload = bth.Payload
+	} else {
+		payload = last.dl.LayerPayload()
 	}
-	return last
+	if bth.OpCode.IsSend() {
+		// The Send payload is what follows the last extension header.
+		d.sendOn(r, bth, s.IETH.RKey, payload)
+	} else if movesChunkData(bth.OpCode) && d.sends.rpc.chunks.waiting() {
+		d.sends.rpc.chunks.ibPacket(r, bth, &s.RETH, payload)
+	}
+}
+
+// plainLayers is how many layers the record of the common RoCEv2 frame
+// starts with: the frame, Ethernet, IPv4, UDP and the BTH.
+const plainLayers = 5
+
+// layPlain adds the first layers of the common RoCEv2 frame (plainLayers)
+// to the empty record, and notes that the record's arrays hold them
+// (laid): all of that frame's layers after them are appended after them,
+// and every other record clears laid before it writes there.
+func (d *Dissector) layPlain() {
+	r, h := &d.rec, &d.hdr
+	r.Layers = append(r.Layers[:0], &d.frame, &h.eth, &h.ip4, &h.udp, &d.ib.BTH)
+	// Ethernet, IPv4 without options and UDP: fixed lengths.
+	r.Offsets = append(r.Offsets[:0], 0, 0, 14, 14+20, 14+20+8)
+	d.laid = true
 }
 
 // setIPv4 makes h's IPv4 header the predecoded x. The Options' array

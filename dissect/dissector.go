@@ -57,6 +57,13 @@ type Dissector struct {
 	// decodes by direct calls, and of the IB extension headers: those of
 	// the layers a predecoded frame holds, by kind.
 	preEnts [numPredecoded]*layerEntry
+
+	// laid: the record's arrays hold the first layers of the common
+	// RoCEv2 frame (layPlain). plainHdr and preHdr are the Headers of a
+	// predecoded frame, that frame's and others' (IPv4; the BTH's index
+	// and the extension headers are the frame's).
+	laid             bool
+	plainHdr, preHdr Headers
 }
 
 // New makes a Dissector configured by opts.
@@ -87,6 +94,9 @@ func New(opts Options) *Dissector {
 	for k := preBTH; k < numPredecoded; k++ {
 		d.preEnts[k] = d.entry(predecodedTypes[k])
 	}
+	d.preHdr = Headers{IPv4: &d.hdr.ip4, BTH: &d.ib.BTH, BTHAt: -1}
+	d.plainHdr = d.preHdr
+	d.plainHdr.BTHAt = plainLayers - 1
 	return d
 }
 
@@ -125,7 +135,6 @@ func (d *Dissector) Dissect(f *source.Frame) *Record {
 	r.LinkType = f.LinkType
 	r.Data = f.Data
 	r.Comments = f.Comments
-	d.ahead = f.Ahead
 	if !d.started {
 		d.first, d.prev, d.started = f.Time, f.Time, true
 	}
@@ -133,22 +142,23 @@ func (d *Dissector) Dissect(f *source.Frame) *Record {
 	d.frame.Delta = since(f.Time, d.prev)
 	d.frame.NoTime = false
 	d.prev = f.Time
+	if p, _ := f.Decoded.(*predecoded); p != nil && p.frame == f.Number {
+		d.predecodedFrame(p)
+		return r
+	}
+	d.laid = false
 	r.Add(&d.frame, 0)
-
+	d.ahead = f.Ahead
 	if t, ok := linkStart(f.LinkType, f.Data); ok {
-		p, _ := f.Decoded.(*predecoded)
-		if p != nil && p.frame != f.Number {
-			p = nil
-		}
-		d.decodeChain(t, f.Data, 0, p)
+		d.decodeChain(t, f.Data, 0)
 		d.ahead = source.Ahead{}
 		return r
 	}
 	switch f.LinkType {
 	case source.LinkTypeInfiniBand:
-		d.decodeChain(ibcm.LayerTypeLRH, f.Data, 0, nil)
+		d.decodeChain(ibcm.LayerTypeLRH, f.Data, 0)
 	case source.LinkTypeERF:
-		d.decodeChain(ibcm.LayerTypeERF, f.Data, 0, nil)
+		d.decodeChain(ibcm.LayerTypeERF, f.Data, 0)
 	default:
 		d.unknownLinkType(f.LinkType)
 	}
@@ -187,6 +197,7 @@ func since(t, u time.Time) time.Duration {
 func (d *Dissector) Finish(fn func(*Record)) {
 	r := &d.rec
 	r.Reset()
+	d.laid = false
 	r.Frame = 0
 	r.LinkType = -1
 	d.iwarp.Flush(r)
@@ -438,24 +449,18 @@ func (d *Dissector) decodeBTH(b *ibcm.BTH, data []byte, icrc *icrcAt) error {
 }
 
 // decodeChain decodes data (which starts at frame offset base) from layer
-// type first on (decodeLayers; or takes what the reading goroutine decoded
-// of the frame, pre, when not nil), adds what it decoded to the record,
+// type first on (decodeLayers), adds what it decoded to the record,
 // checks the ICRC of an
 // IB packet, collects the layers' findings and turns a failure into one,
 // then dispatches the payload of the last layer (extra RoCE port, iWARP
-// reassembly, RC Sends).
-func (d *Dissector) decodeChain(first gopacket.LayerType, data []byte, base int, pre *predecoded) {
+// reassembly, RC Sends). A frame the reading goroutine decoded goes
+// through predecodedFrame instead.
+func (d *Dissector) decodeChain(first gopacket.LayerType, data []byte, base int) {
 	r := &d.rec
 	icrc := icrcAt{ip: -1, grh: -1, lrh: -1}
 	d.finders = d.finders[:0]
 	d.truncated = false
-	var lastEntry *layerEntry
-	var err error
-	if pre != nil {
-		lastEntry = d.predecoded(pre, &icrc)
-	} else {
-		lastEntry, err = d.decodeLayers(first, data, &icrc)
-	}
+	lastEntry, err := d.decodeLayers(first, data, &icrc)
 	var last decodingLayer
 	var ip4 *IPv4
 	var ip6 *IPv6
@@ -669,6 +674,7 @@ func (r *Record) EndOfInput() bool { return r.Frame == 0 }
 func (d *Dissector) DamagedRecord(re *source.RecordError) *Record {
 	r := &d.rec
 	r.Reset()
+	d.laid = false
 	r.Source, r.Frame = re.File, re.Frame
 	r.Time, r.CaptureLength, r.Length, r.LinkType = re.Time, re.CaptureLength, re.Length, re.LinkType
 	d.frame.Relative, d.frame.Delta = 0, 0

@@ -137,34 +137,56 @@ func TestVLANAndIPv6(t *testing.T) {
 	}
 }
 
-// TestNoAllocs: the decode path allocates nothing for a non-CM RoCE packet.
-// (TCP segments go through iWARP reassembly, which is not held to it.)
+// TestNoAllocs: the decode path allocates nothing for a non-CM RoCE packet,
+// decoded by the Dissector or by the reading goroutine (Ahead). (TCP
+// segments go through iWARP reassembly, which is not held to it.)
 func TestNoAllocs(t *testing.T) {
-	for _, file := range []string{testcap.RXE, testcap.Path("pcaps", "converted", "live-rxe4-nfs42.tcpdump-any-linux-sll2.pcap")} {
-		frames := testcap.Frames(t, file)
-		d := New(Options{})
+	files := []string{testcap.RXE, testcap.Path("pcaps", "converted", "live-rxe4-nfs42.tcpdump-any-linux-sll2.pcap")}
+	for i := range files {
+		testNoAllocs(t, files[i], false)
+		testNoAllocs(t, files[i], true)
+	}
+}
+
+// testNoAllocs is TestNoAllocs for the frames of file, with Ahead's work
+// done on them when ahead.
+func testNoAllocs(t *testing.T, file string, ahead bool) {
+	frames := testcap.Frames(t, file)
+	if ahead {
+		hook := Ahead(Options{})
 		for i := range frames {
-			d.Dissect(&frames[i])
+			hook(&frames[i])
 		}
-		// Pick the frames that are not CM (UDP payload not a MAD: the CM
-		// exchange is the first frames and the DREQ/DREP at the end).
-		var picked []*source.Frame
-		for i := range frames {
-			r := d.Dissect(&frames[i])
-			// CM MADs may allocate; RPC-over-RDMA decoding (rpcsend.go) is
-			// held to its own allocation tests.
-			if r.Layer("cm") == nil && r.Layer("mad") == nil && r.Layer("rpcrdma") == nil {
-				picked = append(picked, &frames[i])
-			}
+	}
+	d := New(Options{})
+	for i := range frames {
+		d.Dissect(&frames[i])
+	}
+	// Pick the frames that are not CM (UDP payload not a MAD: the CM
+	// exchange is the first frames and the DREQ/DREP at the end).
+	var picked []*source.Frame
+	for i := range frames {
+		r := d.Dissect(&frames[i])
+		// CM MADs may allocate; RPC-over-RDMA decoding (rpcsend.go) is
+		// held to its own allocation tests.
+		if r.Layer("cm") == nil && r.Layer("mad") == nil && r.Layer("rpcrdma") == nil {
+			picked = append(picked, &frames[i])
 		}
-		if len(picked) == 0 {
-			t.Fatalf("%s: no non-CM frame", file)
+	}
+	if len(picked) == 0 {
+		t.Fatalf("%s: no non-CM frame", file)
+	}
+	predecoded := 0
+	for _, f := range picked {
+		if f.Decoded != nil {
+			predecoded++
 		}
-		for _, f := range picked {
-			if n := testing.AllocsPerRun(100, func() { d.Dissect(f) }); n != 0 {
-				t.Errorf("%s frame %d (%s): %.1f allocations per packet", file, f.Number, layerNames(d.Dissect(f)), n)
-			}
+		if n := testing.AllocsPerRun(100, func() { d.Dissect(f) }); n != 0 {
+			t.Errorf("%s frame %d (%s, predecoded %t): %.1f allocations per packet", file, f.Number, layerNames(d.Dissect(f)), f.Decoded != nil, n)
 		}
+	}
+	if ahead && predecoded < len(picked)/2 {
+		t.Fatalf("%s: %d of %d frames predecoded", file, predecoded, len(picked))
 	}
 }
 

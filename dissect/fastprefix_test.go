@@ -44,7 +44,29 @@ func dumpRecord(r *Record) string {
 	for _, f := range r.Findings {
 		fmt.Fprintf(&b, "  finding %+v\n", f)
 	}
+	// The Headers, as the indexes of the layers they point to.
+	h := r.Headers()
+	fmt.Fprintf(&b, "  headers ip4=%d ip6=%d grh=%d inner=%t tcp=%d lrh=%d bth=%d at %d aeth=%d reth=%d ieth=%d mad=%d cm=%d\n",
+		layerAt(r, h.IPv4), layerAt(r, h.IPv6), layerAt(r, h.GRH), h.GRHInner, layerAt(r, h.TCP), layerAt(r, h.LRH),
+		layerAt(r, h.BTH), h.BTHAt, layerAt(r, h.AETH), layerAt(r, h.RETH), layerAt(r, h.IETH), layerAt(r, h.MAD), layerAt(r, h.CM))
 	return b.String()
+}
+
+// layerAt is the index in r's layers of the layer l points to, -1 when l
+// is nil, -2 when it is none of them.
+func layerAt[T any, P interface {
+	*T
+	field.Layer
+}](r *Record, l P) int {
+	if l == nil {
+		return -1
+	}
+	for i, x := range r.Layers {
+		if x == field.Layer(l) {
+			return i
+		}
+	}
+	return -2
 }
 
 // eachFrameDamaged calls fn with every frame of every real and synthetic
