@@ -3,6 +3,7 @@ package view
 import (
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -49,6 +50,76 @@ type Stats struct {
 	// method per layer; types is how many slots are taken.
 	byType [typeSlots]typeEntry
 	types  int
+	// seqs are the layer sequences seen (a capture has a few dozen:
+	// Ethernet, IPv4, UDP, BTH, AETH …), found by their length and last
+	// layer's type word (seqSlot): a record whose layers' type words are
+	// those of a sequence is counted once, on the sequence, instead of a
+	// hash, a lookup and a per-protocol stamp per layer; the frames per
+	// protocol are summed from the sequences in Flush. Past maxLayers
+	// (maxSeqLayers) layers in them all (only a capture of unusual layer
+	// sequences gets there), records of a sequence not kept are counted
+	// layer by layer (countEach).
+	seqs      [seqSlots]*sequence
+	seqList   []*sequence
+	seqLayers int
+	maxLayers int
+}
+
+// sequence is a sequence of layer types: the records whose layers have
+// these type words.
+type sequence struct {
+	// tabs are the type words of its layers but the last, last the last
+	// one's.
+	tabs []unsafe.Pointer
+	last unsafe.Pointer
+	// n is the records of the sequence.
+	n int
+	// protos are its layers' protocols, each once.
+	protos []*protoCount
+	// want is the first of its layers with breakdown fields, whose values
+	// are counted per record (a list: the loop over it keeps less across
+	// the calls than a loop over a slice).
+	want *seqWant
+	// next is the next sequence of the same slot of Stats.seqs.
+	next *sequence
+}
+
+// seqWant is a layer of a sequence with breakdown fields.
+type seqWant struct {
+	// off is the layer's offset in the record's Layers (layer), pc its
+	// protocol's counter.
+	off uintptr
+	pc  *protoCount
+	// only is pc's one breakdown field when it has one and the layer type
+	// is a field.UintGetter (the usual case), counted in Print into dense,
+	// its row of Stats.dense; else nil.
+	only  *field.Field
+	dense *[denseValues]int
+	// get is the layer as a field.UintGetter (each place in a sequence
+	// has its own: two layers of one type in a frame, each a layer value
+	// of its own, keep their conversions).
+	get  getterCache
+	next *seqWant
+}
+
+// layer returns w's layer of layers, a record's layers of w's sequence
+// (without a bounds check: it cannot fail).
+func (w *seqWant) layer(layers []field.Layer) *field.Layer {
+	return (*field.Layer)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(layers)), w.off))
+}
+
+// seqSlots is the size of Stats.seqs; maxSeqLayers bounds the layers of
+// all the sequences kept (their memory, whatever the capture).
+const (
+	seqBits      = 6
+	seqSlots     = 1 << seqBits
+	maxSeqLayers = 1 << 14
+)
+
+// seqSlot is the slot of Stats.seqs for a sequence of n layers whose last
+// layer has type word tab.
+func seqSlot(n int, tab unsafe.Pointer) uint64 {
+	return (uint64(uintptr(tab)) + uint64(n)) * 0x9E3779B97F4A7C15 >> (64 - seqBits)
 }
 
 // typeEntry is a slot of Stats.byType: the counter of the layers whose
@@ -56,29 +127,35 @@ type Stats struct {
 type typeEntry struct {
 	tab unsafe.Pointer
 	pc  *protoCount
-	// get is the layer value whose interface data word is data as a
-	// field.UintGetter (nil: the type is not one). The Dissector reuses
-	// its layer values, so the same one comes back frame after frame and
-	// its conversion, a type assertion per layer, is a comparison.
+	// get is the type's conversion for countEach.
+	get getterCache
+}
+
+// getterCache holds a layer value as a field.UintGetter: get is the layer
+// whose interface data word is data (nil: its type is not one). The
+// Dissector reuses its layer values, so the same one comes back frame
+// after frame and its conversion, a type assertion per layer, is a
+// comparison.
+type getterCache struct {
 	data unsafe.Pointer
 	get  field.UintGetter
 }
 
-// getter returns l, a layer of e's type, as a field.UintGetter; ok is
-// false when its type is not one.
-func (e *typeEntry) getter(l field.Layer) (g field.UintGetter, ok bool) {
-	if dataWord(&l) != e.data {
-		e.convert(l)
+// getter returns *l, a layer of the type the cache is for, as a
+// field.UintGetter; ok is false when its type is not one.
+func (c *getterCache) getter(l *field.Layer) (g field.UintGetter, ok bool) {
+	if dataWord(l) != c.data {
+		c.convert(*l)
 	}
-	return e.get, e.get != nil
+	return c.get, c.get != nil
 }
 
 // convert notes l and its conversion.
 //
 //go:noinline
-func (e *typeEntry) convert(l field.Layer) {
-	e.data = dataWord(&l)
-	e.get, _ = l.(field.UintGetter)
+func (c *getterCache) convert(l field.Layer) {
+	c.data = dataWord(&l)
+	c.get, _ = l.(field.UintGetter)
 }
 
 // dataWord is the second word of the interface value *l: the pointer to
@@ -105,9 +182,11 @@ const denseValues = 256
 
 type protoCount struct {
 	p *field.Proto
-	n int
-	// stamp is the packet number that last counted p; wanted: a
-	// breakdown field is p's.
+	// n is the frames counted layer by layer (countEach), not by their
+	// sequence; sum, the total (Flush).
+	n, sum int
+	// stamp is the packet number that last counted p in countEach;
+	// wanted: a breakdown field is p's.
 	stamp  int
 	wanted bool
 	// only is p's one breakdown field and its slot, when p has exactly
@@ -181,6 +260,7 @@ func NewStats(breakdown []string) (*Stats, error) {
 	}
 	s.dense = make([][denseValues]int, len(s.col.Wanted()))
 	s.counter = valueCounter{s: s}
+	s.maxLayers = maxSeqLayers
 	return s, nil
 }
 
@@ -192,39 +272,153 @@ func (s *Stats) Print(r *dissect.Record) error {
 		// (-1: a damaged record whose header is cut.)
 		s.Bytes += int64(r.Length)
 	}
-	n := s.Packets
-	for _, l := range r.Layers {
-		// Every value of a layer type reports the same Proto
-		// (field.Layer): the counter is found by the interface's type
-		// word, the first of its two, instead of a call of Proto.
-		tab := *(*unsafe.Pointer)(unsafe.Pointer(&l))
-		e := &s.byType[typeSlot(tab)]
-		if e.tab != tab {
-			e = s.findType(l, tab)
+	// The record's sequence of layer types: every value of a layer type
+	// reports the same Proto (field.Layer), so a layer's is known by the
+	// interface's type word, the first of its two, instead of a call of
+	// Proto.
+	if n := len(r.Layers); n > 0 {
+		layers := r.Layers
+		last := *(*unsafe.Pointer)(unsafe.Pointer(&layers[n-1]))
+		q := s.seqs[seqSlot(n, last)]
+	find:
+		for ; q != nil; q = q.next {
+			if q.last != last || len(q.tabs) != n-1 {
+				continue
+			}
+			// (A pointer stepped along layers: an index costs a shift
+			// and a move per layer.)
+			p := unsafe.Pointer(unsafe.SliceData(layers))
+			for _, t := range q.tabs {
+				if *(*unsafe.Pointer)(p) != t {
+					continue find
+				}
+				p = unsafe.Add(p, unsafe.Sizeof(layers[0]))
+			}
+			break
 		}
+		if q == nil {
+			q = s.newSequence(layers, last)
+		}
+		if q == nil {
+			s.countEach(layers)
+		} else {
+			q.n++
+			for w := q.want; w != nil; w = w.next {
+				if w.only != nil {
+					// The usual case, counted here: one breakdown
+					// field of a field.UintGetter layer (g is not nil).
+					g, _ := w.get.getter(w.layer(layers))
+					if v, has, known := g.GetUint(w.only); known {
+						if has {
+							if v < denseValues {
+								w.dense[v]++
+							} else {
+								s.countLarge(w.only, v)
+							}
+						}
+						continue
+					}
+				}
+				s.countValues(&w.get, w.layer(layers), w.pc)
+			}
+		}
+	}
+	if len(r.Findings) > 0 {
+		s.countFindings(r.Findings)
+	}
+	return nil
+}
+
+// countValues counts the breakdown fields of *l, a layer of pc's protocol
+// (c: the cache of its conversion). Breakdown fields are integer fields
+// reported by their own protocol's layer: only those layers are looked at.
+// A layer that can give the fields' values (UintGetter) is asked for them:
+// visiting all of a BTH's or RPC header's fields for one or two of them
+// was two fifths of stats' per-packet time.
+//
+//go:noinline
+func (s *Stats) countValues(c *getterCache, l *field.Layer, pc *protoCount) {
+	if g, ok := c.getter(l); ok && len(pc.fields) > 0 && s.countGot(g, pc) {
+		return
+	}
+	s.visitValues(*l, pc)
+}
+
+// countLarge counts value v of f, too large for Stats.dense.
+//
+//go:noinline
+func (s *Stats) countLarge(f *field.Field, v uint64) { s.ByValue[f][v]++ }
+
+// newSequence makes the sequence of layers (the last one's type word
+// last); nil once the sequences kept hold maxLayers layers.
+//
+//go:noinline
+func (s *Stats) newSequence(layers []field.Layer, last unsafe.Pointer) *sequence {
+	if s.seqLayers+len(layers) > s.maxLayers {
+		return nil
+	}
+	s.seqLayers += len(layers)
+	q := &sequence{tabs: make([]unsafe.Pointer, len(layers)-1), last: last}
+	want := &q.want
+	for i, l := range layers {
+		tab := *(*unsafe.Pointer)(unsafe.Pointer(&l))
+		if i < len(q.tabs) {
+			q.tabs[i] = tab
+		}
+		e := s.entry(l, tab)
+		pc := e.pc
+		if !slices.Contains(q.protos, pc) {
+			q.protos = append(q.protos, pc)
+		}
+		if !pc.wanted {
+			continue
+		}
+		w := &seqWant{off: uintptr(i) * unsafe.Sizeof(l), pc: pc}
+		if _, ok := l.(field.UintGetter); ok && pc.only != nil {
+			w.only, w.dense = pc.only, &s.dense[pc.onlySlot]
+		}
+		*want = w
+		want = &w.next
+	}
+	// Last in its slot: the sequences seen first, nearly always the
+	// common ones, are found first.
+	link := &s.seqs[seqSlot(len(layers), last)]
+	for *link != nil {
+		link = &(*link).next
+	}
+	*link = q
+	s.seqList = append(s.seqList, q)
+	return q
+}
+
+// countEach counts a record whose layer sequence is not kept (Stats.seqs
+// is full) layer by layer.
+//
+//go:noinline
+func (s *Stats) countEach(layers []field.Layer) {
+	n := s.Packets
+	for _, l := range layers {
+		e := s.entry(l, *(*unsafe.Pointer)(unsafe.Pointer(&l)))
 		pc := e.pc
 		if pc.stamp != n {
 			// A frame with two layers of one protocol counts once.
 			pc.stamp = n
 			pc.n++
 		}
-		if !pc.wanted {
-			continue
+		if pc.wanted {
+			s.countValues(&e.get, &l, pc)
 		}
-		// Breakdown fields are integer fields reported by their own
-		// protocol's layer: only those layers are looked at. A layer
-		// that can give the fields' values (UintGetter) is asked for
-		// them: visiting all of a BTH's or RPC header's fields for one
-		// or two of them was two fifths of stats' per-packet time.
-		if g, ok := e.getter(l); ok && len(pc.fields) > 0 && s.countGot(g, pc) {
-			continue
-		}
-		s.visitValues(l, pc)
 	}
-	if len(r.Findings) > 0 {
-		s.countFindings(r.Findings)
+}
+
+// entry returns the entry of byType for the layer type of l (type word
+// tab).
+func (s *Stats) entry(l field.Layer, tab unsafe.Pointer) *typeEntry {
+	e := &s.byType[typeSlot(tab)]
+	if e.tab != tab {
+		e = s.findType(l, tab)
 	}
-	return nil
+	return e
 }
 
 // findType returns the entry of byType for the layer type of l (type word
@@ -375,7 +569,15 @@ func severityRank(s string) int {
 // Flush brings ByProto and ByValue up to date; Stats prints with Render.
 func (s *Stats) Flush() error {
 	for _, pc := range s.protoCounts {
-		s.ByProto[pc.p.Name] = pc.n
+		pc.sum = pc.n
+	}
+	for _, q := range s.seqList {
+		for _, pc := range q.protos {
+			pc.sum += q.n
+		}
+	}
+	for _, pc := range s.protoCounts {
+		s.ByProto[pc.p.Name] = pc.sum
 	}
 	for slot := range s.dense {
 		m := s.ByValue[s.col.Wanted()[slot]]
