@@ -35,7 +35,9 @@ type Dissector struct {
 	// frame cut short by the snap length.
 	truncated bool
 
-	first, prev time.Time
+	// The capture times of the run's first frame and of the frame
+	// before (started: there was one).
+	first, prev stamp
 	started     bool
 
 	icrc ibcm.ICRCChecker
@@ -126,22 +128,21 @@ func (d *Dissector) SendStats() RCSendStats { return d.rc.Stats() }
 // is reused by the next call.
 func (d *Dissector) Dissect(f *source.Frame) *Record {
 	r := &d.rec
-	r.Reset()
-	r.Source = f.Source
-	r.Frame = f.Number
-	r.Time = f.Time
-	r.CaptureLength = f.CaptureLength
-	r.Length = f.Length
-	r.LinkType = f.LinkType
-	r.Data = f.Data
-	r.Comments = f.Comments
+	r.clear() // (the rest of it is the frame's, set here)
+	r.Source, r.Frame, r.Time = f.Source, f.Number, f.Time
+	r.CaptureLength, r.Length, r.LinkType = f.CaptureLength, f.Length, f.LinkType
+	r.Data, r.Comments = f.Data, f.Comments
+	now := stampOf(f.Time)
 	if !d.started {
-		d.first, d.prev, d.started = f.Time, f.Time, true
+		d.first, d.prev, d.started = now, now, true
 	}
-	d.frame.Relative = since(f.Time, d.first)
-	d.frame.Delta = since(f.Time, d.prev)
-	d.frame.NoTime = false
-	d.prev = f.Time
+	rel, near := now.sinceNear(d.first)
+	delta, nearPrev := now.sinceNear(d.prev)
+	if !near || !nearPrev {
+		rel, delta = now.since(d.first), now.since(d.prev)
+	}
+	d.frame.Relative, d.frame.Delta, d.frame.NoTime = rel, delta, false
+	d.prev = now
 	if p, _ := f.Decoded.(*predecoded); p != nil && p.frame == f.Number {
 		d.predecodedFrame(p)
 		return r
@@ -176,18 +177,33 @@ func (d *Dissector) unknownLinkType(lt int) {
 		fmt.Sprintf("link type %d is not dissected (Ethernet 1, raw IP 101, 228 and 229, Linux cooked 113 and 276, ERF 197 and InfiniBand 247 are)", lt))
 }
 
+// stamp is a capture timestamp as its Unix seconds and nanoseconds
+// (time.Time.Unix, Nanosecond).
+type stamp struct{ sec, nsec int64 }
+
+func stampOf(t time.Time) stamp { return stamp{t.Unix(), int64(t.Nanosecond())} }
+
 // since is t.Sub(u) for capture timestamps (no monotonic reading): from
 // the seconds and nanoseconds when both lie within 2^32 s of the epoch
-// (the difference cannot overflow; every pcap timestamp does), by Sub
-// otherwise. Sub checks its result for overflow with an Add and an Equal:
-// two Subs per frame were ~8% of the whole per-packet cost.
-func since(t, u time.Time) time.Duration {
-	ts, us := t.Unix(), u.Unix()
-	const lim = 1 << 32
-	if ts > -lim && ts < lim && us > -lim && us < lim {
-		return time.Duration(ts-us)*time.Second + time.Duration(t.Nanosecond()-u.Nanosecond())
+// (sinceNear; every pcap timestamp does), by Sub otherwise.
+func (t stamp) since(u stamp) time.Duration {
+	if d, ok := t.sinceNear(u); ok {
+		return d
 	}
-	return t.Sub(u)
+	return time.Unix(t.sec, t.nsec).Sub(time.Unix(u.sec, u.nsec))
+}
+
+// sinceNear is since from the seconds and nanoseconds, false unless both
+// lie within 2^32 s of the epoch (the difference then cannot overflow).
+// Sub checks its result for overflow with an Add and an Equal: two Subs
+// per frame were ~8% of the whole per-packet cost. (It inlines, since with
+// its call of Sub does not.)
+func (t stamp) sinceNear(u stamp) (time.Duration, bool) {
+	const lim = 1 << 32
+	if uint64(t.sec+lim)|uint64(u.sec+lim) >= 2*lim {
+		return 0, false
+	}
+	return time.Duration(t.sec-u.sec)*time.Second + time.Duration(t.nsec-u.nsec), true
 }
 
 // Finish flushes reassembly state at the end of input: PDUs completed by
@@ -680,7 +696,8 @@ func (d *Dissector) DamagedRecord(re *source.RecordError) *Record {
 	d.frame.Relative, d.frame.Delta = 0, 0
 	d.frame.NoTime = re.Time.IsZero()
 	if d.started && !d.frame.NoTime {
-		d.frame.Relative, d.frame.Delta = since(re.Time, d.first), since(re.Time, d.prev)
+		now := stampOf(re.Time)
+		d.frame.Relative, d.frame.Delta = now.since(d.first), now.since(d.prev)
 	}
 	r.Add(&d.frame, 0)
 	r.Findings = append(r.Findings, RecordFinding(re))

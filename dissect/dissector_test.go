@@ -374,7 +374,7 @@ func TestSince(t *testing.T) {
 			for _, b := range secs {
 				for _, bn := range nanos {
 					ta, tb := time.Unix(a, an).UTC(), time.Unix(b, bn).UTC()
-					if got, want := since(ta, tb), ta.Sub(tb); got != want {
+					if got, want := stampOf(ta).since(stampOf(tb)), ta.Sub(tb); got != want {
 						t.Errorf("since(%v, %v) = %v, Sub %v", ta, tb, got, want)
 					}
 				}

@@ -165,8 +165,8 @@ func (h *Headers) extension(l field.Layer) {
 // are few).
 func (d *Dissector) noteHeaders(at *icrcAt, last decodingLayer) {
 	r := &d.rec
-	h := &r.hdr // cleared by Reset, at the start of the frame
-	h.BTHAt, r.hdrSet = -1, true
+	h := &r.hdr
+	*h, r.hdrSet = Headers{BTHAt: -1}, true
 	if at.ip >= 0 {
 		if at.v6 {
 			h.IPv6 = &d.hdr.ip6
@@ -204,11 +204,19 @@ func (r *Record) Reset() {
 	// Field by field: assigning a whole Record literal built it and copied
 	// it with write barriers (5% of the per-packet header decoding).
 	r.Source, r.Frame, r.Time = "", 0, time.Time{}
-	r.CaptureLength, r.Length, r.LinkType, r.uncaptured = 0, 0, 0, 0
+	r.CaptureLength, r.Length, r.LinkType = 0, 0, 0
 	r.Data, r.Comments = nil, nil
+	r.clear()
+	r.hdr, r.flow, r.flowHash = Headers{}, gopacket.Flow{}, 0
+}
+
+// clear empties what decoding adds to r, as the Dissector does before
+// each frame: its layers and findings and what is noted of them. The
+// noted Headers and flow are left as they are (Reset clears them): each
+// is read only once its flag says it was set for this record.
+func (r *Record) clear() {
 	r.Layers, r.Offsets, r.Findings = r.Layers[:0], r.Offsets[:0], r.Findings[:0]
-	r.hdr, r.hdrSet = Headers{}, false
-	r.flow, r.flowHash, r.flowDone, r.hashDone = gopacket.Flow{}, 0, false, false
+	r.uncaptured, r.hdrSet, r.flowDone, r.hashDone = 0, false, false, false
 }
 
 // Add appends a decoded layer found at frame offset off (-1 if reassembled).
