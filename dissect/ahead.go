@@ -477,18 +477,19 @@ func (d *Dissector) predecodedFrame(p *predecoded) {
 	i := 0
 	if p.plain {
 		// The common RoCEv2 frame's four headers in one go; the record's
-		// arrays still hold its first five layers and their offsets when
-		// the frame before was one too (laid).
+		// arrays still hold its first five layers and their offsets, and
+		// its Headers those of the frame before but for the extension
+		// headers, when that frame was one too (laid).
 		h.eth = p.eth
 		h.setIPv4(&p.ip4)
 		h.udp.UDP = p.udp.UDP
 		s.BTH = p.bth
 		if d.laid {
 			r.Layers, r.Offsets = r.Layers[:plainLayers], r.Offsets[:plainLayers]
+			hd.AETH, hd.RETH, hd.IETH = nil, nil, nil
 		} else {
 			d.layPlain()
 		}
-		*hd = d.plainHdr
 		i = plainLayers - 1
 	} else {
 		d.laid = false
@@ -574,14 +575,16 @@ func (d *Dissector) predecodedFrame(p *predecoded) {
 const plainLayers = 5
 
 // layPlain adds the first layers of the common RoCEv2 frame (plainLayers)
-// to the empty record, and notes that the record's arrays hold them
-// (laid): all of that frame's layers after them are appended after them,
-// and every other record clears laid before it writes there.
+// to the empty record and sets its Headers but for the extension headers,
+// and notes that the record holds them (laid): all of that frame's layers
+// after them are appended after them, and every other record clears laid
+// before it writes there or its Headers.
 func (d *Dissector) layPlain() {
 	r, h := &d.rec, &d.hdr
 	r.Layers = append(r.Layers[:0], &d.frame, &h.eth, &h.ip4, &h.udp, &d.ib.BTH)
 	// Ethernet, IPv4 without options and UDP: fixed lengths.
 	r.Offsets = append(r.Offsets[:0], 0, 0, 14, 14+20, 14+20+8)
+	r.hdr = Headers{IPv4: &h.ip4, BTH: &d.ib.BTH, BTHAt: plainLayers - 1}
 	d.laid = true
 }
 

@@ -60,12 +60,12 @@ type Dissector struct {
 	// the layers a predecoded frame holds, by kind.
 	preEnts [numPredecoded]*layerEntry
 
-	// laid: the record's arrays hold the first layers of the common
-	// RoCEv2 frame (layPlain). plainHdr and preHdr are the Headers of a
-	// predecoded frame, that frame's and others' (IPv4; the BTH's index
-	// and the extension headers are the frame's).
-	laid             bool
-	plainHdr, preHdr Headers
+	// laid: the record holds the first layers of the common RoCEv2 frame
+	// and its Headers (layPlain). preHdr are the Headers of another
+	// predecoded frame (IPv4; the BTH's index and the extension headers
+	// are the frame's).
+	laid   bool
+	preHdr Headers
 }
 
 // New makes a Dissector configured by opts.
@@ -97,8 +97,6 @@ func New(opts Options) *Dissector {
 		d.preEnts[k] = d.entry(predecodedTypes[k])
 	}
 	d.preHdr = Headers{IPv4: &d.hdr.ip4, BTH: &d.ib.BTH, BTHAt: -1}
-	d.plainHdr = d.preHdr
-	d.plainHdr.BTHAt = plainLayers - 1
 	return d
 }
 
