@@ -15,6 +15,7 @@
 package transport
 
 import (
+	"encoding/binary"
 	"slices"
 	"strings"
 	"time"
@@ -92,13 +93,16 @@ type qp struct {
 	used    bool // looked up since the clock hand last passed
 	started bool
 	seeded  bool
-	pair    int32 // the peer queue pair's slot, -1 unknown
+	// following: started, and the sender of its requests is known.
+	following bool
+	pair      int32 // the peer queue pair's slot, -1 unknown
 	// ePSN is the next request PSN expected; up to eHi is in order too
 	// (an RDMA Read whose response packet count is not known exactly).
 	ePSN, eHi uint32
 	ring      *[ringSize]reqSlot
 	// The counters every packet adds to (QPSummary's, kept here).
-	packets, bytes, requests, responses uint64
+	// (Packets are the requests, the responses and the others.)
+	others, bytes, requests, responses uint64
 
 	src hostKey // the peer that sends requests to it (first seen)
 	// commID is the communication ID of its side of the connection whose
@@ -122,7 +126,7 @@ type qp struct {
 // summary is q's counters.
 func (q *qp) summary() QPSummary {
 	s := q.sum
-	s.Packets, s.Bytes, s.Requests, s.Responses = q.packets, q.bytes, q.requests, q.responses
+	s.Packets, s.Bytes, s.Requests, s.Responses = q.requests+q.responses+q.others, q.bytes, q.requests, q.responses
 	return s
 }
 
@@ -137,7 +141,7 @@ type Analyzer struct {
 	free []*[ringSize]reqSlot
 	// freeSlots are the slots of queue pairs that ended, for new ones.
 	freeSlots []int32
-	cache     [cacheMask + 1]int32
+	cache     [cacheMask + 1]cacheEntry
 
 	retired []QPSummary
 	// retiredIdx finds retired summaries by queue pair and seeding REP
@@ -186,179 +190,253 @@ func New(cfg Config) *Analyzer {
 	return a
 }
 
-// frameFacts is what Record takes from a record's headers: what every
-// packet's analysis reads; the rest (the sender's key, the CM message, the
-// TCP segment) is read from the headers where needed.
-type frameFacts struct {
-	h    *dissect.Headers
-	ip   bool
-	ecn  uint8
-	dst  hostKey
-	bth  *ibcm.BTH
-	aeth *ibcm.AETH
-	reth *ibcm.RETH
-}
-
-// source is the key of the frame's sender (the destination's, dst, is
-// made for every frame; this one only where needed).
-func (f *frameFacts) source() hostKey {
-	h := f.h
+// addresses are the keys of the frame's sender and receiver (where the
+// queue pair it is delivered to lives).
+func addresses(h *dissect.Headers) (src, dst hostKey) {
 	switch {
 	case h.IPv4 != nil:
-		return ipKey(h.IPv4.SrcIP)
+		return ipKey(h.IPv4.SrcIP), ipKey(h.IPv4.DstIP)
 	case h.IPv6 != nil:
-		return ipKey(h.IPv6.SrcIP)
+		return ipKey(h.IPv6.SrcIP), ipKey(h.IPv6.DstIP)
 	}
-	var k hostKey
 	if h.GRH != nil {
-		k = addrKey(h.GRH.SrcGID())
+		src, dst = addrKey(h.GRH.SrcGID()), addrKey(h.GRH.DstGID())
 	}
 	if h.LRH != nil {
-		k.lid = h.LRH.SLID
+		src.lid, dst.lid = h.LRH.SLID, h.LRH.DLID
 	}
-	return k
+	return src, dst
+}
+
+// sender is the key of the frame's sender.
+func sender(h *dissect.Headers) hostKey {
+	src, _ := addresses(h)
+	return src
+}
+
+// receiver is the key of the frame's receiver.
+func receiver(h *dissect.Headers) hostKey {
+	_, dst := addresses(h)
+	return dst
+}
+
+// ceMarked reports an IP header marked ECN Congestion Experienced.
+func ceMarked(h *dissect.Headers) bool {
+	switch {
+	case h.IPv4 != nil:
+		return h.IPv4.TOS&3 == 3
+	case h.IPv6 != nil:
+		return h.IPv6.TrafficClass&3 == 3
+	}
+	return false
 }
 
 // Record analyses one dissected frame and appends its findings to
 // rec.Findings. Records of damaged frames and end-of-input records are
 // ignored.
+//
+// It is on every packet's path, so the common packet is found here at
+// the cost of a few compares: an RC packet over RoCEv2 and IPv4 with no
+// congestion mark, to a queue pair in the lookup cache (by its tag).
+// Anything else goes to uncommon, out of line; what only a few packets do
+// (a finding's message, a queue pair's first request, a PSN out of order)
+// is in functions of their own, kept out of line too (//go:noinline: not
+// inlined back by profile-guided optimisation), so the common path stays
+// a few cache lines of code.
 func (a *Analyzer) Record(rec *dissect.Record) {
 	if rec.Frame <= 0 {
 		return
 	}
 	h := rec.Headers()
-	// On the stack: the analysis' steps only read it.
-	f := frameFacts{h: h, bth: h.BTH, aeth: h.AETH, reth: h.RETH}
-	switch {
-	case h.IPv4 != nil:
-		f.ip, f.ecn, f.dst = true, h.IPv4.TOS&3, ipKey(h.IPv4.DstIP)
-	case h.IPv6 != nil:
-		f.ip, f.ecn, f.dst = true, h.IPv6.TrafficClass&3, ipKey(h.IPv6.DstIP)
-	}
-	if h.TCP != nil {
-		a.tcpSegment(rec, &f, hasIWARP(rec.Layers))
-		return
-	}
-	if f.bth == nil {
-		return
-	}
-	if !f.ip {
-		if h.GRH != nil {
-			f.dst = addrKey(h.GRH.DstGID())
-		}
-		if h.LRH != nil {
-			f.dst.lid = h.LRH.DLID
+	b, ip := h.BTH, h.IPv4
+	var q *qp
+	qi := int32(-1)
+	if b != nil && ip != nil && b.OpCode <= 0x1f && h.TCP == nil && h.CM == nil && ip.TOS&3 != 3 && !b.FECN && !b.BECN {
+		if dst := ip.DstIP; len(dst) == 4 {
+			t := ipv4Tag(binary.BigEndian.Uint32(dst), b.DestQP)
+			if c := &a.cache[cacheSlot(t)]; c.tag == t && int(c.slot) < len(a.qps) {
+				qi, q = int32(c.slot), &a.qps[c.slot]
+			}
 		}
 	}
-	if h.CM != nil {
-		a.cmMessage(rec, &f)
-		return
+	if qi < 0 {
+		var ok bool
+		if qi, ok = a.uncommon(rec, h); !ok {
+			return
+		}
+		q = &a.qps[qi]
 	}
-	a.packet(rec, &f)
+	// A non-CM packet with a BTH, delivered to the queue pair in slot qi.
+	q.used = true
+	b = h.BTH
+	q.bytes += uint64(b.PayloadLength)
+	switch op := b.OpCode; {
+	case op > 0x1f: // not RC: no sequence to follow here
+		q.others++
+	case rcOps[op]&opResponse != 0:
+		q.responses++
+		a.response(rec, h, q, qi)
+	case rcOps[op]&opRequest != 0:
+		q.requests++
+		a.request(rec, h, q)
+	default:
+		q.others++
+	}
 }
 
-// packet analyses one non-CM packet with a BTH. It is on every packet's
-// path: what only a few packets do (a finding's message, a CNP, a queue
-// pair's first request) is in functions of its own, kept out of line, so
-// the common path stays a few cache lines of code.
-func (a *Analyzer) packet(rec *dissect.Record, f *frameFacts) {
-	b := f.bth
+// The RC opcodes by what they are: requests (that take a PSN of the
+// requester's sequence) and responses (that answer one).
+const (
+	requestOps = 1<<(ibcm.OpRCReadRequest+1) - 1 | 1<<ibcm.OpRCCompareSwap | 1<<ibcm.OpRCFetchAdd |
+		1<<ibcm.OpRCSendLastInv | 1<<ibcm.OpRCSendOnlyInv | 1<<ibcm.OpRCFlush | 1<<ibcm.OpRCAtomicWrite
+	responseOps = 1<<(ibcm.OpRCAtomicAck+1) - 1<<ibcm.OpRCReadRespFirst
+	// mtuOps are the opcodes whose payload fills the path MTU: the FIRST
+	// and MIDDLE packets of a message.
+	mtuOps = 1<<ibcm.OpRCSendFirst | 1<<ibcm.OpRCSendMiddle | 1<<ibcm.OpRCWriteFirst | 1<<ibcm.OpRCWriteMiddle |
+		1<<ibcm.OpRCReadRespFirst | 1<<ibcm.OpRCReadRespMiddle
+)
+
+// rcOps is the masks above by RC opcode, one load where a mask test
+// takes a variable shift.
+var rcOps = func() (t [32]uint8) {
+	for op := range t {
+		for _, c := range []struct {
+			mask uint32
+			flag uint8
+		}{{requestOps, opRequest}, {responseOps, opResponse}, {mtuOps, opFillsMTU}} {
+			if c.mask>>op&1 != 0 {
+				t[op] |= c.flag
+			}
+		}
+	}
+	return t
+}()
+
+// The flags of rcOps.
+const (
+	opRequest uint8 = 1 << iota
+	opResponse
+	opFillsMTU
+)
+
+// uncommon is Record for the frames its common path does not take: it
+// analyses iWARP TCP segments, CM messages, CNPs and congestion marks, and
+// returns the slot of the queue pair a packet with a BTH (not CM) is
+// delivered to, for Record to go on with it.
+//
+//go:noinline
+func (a *Analyzer) uncommon(rec *dissect.Record, h *dissect.Headers) (int32, bool) {
+	if h.TCP != nil {
+		a.tcpSegment(rec, h, hasIWARP(rec.Layers))
+		return 0, false
+	}
+	b := h.BTH
+	if b == nil {
+		return 0, false
+	}
+	if h.CM != nil {
+		a.cmMessage(rec, h)
+		return 0, false
+	}
 	if b.OpCode == ibcm.OpCNP {
-		a.cnp(rec, f)
-		return
+		a.cnp(rec, h)
+		return 0, false
 	}
-	qi := a.lookup(qpKey{f.dst, b.DestQP}, rec)
-	q := &a.qps[qi]
-	q.packets++
-	q.bytes += uint64(b.PayloadLength)
-	if (f.ip && f.ecn == 3) || b.FECN || b.BECN {
-		a.congestion(rec, f, q)
+	qi := a.lookup(qpKey{receiver(h), b.DestQP}, rec)
+	if ceMarked(h) || b.FECN || b.BECN {
+		a.congestion(rec, h, &a.qps[qi])
 	}
-	op := b.OpCode
-	if op > 0x1f { // not RC: no sequence to follow here
-		return
-	}
-	switch {
-	case op >= ibcm.OpRCReadRespFirst && op <= ibcm.OpRCAtomicAck:
-		q.responses++
-		a.response(rec, f, qi)
-	case op <= ibcm.OpRCReadRequest, op == ibcm.OpRCCompareSwap, op == ibcm.OpRCFetchAdd,
-		op == ibcm.OpRCSendLastInv, op == ibcm.OpRCSendOnlyInv, op == ibcm.OpRCFlush, op == ibcm.OpRCAtomicWrite:
-		q.requests++
-		a.request(rec, f, q)
-	}
+	return qi, true
 }
 
 // cnp counts a congestion notification packet and reports it.
 //
 //go:noinline
-func (a *Analyzer) cnp(rec *dissect.Record, f *frameFacts) {
-	b := f.bth
-	q := &a.qps[a.lookup(qpKey{f.dst, b.DestQP}, rec)]
+func (a *Analyzer) cnp(rec *dissect.Record, h *dissect.Headers) {
+	b, dst := h.BTH, receiver(h)
+	q := &a.qps[a.lookup(qpKey{dst, b.DestQP}, rec)]
 	q.sum.CNPs++
-	if p := a.pair(f); p != nil {
+	if p := a.pair(h); p != nil {
 		p.CNPs++
 	}
 	a.add(rec, CodeCNP, finding.SeverityInfo, "IBTA Vol 1 Annex A17.9.2",
-		"congestion notification to QP "+hexQP(b.DestQP)+" at "+f.dst.String()+" from "+f.source().String()+": the receiver of its CE-marked packets asks it to slow down")
+		"congestion notification to QP "+hexQP(b.DestQP)+" at "+dst.String()+" from "+sender(h).String()+": the receiver of its CE-marked packets asks it to slow down")
 }
 
 // congestion counts and reports the congestion marks of a packet to q:
 // IP ECN Congestion Experienced, BTH FECN and BECN.
 //
 //go:noinline
-func (a *Analyzer) congestion(rec *dissect.Record, f *frameFacts, q *qp) {
-	b := f.bth
-	if f.ip && f.ecn == 3 {
+func (a *Analyzer) congestion(rec *dissect.Record, h *dissect.Headers, q *qp) {
+	b := h.BTH
+	if ceMarked(h) {
 		q.sum.ECNCE++
-		if p := a.pair(f); p != nil {
+		if p := a.pair(h); p != nil {
 			p.ECNCE++
 		}
 		a.add(rec, CodeECNCE, finding.SeverityInfo, "RFC 3168 §5",
-			"IP ECN Congestion Experienced on a packet to QP "+hexQP(b.DestQP)+" at "+f.dst.String()+": a queue on the path from "+f.source().String()+" was filling")
+			"IP ECN Congestion Experienced on a packet to QP "+hexQP(b.DestQP)+" at "+receiver(h).String()+": a queue on the path from "+sender(h).String()+" was filling")
 	}
 	if b.FECN {
 		q.sum.FECN++
 		a.add(rec, CodeFECN, finding.SeverityInfo, "IBTA Vol 1 §9.2.1",
-			"BTH FECN set on a packet to QP "+hexQP(b.DestQP)+": congestion on the way from "+f.source().String())
+			"BTH FECN set on a packet to QP "+hexQP(b.DestQP)+": congestion on the way from "+sender(h).String())
 	}
 	if b.BECN {
 		q.sum.BECN++
 		a.add(rec, CodeBECN, finding.SeverityInfo, "IBTA Vol 1 §9.2.1",
-			"BTH BECN set on a packet to QP "+hexQP(b.DestQP)+": "+f.source().String()+" reports that this QP's packets met congestion")
+			"BTH BECN set on a packet to QP "+hexQP(b.DestQP)+": "+sender(h).String()+" reports that this QP's packets met congestion")
 	}
 }
 
-// request follows the PSN sequence of a request delivered to q.
-func (a *Analyzer) request(rec *dissect.Record, f *frameFacts, q *qp) {
-	b := f.bth
-	p := b.PSN & psnMask
-	op := b.OpCode
-	// The path MTU: the payload of a FIRST or MIDDLE packet fills it.
-	if op == ibcm.OpRCSendFirst || op == ibcm.OpRCSendMiddle || op == ibcm.OpRCWriteFirst || op == ibcm.OpRCWriteMiddle {
-		if n := uint32(b.PayloadLength); n >= 256 && n > q.mtu {
-			q.mtu = n
-		}
+// learnMTU raises q's path MTU to the payload of a packet that fills it
+// (op in mtuOps; an RC opcode, below 0x20).
+func learnMTU(q *qp, op ibcm.Opcode, payload int) {
+	if n := uint32(payload); rcOps[op&0x1f]&opFillsMTU != 0 && n >= 256 && n > q.mtu {
+		q.mtu = n
 	}
-	if !q.started || q.src == (hostKey{}) {
-		a.start(q, f, p)
+}
+
+// request follows the PSN sequence of a request delivered to q: here the
+// common case, the PSN expected next (not an RDMA Read, whose responses
+// take PSNs of their own) of a sequence already followed; sequence does
+// the rest.
+func (a *Analyzer) request(rec *dissect.Record, h *dissect.Headers, q *qp) {
+	b := h.BTH
+	p, op := b.PSN&psnMask, b.OpCode
+	learnMTU(q, op, b.PayloadLength)
+	if !q.following || p != q.ePSN || p != q.eHi || op == ibcm.OpRCReadRequest {
+		a.sequence(rec, h, q, p)
+		return
+	}
+	q.ring[p&ringMask] = reqSlot{t: rec.Time.UnixNano(), frame: int32(rec.Frame), tag: p | slotValid}
+	q.ePSN, q.eHi = (p+1)&psnMask, (p+1)&psnMask
+}
+
+// sequence is request for the requests its common case leaves: the first
+// of a queue pair, one out of order, an RDMA Read.
+//
+//go:noinline
+func (a *Analyzer) sequence(rec *dissect.Record, h *dissect.Headers, q *qp, p uint32) {
+	if !q.following {
+		a.start(q, h, p)
 	}
 	now := rec.Time.UnixNano()
 	if d := psnDiff(p, q.ePSN); d < 0 || psnDiff(p, q.eHi) > 0 {
 		// Not in order.
 		if d <= 0 {
-			a.resent(rec, f, q, p, now)
+			a.resent(rec, h, q, p, now)
 			return
 		}
-		a.gap(rec, f, q, p)
+		a.gap(rec, h, q, p)
 	}
 	q.ring[p&ringMask] = reqSlot{t: now, frame: int32(rec.Frame), tag: p | slotValid}
-	if op == ibcm.OpRCReadRequest {
-		if f.reth != nil && f.reth.DMALen > 0 {
-			a.readRequest(q, p, f.reth.DMALen)
+	if h.BTH.OpCode == ibcm.OpRCReadRequest {
+		if r := h.RETH; r != nil && r.DMALen > 0 {
+			a.readRequest(q, p, r.DMALen)
 			return
 		}
-		if f.reth == nil && b.Uncaptured() {
+		if h.RETH == nil && h.BTH.Uncaptured() {
 			// The capture's snap length cut the RETH: how many PSNs
 			// the responses take is not known, any up to the window.
 			q.ePSN, q.eHi = (p+1)&psnMask, (p+uncapturedReadWindow)&psnMask
@@ -373,10 +451,12 @@ func (a *Analyzer) request(rec *dissect.Record, f *frameFacts, q *qp) {
 // its REP did not seed the sequence).
 //
 //go:noinline
-func (a *Analyzer) start(q *qp, f *frameFacts, p uint32) {
+func (a *Analyzer) start(q *qp, h *dissect.Headers, p uint32) {
 	if q.src == (hostKey{}) {
-		q.src = f.source()
+		q.src = sender(h)
 	}
+	// Until the sender is known, each request asks again.
+	q.following = q.src != (hostKey{})
 	if q.started {
 		return
 	}
@@ -412,7 +492,7 @@ func (a *Analyzer) readRequest(q *qp, p, length uint32) {
 // gap reports the PSNs skipped before the request of PSN p delivered to q.
 //
 //go:noinline
-func (a *Analyzer) gap(rec *dissect.Record, f *frameFacts, q *qp, p uint32) {
+func (a *Analyzer) gap(rec *dissect.Record, h *dissect.Headers, q *qp, p uint32) {
 	from := q.eHi
 	if q.eHi == q.ePSN {
 		from = q.ePSN
@@ -421,7 +501,7 @@ func (a *Analyzer) gap(rec *dissect.Record, f *frameFacts, q *qp, p uint32) {
 	q.sum.PSNGaps++
 	q.sum.Missing += uint64(n)
 	q.gapOpen, q.gapLost, q.gapFrom, q.gapTo, q.gapFrame = true, false, from, (p-1)&psnMask, rec.Frame
-	msg := "QP " + hexQP(f.bth.DestQP) + " at " + f.dst.String() + ": request PSN " + itoa(uint64(p)) + " follows " +
+	msg := "QP " + hexQP(h.BTH.DestQP) + " at " + receiver(h).String() + ": request PSN " + itoa(uint64(p)) + " follows " +
 		itoa(uint64((from-1)&psnMask)) + "; " + psnRange(from, (p-1)&psnMask) + " (" + itoa(uint64(n)) + " packet"
 	if n != 1 {
 		msg += "s"
@@ -445,9 +525,9 @@ func SentBefore(f *finding.Finding) bool {
 // resent reports a request whose PSN was already passed.
 //
 //go:noinline
-func (a *Analyzer) resent(rec *dissect.Record, f *frameFacts, q *qp, p uint32, now int64) {
+func (a *Analyzer) resent(rec *dissect.Record, h *dissect.Headers, q *qp, p uint32, now int64) {
 	q.sum.Retransmissions++
-	msg := "QP " + hexQP(f.bth.DestQP) + " at " + f.dst.String() + ": request PSN " + itoa(uint64(p)) + " sent again"
+	msg := "QP " + hexQP(h.BTH.DestQP) + " at " + receiver(h).String() + ": request PSN " + itoa(uint64(p)) + " sent again"
 	s := &q.ring[p&ringMask]
 	switch {
 	case s.holds(p):
@@ -468,36 +548,100 @@ func (a *Analyzer) resent(rec *dissect.Record, f *frameFacts, q *qp, p uint32, n
 }
 
 // response handles an ACK, NAK, read response or atomic ACK delivered to
-// q, the requester.
-func (a *Analyzer) response(rec *dissect.Record, f *frameFacts, qi int32) {
-	q := &a.qps[qi]
-	b := f.bth
-	p := b.PSN & psnMask
-	op := b.OpCode
-	if (op == ibcm.OpRCReadRespFirst || op == ibcm.OpRCReadRespMiddle) && uint32(b.PayloadLength) >= 256 && uint32(b.PayloadLength) > q.mtu {
-		q.mtu = uint32(b.PayloadLength)
+// q, the requester, in slot qi: here the common case, an acknowledgement
+// from the queue pair its requests go to, of a PSN it expects answered,
+// with no gap open; answer does the rest.
+func (a *Analyzer) response(rec *dissect.Record, h *dissect.Headers, q *qp, qi int32) {
+	b, ae := h.BTH, h.AETH
+	p, op := b.PSN&psnMask, b.OpCode
+	learnMTU(q, op, b.PayloadLength)
+	if q.pair < 0 || ae == nil || ae.Type() != ibcm.AETHAck {
+		if q.pair >= 0 && ae == nil {
+			return // a read response's MIDDLE packet
+		}
+		a.answer(rec, h, qi, p)
+		return
 	}
+	peer := &a.qps[q.pair]
+	followed := peer.started || peer.seeded
+	if op == ibcm.OpRCAck && q.msnBack(p, ae.MSN) || followed && psnDiff(p, peer.eHi) >= 0 || peer.gapOpen {
+		a.answer(rec, h, qi, p)
+		return
+	}
+	if op == ibcm.OpRCAck {
+		q.noteAck(p, ae.MSN)
+	}
+	if followed {
+		peer.within(p)
+	}
+	if t, ok := peer.answered(p); ok {
+		q.sum.AckLatency.add(time.Duration(rec.Time.UnixNano() - t))
+	}
+}
+
+// within notes a response of PSN p, before eHi, to the requests to q:
+// within the window an RDMA Read left uncertain, the responses used the
+// PSNs up to p.
+func (q *qp) within(p uint32) {
+	if psnDiff(p, q.ePSN) >= 0 {
+		q.ePSN = (p + 1) & psnMask
+	}
+}
+
+// msnBack reports an ACK of PSN p with MSN msn, past the last ACK
+// delivered to q, whose MSN is less than that ACK's.
+func (q *qp) msnBack(p, msn uint32) bool {
+	return q.ackHave && psnDiff(p, q.ackPSN) > 0 && psnDiff(msn, q.ackMSN) < 0
+}
+
+// noteAck notes an ACK of PSN p with MSN msn delivered to q, the last one
+// unless an ACK of a later PSN came before.
+func (q *qp) noteAck(p, msn uint32) {
+	if !q.ackHave || psnDiff(p, q.ackPSN) >= 0 {
+		q.ackHave, q.ackPSN, q.ackMSN = true, p, msn
+	}
+}
+
+// answered marks the request of PSN p delivered to q answered, and
+// returns its capture time, when it is the first answer to a request not
+// resent: the ACK latency is from then to the answer.
+func (q *qp) answered(p uint32) (int64, bool) {
+	if q.ring == nil {
+		return 0, false
+	}
+	if s := &q.ring[p&ringMask]; s.holds(p) && s.tag&(slotResent|slotAnswered) == 0 {
+		s.tag |= slotAnswered
+		return s.t, true
+	}
+	return 0, false
+}
+
+// answer is response for the responses its common case leaves: from a
+// queue pair not paired yet, NAKs, an MSN going back, an answer to
+// requests the capture did not show, a gap open.
+//
+//go:noinline
+func (a *Analyzer) answer(rec *dissect.Record, h *dissect.Headers, qi int32, p uint32) {
+	q := &a.qps[qi]
 	if q.pair < 0 && q.pairTries < 8 {
 		q.pairTries++
-		a.findPair(qi, f, p)
+		a.findPair(qi, h, p)
 	}
-	ae := f.aeth
+	ae := h.AETH
 	if ae == nil {
 		return
 	}
 	if t := ae.Type(); t != ibcm.AETHAck {
 		if t == ibcm.AETHNak || t == ibcm.AETHRNRNak {
-			a.nak(rec, f, q, p)
+			a.nak(rec, h, q, p)
 		}
 		return
 	}
-	if op == ibcm.OpRCAck {
-		if q.ackHave && psnDiff(p, q.ackPSN) > 0 && psnDiff(ae.MSN, q.ackMSN) < 0 {
-			a.msnRegress(rec, f, q, p)
+	if h.BTH.OpCode == ibcm.OpRCAck {
+		if q.msnBack(p, ae.MSN) {
+			a.msnRegress(rec, h, q, p)
 		}
-		if !q.ackHave || psnDiff(p, q.ackPSN) >= 0 {
-			q.ackHave, q.ackPSN, q.ackMSN = true, p, ae.MSN
-		}
+		q.noteAck(p, ae.MSN)
 	}
 	if q.pair < 0 {
 		return
@@ -505,35 +649,29 @@ func (a *Analyzer) response(rec *dissect.Record, f *frameFacts, qi int32) {
 	peer := &a.qps[q.pair]
 	if peer.started || peer.seeded {
 		if psnDiff(p, peer.eHi) >= 0 {
-			a.acked(rec, f, peer, p)
-		} else if psnDiff(p, peer.ePSN) >= 0 {
-			// Within the window an RDMA Read left uncertain: the
-			// responses used the PSNs up to p.
-			peer.ePSN = (p + 1) & psnMask
+			a.acked(rec, h, peer, p)
+		} else {
+			peer.within(p)
 		}
 	}
-	if peer.ring == nil {
-		return
-	}
-	if s := &peer.ring[p&ringMask]; s.holds(p) && s.tag&(slotResent|slotAnswered) == 0 {
-		s.tag |= slotAnswered
-		q.sum.AckLatency.add(time.Duration(rec.Time.UnixNano() - s.t))
+	if t, ok := peer.answered(p); ok {
+		q.sum.AckLatency.add(time.Duration(rec.Time.UnixNano() - t))
 	}
 	if peer.gapOpen && !peer.gapLost && psnDiff(p, peer.gapTo) >= 0 && psnDiff(p, peer.ePSN) < 0 {
-		a.captureLoss(rec, f, peer, p)
+		a.captureLoss(rec, h, peer, p)
 	}
 }
 
 // nak counts and reports a NAK or RNR NAK of PSN p delivered to q.
 //
 //go:noinline
-func (a *Analyzer) nak(rec *dissect.Record, f *frameFacts, q *qp, p uint32) {
-	b, ae := f.bth, f.aeth
+func (a *Analyzer) nak(rec *dissect.Record, h *dissect.Headers, q *qp, p uint32) {
+	b, ae := h.BTH, h.AETH
 	if ae.Type() == ibcm.AETHRNRNak {
 		q.sum.RNRNAKs++
 		t := RNRTimer(ae.Value())
 		a.add(rec, CodeRNRNAK, finding.SeverityWarning, "IBTA Vol 1 §9.7.5.2.8",
-			"QP "+hexQP(b.DestQP)+" at "+f.dst.String()+" got RNR NAK for PSN "+itoa(uint64(p))+" from "+f.source().String()+
+			"QP "+hexQP(b.DestQP)+" at "+receiver(h).String()+" got RNR NAK for PSN "+itoa(uint64(p))+" from "+sender(h).String()+
 				": no receive buffer was posted; retry after the RNR timer "+itoa(uint64(ae.Value()))+" = "+RNRTimerText(t))
 		return
 	}
@@ -547,7 +685,7 @@ func (a *Analyzer) nak(rec *dissect.Record, f *frameFacts, q *qp, p uint32) {
 	}
 	q.sum.NAKs[code]++
 	sev := finding.SeverityError
-	msg := "QP " + hexQP(b.DestQP) + " at " + f.dst.String() + " got NAK " + NAKName(int(ae.Value())) + " (code " + itoa(uint64(ae.Value())) + ") for PSN " + itoa(uint64(p)) + " from " + f.source().String()
+	msg := "QP " + hexQP(b.DestQP) + " at " + receiver(h).String() + " got NAK " + NAKName(int(ae.Value())) + " (code " + itoa(uint64(ae.Value())) + ") for PSN " + itoa(uint64(p)) + " from " + sender(h).String()
 	if code == 0 {
 		sev = finding.SeverityWarning
 		msg += ": the responder expected PSN " + itoa(uint64(p)) + " and got a later one; the requester must resend from it"
@@ -565,10 +703,10 @@ func (a *Analyzer) nak(rec *dissect.Record, f *frameFacts, q *qp, p uint32) {
 // the earlier ACK's.
 //
 //go:noinline
-func (a *Analyzer) msnRegress(rec *dissect.Record, f *frameFacts, q *qp, p uint32) {
+func (a *Analyzer) msnRegress(rec *dissect.Record, h *dissect.Headers, q *qp, p uint32) {
 	q.sum.MSNRegress++
 	a.add(rec, CodeMSNRegress, finding.SeverityWarning, "IBTA Vol 1 §9.7.5.1.2",
-		"QP "+hexQP(f.bth.DestQP)+": ACK of PSN "+itoa(uint64(p))+" carries MSN "+itoa(uint64(f.aeth.MSN))+
+		"QP "+hexQP(h.BTH.DestQP)+": ACK of PSN "+itoa(uint64(p))+" carries MSN "+itoa(uint64(h.AETH.MSN))+
 			", less than MSN "+itoa(uint64(q.ackMSN))+" of the ACK of the earlier PSN "+itoa(uint64(q.ackPSN)))
 }
 
@@ -576,11 +714,11 @@ func (a *Analyzer) msnRegress(rec *dissect.Record, f *frameFacts, q *qp, p uint3
 // requests to peer: the capture, not the network, lost them.
 //
 //go:noinline
-func (a *Analyzer) captureLoss(rec *dissect.Record, f *frameFacts, peer *qp, p uint32) {
+func (a *Analyzer) captureLoss(rec *dissect.Record, h *dissect.Headers, peer *qp, p uint32) {
 	peer.gapOpen = false
 	peer.sum.CaptureLoss++
 	a.add(rec, CodeCaptureLoss, finding.SeverityInfo, "IBTA Vol 1 §9.7.5.1",
-		"ACK of PSN "+itoa(uint64(p))+" from "+f.source().String()+" covers "+psnRange(peer.gapFrom, peer.gapTo)+
+		"ACK of PSN "+itoa(uint64(p))+" from "+sender(h).String()+" covers "+psnRange(peer.gapFrom, peer.gapTo)+
 			", missing before frame "+itoa(uint64(peer.gapFrame))+": the responder received them, the capture lost them (not the network)")
 }
 
@@ -589,7 +727,7 @@ func (a *Analyzer) captureLoss(rec *dissect.Record, f *frameFacts, peer *qp, p u
 // never showed.
 //
 //go:noinline
-func (a *Analyzer) acked(rec *dissect.Record, f *frameFacts, peer *qp, p uint32) {
+func (a *Analyzer) acked(rec *dissect.Record, h *dissect.Headers, peer *qp, p uint32) {
 	from := peer.eHi
 	if peer.eHi == peer.ePSN {
 		from = peer.ePSN
@@ -599,7 +737,7 @@ func (a *Analyzer) acked(rec *dissect.Record, f *frameFacts, peer *qp, p uint32)
 	peer.sum.Missing += uint64(n)
 	peer.sum.CaptureLoss++
 	peer.ePSN, peer.eHi = (p+1)&psnMask, (p+1)&psnMask
-	msg := "requests to QP " + hexQP(peer.key.qpn) + " at " + peer.key.host.String() + ": " + f.source().String() +
+	msg := "requests to QP " + hexQP(peer.key.qpn) + " at " + peer.key.host.String() + ": " + sender(h).String() +
 		" acknowledges PSN " + itoa(uint64(p)) + ", but " + psnRange(from, p) + " (" + itoa(uint64(n)) + " packet"
 	if n != 1 {
 		msg += "s"
@@ -613,13 +751,13 @@ func (a *Analyzer) acked(rec *dissect.Record, f *frameFacts, peer *qp, p uint32)
 // PSN p not yet paired.
 //
 //go:noinline
-func (a *Analyzer) findPair(qi int32, f *frameFacts, p uint32) {
+func (a *Analyzer) findPair(qi int32, h *dissect.Headers, p uint32) {
 	q := &a.qps[qi]
-	src := f.source()
+	src, dst := addresses(h)
 	found := int32(-1)
 	for i := range a.qps {
 		c := &a.qps[i]
-		if c.pair >= 0 || c.ring == nil || c == q || c.key.host != src || c.src != f.dst {
+		if c.pair >= 0 || c.ring == nil || c == q || c.key.host != src || c.src != dst {
 			continue
 		}
 		if !c.ring[p&ringMask].holds(p) {
@@ -636,9 +774,9 @@ func (a *Analyzer) findPair(qi int32, f *frameFacts, p uint32) {
 }
 
 // cmMessage seeds the queue pairs of a connection from its REQ and REP.
-func (a *Analyzer) cmMessage(rec *dissect.Record, f *frameFacts) {
-	cm := f.h.CM
-	src := f.source()
+func (a *Analyzer) cmMessage(rec *dissect.Record, h *dissect.Headers) {
+	cm := h.CM
+	src, dst := addresses(h)
 	switch cm.AttributeID {
 	case ibcm.AttrREQ:
 		r := &cm.REQ
@@ -654,7 +792,7 @@ func (a *Analyzer) cmMessage(rec *dissect.Record, f *frameFacts) {
 		r := &cm.REP
 		var req *pendingREQ
 		for i := range a.reqs {
-			if p := &a.reqs[i]; p.valid && p.host == f.dst && p.commID == r.RemoteCommID {
+			if p := &a.reqs[i]; p.valid && p.host == dst && p.commID == r.RemoteCommID {
 				req = p
 				break
 			}
@@ -663,7 +801,7 @@ func (a *Analyzer) cmMessage(rec *dissect.Record, f *frameFacts) {
 			return
 		}
 		req.valid = false
-		ck := qpKey{f.dst, req.qpn}
+		ck := qpKey{dst, req.qpn}
 		ci := a.lookup(ck, rec)
 		si := a.lookup(qpKey{src, r.LocalQPN}, rec)
 		if ci == si || a.qps[ci].key != ck {
@@ -675,14 +813,14 @@ func (a *Analyzer) cmMessage(rec *dissect.Record, f *frameFacts) {
 		// Starting PSN is the client's receive queue's, the REP's the
 		// server's (IBTA Vol 1 §12.7.21, §12.7.33; Linux's rq_psn).
 		a.seed(c, src, req.psn, mtu, rec.Frame)
-		a.seed(s, f.dst, r.StartingPSN&psnMask, mtu, rec.Frame)
+		a.seed(s, dst, r.StartingPSN&psnMask, mtu, rec.Frame)
 		c.pair, s.pair = si, ci
 		c.commID, s.commID = req.commID, r.LocalCommID
 	case ibcm.AttrDREP:
 		// The disconnection is complete: both queue pairs are gone
 		// (IBTA Vol 1 §12.9.7); what they counted is kept as a summary.
 		a.end(src, cm.DREP.LocalCommID)
-		a.end(f.dst, cm.DREP.RemoteCommID)
+		a.end(dst, cm.DREP.RemoteCommID)
 	}
 }
 
@@ -804,8 +942,9 @@ func (a *Analyzer) PairCounts(src, dst Host) (Pair, bool) {
 	return Pair{}, false
 }
 
-func (a *Analyzer) pair(f *frameFacts) *Pair {
-	k := pairKey{f.source(), f.dst}
+func (a *Analyzer) pair(h *dissect.Headers) *Pair {
+	src, dst := addresses(h)
+	k := pairKey{src, dst}
 	if a.lastPair >= 0 && a.lastPairKey == k {
 		return &a.pairs[a.lastPair]
 	}

@@ -34,6 +34,34 @@ func (k qpKey) Hash() uint32 {
 	return h ^ h>>16
 }
 
+// tag is k's tag in Analyzer.cache: for a queue pair at an IPv4 address
+// (RoCEv2's common case) the key itself in one word (ipv4Tag), else 0,
+// which no cache entry matches by tag.
+func (k qpKey) tag() uint64 {
+	if k.host.hi != 0 || k.host.lid != 0 || k.host.lo>>32 != 0xffff {
+		return 0
+	}
+	return ipv4Tag(uint32(k.host.lo), k.qpn)
+}
+
+// ipv4Tag is the tag of the queue pair qpn (24 bits) at the IPv4 address
+// ip: both, and a bit that makes it non-zero.
+func ipv4Tag(ip, qpn uint32) uint64 { return uint64(ip)<<32 | 1<<24 | uint64(qpn) }
+
+// slot is k's entry in Analyzer.cache: a multiplicative hash of its tag
+// (of the words that tell a capture's queue pairs apart where it has
+// none).
+func (k qpKey) slot() uint32 {
+	t := k.tag()
+	if t == 0 {
+		t = k.host.lo ^ k.host.hi ^ uint64(k.qpn)<<32 ^ uint64(k.host.lid)
+	}
+	return cacheSlot(t)
+}
+
+// cacheSlot is the entry of Analyzer.cache for tag t.
+func cacheSlot(t uint64) uint32 { return uint32(t*0x9e3779b97f4a7c15>>(64-cacheBits)) & cacheMask }
+
 // hostKey is a Host as the tables key it: the address's 16 octets (IPv4
 // mapped into IPv6) as two words, and the LID; built from the packet's
 // bytes without a netip.Addr.

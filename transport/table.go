@@ -11,34 +11,45 @@ import (
 // cacheMask sizes Analyzer.cache, a direct-mapped cache in front of the
 // index: the queue pairs of a busy capture interleave, so the last slot
 // alone misses most of the time.
-const cacheMask = 1023
+//
+// An entry names the slot of the queue pair whose key slot() puts there
+// last, and, when that key has a tag (qpKey.tag), the tag: Record finds
+// the common packet's queue pair by comparing one word, where lookup
+// compares the key in the slot. So that a tag never names a slot that
+// holds another queue pair, drop clears it.
+const (
+	cacheBits = 10
+	cacheMask = 1<<cacheBits - 1
+)
 
 // lookup returns the slot of queue pair k, adding it (and forgetting one
 // not used lately when the table is full: a clock, the cheap stand-in for
-// least recently used) when it is new. The cache hit, nearly every
-// packet's case, is inlined into the callers; the rest is find.
+// least recently used) when it is new. (Record looks in the cache itself
+// for the common packet.)
 func (a *Analyzer) lookup(k qpKey, rec *dissect.Record) int32 {
-	c := &a.cache[k.Hash()&cacheMask]
-	if int(*c) < len(a.qps) {
-		if q := &a.qps[*c]; q.key == k {
-			if !q.used {
-				q.used = true
-			}
-			return *c
-		}
+	c := &a.cache[k.slot()]
+	if i := c.slot; int(i) < len(a.qps) && a.qps[i].key == k {
+		a.qps[i].used = true
+		return int32(i)
 	}
 	return a.find(k, c, rec)
+}
+
+// cacheEntry is an entry of Analyzer.cache.
+type cacheEntry struct {
+	tag  uint64
+	slot uint32
 }
 
 // find is lookup past its cache: the index, else a new slot; c is k's
 // cache entry.
 //
 //go:noinline
-func (a *Analyzer) find(k qpKey, c *int32, rec *dissect.Record) int32 {
+func (a *Analyzer) find(k qpKey, c *cacheEntry, rec *dissect.Record) int32 {
 	if i, ok := a.idx.Get(k); ok {
 		a.qps[i].used = true
-		*c = int32(i)
-		return *c
+		*c = cacheEntry{k.tag(), uint32(i)}
+		return int32(i)
 	}
 	var n int32
 	if k := len(a.freeSlots); k > 0 {
@@ -55,7 +66,7 @@ func (a *Analyzer) find(k qpKey, c *int32, rec *dissect.Record) int32 {
 	*q = qp{key: k, used: true, pair: -1}
 	q.sum.Host, q.sum.QPN = k.host.Host(), k.qpn
 	a.idx.Set(k, int(n))
-	*c = n
+	*c = cacheEntry{k.tag(), uint32(n)}
 	return n
 }
 
@@ -98,6 +109,9 @@ func (a *Analyzer) drop(n int32) {
 		a.free = append(a.free, q.ring)
 	}
 	a.idx.Delete(q.key)
+	if c := &a.cache[q.key.slot()]; c.slot == uint32(n) {
+		c.tag = 0
+	}
 	*q = qp{key: qpKey{qpn: emptyQPN}, pair: -1}
 }
 

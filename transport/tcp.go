@@ -75,12 +75,13 @@ func seqDiff(a, b uint32) int32 { return int32(a - b) }
 
 // tcpSegment follows one TCP segment of an iWARP stream (iwarp: the frame
 // has an iWARP layer).
-func (a *Analyzer) tcpSegment(rec *dissect.Record, f *frameFacts, iwarp bool) {
-	t := f.h.TCP
-	if !f.ip {
+func (a *Analyzer) tcpSegment(rec *dissect.Record, h *dissect.Headers, iwarp bool) {
+	t := h.TCP
+	if h.IPv4 == nil && h.IPv6 == nil {
 		return
 	}
-	k := streamKey{netip.AddrPortFrom(f.source().Host().Addr, uint16(t.SrcPort)), netip.AddrPortFrom(f.dst.Host().Addr, uint16(t.DstPort))}
+	src, dst := addresses(h)
+	k := streamKey{netip.AddrPortFrom(src.Host().Addr, uint16(t.SrcPort)), netip.AddrPortFrom(dst.Host().Addr, uint16(t.DstPort))}
 	ts := &a.tcp
 	i, ok := ts.idx.Get(k)
 	if !ok {
@@ -99,7 +100,7 @@ func (a *Analyzer) tcpSegment(rec *dissect.Record, f *frameFacts, iwarp bool) {
 	n := uint32(rec.WireLength(t.Payload)) // not the captured octets: sequence space
 	s.sum.Segments++
 	s.sum.Bytes += uint64(n)
-	if f.ecn == 3 {
+	if ceMarked(h) {
 		s.sum.ECNCE++
 		a.add(rec, CodeECNCE, finding.SeverityInfo, "RFC 3168 §5",
 			"IP ECN Congestion Experienced on TCP "+k.src.String()+" → "+k.dst.String()+": a queue on the path was filling")
