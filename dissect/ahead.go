@@ -499,9 +499,11 @@ func (d *Dissector) predecodedFrame(p *predecoded) {
 			hd.IPv4, hd.IPv6 = nil, &h.ip6
 		}
 	}
-	var last *layerEntry
+	// The last layer: the BTH, unless the loop adds layers after it.
+	last := d.preEnts[preBTH]
 	for ; i < int(p.n); i++ {
-		switch k := p.kinds[i]; k {
+		k := p.kinds[i]
+		switch k {
 		case hdrEthernet:
 			h.eth = p.eth
 		case hdrSLL:
@@ -547,7 +549,7 @@ func (d *Dissector) predecodedFrame(p *predecoded) {
 		default:
 			h.vlan[k-hdrVLAN] = p.more.vlan[k-hdrVLAN]
 		}
-		last = d.preEnts[p.kinds[i]]
+		last = d.preEnts[k]
 		r.Add(last.l, int(p.offs[i]))
 	}
 	bth := &s.BTH
@@ -556,17 +558,11 @@ func (d *Dissector) predecodedFrame(p *predecoded) {
 		r.Findings = fs
 		r.placeFindings(first, r.Offsets[hd.BTHAt])
 	}
-	var payload []byte
-	if last == nil {
-		payload = bth.Payload
-	} else {
-		payload = last.dl.LayerPayload()
-	}
 	if bth.OpCode.IsSend() {
 		// The Send payload is what follows the last extension header.
-		d.sendOn(r, bth, s.IETH.RKey, payload)
+		d.sendOn(r, bth, s.IETH.RKey, last.dl.LayerPayload())
 	} else if movesChunkData(bth.OpCode) && d.sends.rpc.chunks.waiting() {
-		d.sends.rpc.chunks.ibPacket(r, bth, &s.RETH, payload)
+		d.sends.rpc.chunks.ibPacket(r, bth, &s.RETH, last.dl.LayerPayload())
 	}
 }
 
