@@ -218,8 +218,44 @@ func herr(code, what string, off int, format string, args ...any) *DecodeError {
 // complete Send payload). Contents is the header, Payload what follows it.
 // On error the fields decoded so far stay set (so a view can show them)
 // and the error is a *DecodeError.
+//
+// RDMA_MSG and RDMA_NOMSG of a known version, nearly every header, are
+// decoded here; the rest (short headers, unknown versions, the other
+// procedures) by decodeRare, out of line: its code would spread this
+// function's over more of the instruction cache.
 func (h *Header) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	h.reset()
+	if len(data) < 16 {
+		return h.decodeRare(data, df)
+	}
+	h.XID = binary.BigEndian.Uint32(data)
+	h.Version = binary.BigEndian.Uint32(data[4:])
+	if !h.Known() {
+		return h.decodeRare(data, df)
+	}
+	h.Credits = binary.BigEndian.Uint32(data[8:])
+	h.Proc = Proc(binary.BigEndian.Uint32(data[12:]))
+	if h.Proc != ProcMsg && h.Proc != ProcNoMsg {
+		return h.decodeRare(data, df)
+	}
+	off, err := h.decodeLists(data, 16) // off is within data
+	h.Contents, h.Payload = data[:off], data[off:]
+	if err != nil {
+		h.Payload = nil
+		return err
+	}
+	if (len(h.Payload) == 0) == (h.Proc == ProcMsg) {
+		// An RDMA_MSG without its RPC message, or octets after an
+		// RDMA_NOMSG header.
+		h.notePayload(off)
+	}
+	return nil
+}
+
+// decodeRare decodes a header DecodeFromBytes does not (it decodes any).
+//
+//go:noinline
+func (h *Header) decodeRare(data []byte, df gopacket.DecodeFeedback) error {
 	if len(data) < 8 {
 		df.SetTruncated()
 		return short(CodeTruncated, "rpcrdma", "rdma_xid/rdma_vers", 0, 8, len(data))
@@ -274,6 +310,12 @@ func (h *Header) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error 
 		h.Unknown = data[off:]
 		off = len(data)
 	}
+	return h.finish(data, off, err)
+}
+
+// finish sets Contents and Payload for a header that ends at off (err:
+// where its decoding stopped, and why).
+func (h *Header) finish(data []byte, off int, err error) error {
 	if off > len(data) {
 		off = len(data)
 	}
@@ -282,13 +324,22 @@ func (h *Header) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error 
 		h.Payload = nil
 		return err
 	}
-	if len(h.Payload) == 0 && h.Proc == ProcMsg {
-		h.notes.add(CodeMissingRPC, finding.SeverityWarning, off, 0, 0)
-	}
-	if len(h.Payload) > 0 && !h.CarriesRPC() {
-		h.notes.add(CodeUnexpectedPayload, finding.SeverityWarning, off, uint32(len(h.Payload)), 0)
+	if len(h.Payload) == 0 && h.Proc == ProcMsg || len(h.Payload) > 0 && !h.CarriesRPC() {
+		h.notePayload(off)
 	}
 	return nil
+}
+
+// notePayload notes an RDMA_MSG without an RPC message, or octets after
+// a header that carries none (which ends at off).
+//
+//go:noinline
+func (h *Header) notePayload(off int) {
+	if len(h.Payload) == 0 {
+		h.notes.add(CodeMissingRPC, finding.SeverityWarning, off, 0, 0)
+		return
+	}
+	h.notes.add(CodeUnexpectedPayload, finding.SeverityWarning, off, uint32(len(h.Payload)), 0)
 }
 
 func (h *Header) decodeError(data []byte, off int, df gopacket.DecodeFeedback) (int, error) {
@@ -353,26 +404,44 @@ func (h *Header) decodeLists(data []byte, off int) (int, error) {
 }
 
 func (h *Header) readLists(data []byte, off int) (int, error) {
+	if len(data)-off >= 12 && binary.BigEndian.Uint64(data[off:]) == 0 && binary.BigEndian.Uint32(data[off+8:]) == 0 {
+		// No chunks, as in most messages: the read list's and write
+		// list's terminating 0 and no reply chunk.
+		return off + 12, nil
+	}
 	max := h.maxSegs()
 	// Read list: { 1, position, handle, length, offset } … 0.
-	off, err := eachItem(data, off, &readList, func(i, p int) (int, error) {
+	for i := 0; ; i++ {
+		d, err := discriminator(data, off, i, &readList)
+		if err != nil {
+			return off, err
+		}
+		if d == 0 {
+			off += 4
+			break
+		}
+		p := off + 4
 		if i >= max || len(data)-p < 20 {
-			return p - 4, readItemErr(data, p, i, max)
+			return off, readItemErr(data, p, i, max)
 		}
 		h.Reads = append(h.Reads, ReadSegment{Position: binary.BigEndian.Uint32(data[p:]),
 			Segment: Segment{Handle: binary.BigEndian.Uint32(data[p+4:]), Length: binary.BigEndian.Uint32(data[p+8:]), Offset: binary.BigEndian.Uint64(data[p+12:])}})
-		return p + 20, nil
-	})
-	if err != nil {
-		return off, err
+		off = p + 20
 	}
 	// Write list: { 1, count, count × segment } … 0.
 	total := 0
-	off, err = eachItem(data, off, &writeList, func(i, p int) (int, error) {
-		return h.decodeChunk(data, p, i, &total, max, false)
-	})
-	if err != nil {
-		return off, err
+	for i := 0; ; i++ {
+		d, err := discriminator(data, off, i, &writeList)
+		if err != nil {
+			return off, err
+		}
+		if d == 0 {
+			off += 4
+			break
+		}
+		if off, err = h.decodeChunk(data, off+4, i, &total, max, false); err != nil {
+			return off, err
+		}
 	}
 	// Reply chunk: 0, or { 1, count, segments }.
 	if len(data)-off >= 4 {
@@ -433,38 +502,16 @@ var (
 	writeList = listNames{"write list", "chunk", "chunks"}
 )
 
-// eachItem walks the list l at off (RFC 8166 §4.3: each item follows a
-// discriminator 1, a 0 ends the list): item reads item i at p, past its
-// discriminator, and returns the offset past it. It returns the offset
-// past the terminating 0, or where the walk stopped and why.
-func eachItem(data []byte, off int, l *listNames, item func(i, p int) (int, error)) (int, error) {
-	for i := 0; ; i++ {
-		more, next, err := listItem(data, off, i, l)
-		if err != nil {
-			return off, err
-		}
-		if !more {
-			return next, nil
-		}
-		if off, err = item(i, off+4); err != nil {
-			return off, err
-		}
-	}
-}
-
-// listItem reads the discriminator before item i of a list: more when an
-// item follows it (off is left at the discriminator), false at the list's
-// terminating 0 (next is past it).
-func listItem(data []byte, off, i int, l *listNames) (more bool, next int, err error) {
+// discriminator reads the discriminator before item i of list l at off:
+// 1 when an item follows it, 0 at the list's terminating 0, else the
+// error.
+func discriminator(data []byte, off, i int, l *listNames) (uint32, error) {
 	if len(data)-off >= 4 {
-		switch binary.BigEndian.Uint32(data[off:]) {
-		case 0:
-			return false, off + 4, nil
-		case 1:
-			return true, off, nil
+		if d := binary.BigEndian.Uint32(data[off:]); d <= 1 {
+			return d, nil
 		}
 	}
-	return false, off, listItemErr(data, off, i, l)
+	return 0, listItemErr(data, off, i, l)
 }
 
 // listItemErr is the error of item i's discriminator at off in list l:

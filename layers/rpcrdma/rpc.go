@@ -91,8 +91,9 @@ const (
 var gssProcNames = map[uint64]string{0: "RPCSEC_GSS_DATA", 1: "RPCSEC_GSS_INIT", 2: "RPCSEC_GSS_CONTINUE_INIT", 3: "RPCSEC_GSS_DESTROY"}
 var gssServiceNames = map[uint64]string{1: "rpc_gss_svc_none", 2: "rpc_gss_svc_integrity", 3: "rpc_gss_svc_privacy"}
 
+// parseGSS decodes b into *g, zero (RPC.reset cleared it): fields it
+// reached stay set when it fails.
 func parseGSS(b []byte, g *GSSCred) bool {
-	*g = GSSCred{}
 	if len(b) < 20 {
 		return false
 	}
@@ -371,6 +372,14 @@ func (r *RPC) decodeCall(data []byte, df gopacket.DecodeFeedback) (int, error) {
 // decodeReply decodes a reply's header after the xid and msg_type: the
 // offset where it ends (or the error is) and the error.
 func (r *RPC) decodeReply(data []byte, df gopacket.DecodeFeedback) (int, error) {
+	if len(data) >= 24 && binary.BigEndian.Uint32(data[8:]) == ReplyAccepted && binary.BigEndian.Uint32(data[16:]) == 0 {
+		// Accepted, with an empty verifier (AUTH_NONE, AUTH_SYS), as
+		// nearly every reply: its accept_stat at a fixed place.
+		r.Verf = Auth{Flavor: binary.BigEndian.Uint32(data[12:]), Body: data[20:20]}
+		if r.AcceptStat = binary.BigEndian.Uint32(data[20:]); r.AcceptStat != AcceptProgMismatch {
+			return 24, nil
+		}
+	}
 	off := 8
 	var err error
 	if r.ReplyStat, err = word(data, &off, "reply_stat", df); err != nil {
@@ -415,8 +424,9 @@ func badValue(what string, off int, format string, v uint32) error {
 	return rerr(CodeRPCBadMsgType, what, off, format, v)
 }
 
+// parseAuthSys decodes b into *p, zero (RPC.reset cleared it): fields it
+// reached stay set when it fails.
 func parseAuthSys(b []byte, p *AuthSysParms) bool {
-	*p = AuthSysParms{}
 	if len(b) < 8 {
 		return false
 	}
