@@ -54,8 +54,18 @@ type callTable struct {
 	// recent are the last calls answered (a ring, next the slot to
 	// write): a reply sent again, as an RC requester does after a lost
 	// packet or a NAK, is named from its call too.
-	recent [recentCalls]callEntry
+	recent [recentCalls]answered
 	next   int
+	// matched is the call MatchCall took last (a position plus one; 0:
+	// none), valid for the Send being decoded (the decoder clears it
+	// before each): its chunks are recorded without looking it up again.
+	matched int32
+}
+
+// answered is a call that was answered, kept for its reply sent again.
+type answered struct {
+	key  callKey
+	info callInfo
 }
 
 // recentCalls is how many answered calls a callTable keeps for the
@@ -188,17 +198,7 @@ func (c *callTable) MatchCall(r *rpcrdma.RPC) {
 	info := callInfo{prog: r.Program, vers: r.ProgVersion, proc: r.Procedure,
 		gss: r.HasGSS, gssProc: r.GSS.Proc, gssSvc: r.GSS.Service, frame: c.frame, time: c.time}
 	if found {
-		// The call again (retransmitted): it keeps its place in the order
-		// and its first frame and time (tshark's response time is from
-		// the first call too).
-		e := c.entry(pos)
-		// Its chunks stay, with what moved in them already (the Send
-		// sent again after a lost ACK, the Writes done); the decoder
-		// replaces them if this call advertises others.
-		info.chunk = e.info.chunk
-		info.frame, info.time = e.info.frame, e.info.time
-		r.Call = e.info.ref()
-		e.info = info
+		c.again(r, pos, info)
 		return
 	}
 	if c.n >= min(max(c.max, 1), 1<<30) {
@@ -208,12 +208,9 @@ func (c *callTable) MatchCall(r *rpcrdma.RPC) {
 		pos = int(c.free) - 1
 		c.free = c.entry(pos).next
 	} else {
-		pos = c.size
-		if pos%callChunk == 0 {
-			c.pool = append(c.pool, make([]callEntry, callChunk))
-		}
-		c.size++
+		pos = c.grow()
 	}
+	c.matched = int32(pos + 1)
 	e := c.entry(pos)
 	*e = callEntry{key: k, info: info, prev: c.newest}
 	if c.owner != 0 {
@@ -229,6 +226,35 @@ func (c *callTable) MatchCall(r *rpcrdma.RPC) {
 	c.idx.Set(ik, pos)
 }
 
+// again takes the call r, outstanding at pos, sent again (retransmitted),
+// as info: it keeps its place in the order and its first frame and time
+// (tshark's response time is from the first call too).
+//
+//go:noinline
+func (c *callTable) again(r *rpcrdma.RPC, pos int, info callInfo) {
+	c.matched = int32(pos + 1)
+	e := c.entry(pos)
+	// Its chunks stay, with what moved in them already (the Send sent
+	// again after a lost ACK, the Writes done); the decoder replaces them
+	// if this call advertises others.
+	info.chunk = e.info.chunk
+	info.frame, info.time = e.info.frame, e.info.time
+	r.Call = e.info.ref()
+	e.info = info
+}
+
+// grow adds an entry to the pool and returns its position.
+//
+//go:noinline
+func (c *callTable) grow() int {
+	pos := c.size
+	if pos%callChunk == 0 {
+		c.pool = append(c.pool, make([]callEntry, callChunk))
+	}
+	c.size++
+	return pos
+}
+
 // own links the new call e (at pos) to the calls of its connection.
 func (c *callTable) own(e *callEntry, pos int) {
 	e.owner = c.owner
@@ -242,19 +268,34 @@ func (c *callTable) own(e *callEntry, pos int) {
 	c.owners[c.owner] = int32(pos + 1)
 }
 
+// call returns the outstanding call xid on the current connection (nil:
+// none): the one MatchCall took last when it has that xid, else as the
+// index finds it.
+func (c *callTable) call(xid uint32) *callEntry {
+	if c.matched != 0 {
+		if e := c.entry(int(c.matched) - 1); e.key == (callKey{c.conn, xid}) {
+			return e
+		}
+	}
+	if pos, ok := c.idx.Get(callKey{conn: c.conn, xid: xid}.indexKey()); ok {
+		return c.entry(pos)
+	}
+	return nil
+}
+
 // setChunk records the reply chunk chain of the outstanding call xid on
 // the current connection.
 func (c *callTable) setChunk(xid uint32, chain int) {
-	if pos, ok := c.idx.Get(callKey{conn: c.conn, xid: xid}.indexKey()); ok {
-		c.entry(pos).info.chunk = chain
+	if e := c.call(xid); e != nil {
+		e.info.chunk = chain
 	}
 }
 
 // chunkOf returns the chunk chain of the outstanding call xid on the
 // current connection (0: none).
 func (c *callTable) chunkOf(xid uint32) int {
-	if pos, ok := c.idx.Get(callKey{conn: c.conn, xid: xid}.indexKey()); ok {
-		return c.entry(pos).info.chunk
+	if e := c.call(xid); e != nil {
+		return e.info.chunk
 	}
 	return 0
 }
@@ -267,7 +308,7 @@ func (c *callTable) reply(k callKey, pos int, found, again bool) *callInfo {
 		e := c.entry(pos)
 		c.answered = answeredCall{chunk: e.info.chunk, xid: k.xid, ok: true}
 		e.info.chunk = 0
-		c.recent[c.next] = callEntry{key: k, info: e.info}
+		c.recent[c.next] = answered{key: k, info: e.info}
 		ci := &c.recent[c.next].info
 		c.next = (c.next + 1) % recentCalls
 		c.forget(pos)
@@ -307,11 +348,18 @@ func connHash(rec *Record) uint64 {
 	if rec.hashDone {
 		return rec.flowHash
 	}
-	var h uint64
 	var lids [4]byte
-	if typ, src, dst, ok := flowAddrs(rec, &lids); ok {
-		h = flowHash(typ, src, dst)
+	typ, src, dst, ok := flowAddrs(rec, &lids)
+	if !ok {
+		rec.flowHash, rec.hashDone = 0, rec.hdrSet
+		return 0
 	}
+	return hashFlow(rec, typ, src, dst)
+}
+
+// hashFlow makes connHash's hash of rec from its addresses (flowAddrs).
+func hashFlow(rec *Record, typ gopacket.EndpointType, src, dst []byte) uint64 {
+	h := flowHash(typ, src, dst)
 	rec.flowHash, rec.hashDone = h, rec.hdrSet
 	return h
 }

@@ -223,64 +223,87 @@ func (c *chunkTable) waiting() bool { return c.n > 0 }
 // is in its position-zero read chunk. It returns the chain of the
 // segments (the first one's position plus one; 0: none) for forget.
 func (c *chunkTable) advertise(conn uint64, path uint32, setup bool, qp, xid uint32, h *rpcrdma.Header, nomsg bool) int {
-	head := 0
-	add := func(s rpcrdma.Segment, kind chunkKind, index int, position uint32) {
-		if c.n >= maxSegsHeld {
-			return
-		}
-		var pos int
-		if n := len(c.free); n > 0 {
-			pos, c.free = c.free[n-1], c.free[:n-1]
-		} else {
-			pos = len(c.pool)
-			if len(c.pool) == cap(c.pool) {
-				// Doubled: append's quarter growth of a pool this
-				// large left copies behind of three times its size,
-				// which made the GC's heap goal (and the peak RSS
-				// of every view: 0.5 MB, conns 1.5 MB on the
-				// 2M-packet bench capture) higher.
-				c.pool = slices.Grow(c.pool, max(len(c.pool), 64))
-			}
-			c.pool = append(c.pool, chunkSeg{})
-		}
-		k := segKey{conn, s.Handle}
-		c.pool[pos] = chunkSeg{conn: conn, xid: xid, handle: s.Handle, offset: s.Offset, length: s.Length,
-			path: path, setup: setup, qp: qp, kind: kind, index: uint16(index), position: position,
-			hold: kind == chunkReply || nomsg && kind == chunkRead && position == 0,
-			next: head, same: c.sameList(k)}
-		c.segs.Set(k, pos+1)
-		c.n++
-		head = pos + 1
-	}
 	// Added last to first, so the chain runs in wire order.
+	seg := chunkSeg{conn: conn, xid: xid, path: path, setup: setup, qp: qp, owned: !nomsg}
+	seg.kind, seg.hold = chunkReply, true
 	for i := len(h.Reply.Segments) - 1; i >= 0; i-- {
-		add(h.Reply.Segments[i], chunkReply, 0, 0)
+		c.add(&seg, h.Reply.Segments[i])
 	}
+	seg.kind, seg.hold = chunkWrite, false
 	for i := len(h.Writes) - 1; i >= 0; i-- {
+		seg.index = uint16(i)
 		for j := len(h.Writes[i].Segments) - 1; j >= 0; j-- {
-			add(h.Writes[i].Segments[j], chunkWrite, i, 0)
+			c.add(&seg, h.Writes[i].Segments[j])
 		}
 	}
+	seg.kind = chunkRead
 	for i := len(h.Reads) - 1; i >= 0; i-- {
-		add(h.Reads[i].Segment, chunkRead, i, h.Reads[i].Position)
+		seg.index, seg.position = uint16(i), h.Reads[i].Position
+		seg.hold = nomsg && seg.position == 0
+		c.add(&seg, h.Reads[i].Segment)
 	}
+	head := seg.next
 	for q := head; q != 0; q = c.pool[q-1].next {
 		c.pool[q-1].head = head
-		c.pool[q-1].owned = !nomsg
 	}
 	if nomsg && head != 0 {
-		o := orphan{head, conn, xid}
-		if len(c.orphans) < maxOrphans {
-			c.orphans = append(c.orphans, o)
-		} else {
-			if old := c.orphans[c.next]; c.live(old.head, old.conn, old.xid) && !c.pool[old.head-1].owned {
-				c.forget(old.head, old.conn, old.xid)
-			}
-			c.orphans[c.next] = o
-			c.next = (c.next + 1) % maxOrphans
-		}
+		c.orphan(orphan{head, conn, xid})
 	}
 	return head
+}
+
+// add remembers the segment s as seg says (its call, list and place)
+// in front of the chain seg.next, which it becomes.
+func (c *chunkTable) add(seg *chunkSeg, s rpcrdma.Segment) {
+	if c.n >= maxSegsHeld {
+		return
+	}
+	var pos int
+	if n := len(c.free); n > 0 {
+		pos, c.free = c.free[n-1], c.free[:n-1]
+	} else {
+		pos = c.grow()
+	}
+	k := segKey{seg.conn, s.Handle}
+	p := &c.pool[pos]
+	*p = *seg
+	p.handle, p.offset, p.length, p.same = s.Handle, s.Offset, s.Length, c.sameList(k)
+	c.segs.Set(k, pos+1)
+	c.n++
+	seg.next = pos + 1
+}
+
+// grow adds a segment to the pool and returns its position.
+//
+//go:noinline
+func (c *chunkTable) grow() int {
+	pos := len(c.pool)
+	if len(c.pool) == cap(c.pool) {
+		// Doubled: append's quarter growth of a pool this large left
+		// copies behind of three times its size, which made the GC's
+		// heap goal (and the peak RSS of every view: 0.5 MB, conns 1.5
+		// MB on the 2M-packet bench capture) higher.
+		c.pool = slices.Grow(c.pool, max(len(c.pool), 64))
+	}
+	c.pool = append(c.pool, chunkSeg{})
+	return pos
+}
+
+// orphan remembers the chain of a call in a position-zero read chunk,
+// forgetting the oldest such chain whose call was not decoded when
+// maxOrphans are held.
+//
+//go:noinline
+func (c *chunkTable) orphan(o orphan) {
+	if len(c.orphans) < maxOrphans {
+		c.orphans = append(c.orphans, o)
+		return
+	}
+	if old := c.orphans[c.next]; c.live(old.head, old.conn, old.xid) && !c.pool[old.head-1].owned {
+		c.forget(old.head, old.conn, old.xid)
+	}
+	c.orphans[c.next] = o
+	c.next = (c.next + 1) % maxOrphans
 }
 
 // same reports whether chain head of call (conn, h.XID) holds the
@@ -776,9 +799,7 @@ func (c *chunkTable) settle(rec *Record, head int, conn uint64, xid uint32, m *r
 				// Not when the capture lost octets of the connection since
 				// the call: the Writes not seen may be among them.
 				if u.Reported > u.Octets && !lossy {
-					rec.addFinding(CodeChunkUnwritten, finding.SeverityWarning, sectionWriteChunk, "rpcrdma", -1,
-						fmt.Sprintf("the reply to xid 0x%08x reports %d octets written into write chunk %d, the capture saw %d placed by RDMA Write",
-							xid, u.Reported, u.Index, u.Octets))
+					chunkUnwritten(rec, xid, u)
 				}
 			}
 		case rpcrdma.ChunkDataRead:
@@ -786,14 +807,34 @@ func (c *chunkTable) settle(rec *Record, head int, conn uint64, xid uint32, m *r
 			// arguments, the data of its read chunks among them.
 			if u.Octets < u.Advertised && !lossy && m.HasRPC && m.RPC.MsgType == rpcrdma.MsgReply &&
 				m.RPC.ReplyStat == rpcrdma.ReplyAccepted && m.RPC.AcceptStat == rpcrdma.AcceptSuccess && (!m.HasNFS || !m.NFS.HasStatus || m.NFS.Status == 0) {
-				rec.addFinding(CodeChunkUnread, finding.SeverityWarning, sectionReadChunk, "rpcrdma", -1,
-					fmt.Sprintf("the call xid 0x%08x offered %d octets in its read chunks; the capture saw %d of them read by RDMA Read before its successful reply",
-						xid, u.Advertised, u.Octets))
+				chunkUnread(rec, xid, u)
 			}
 		}
 	}
 	c.forget(head, conn, xid)
 	return hadReply
+}
+
+// The findings of settle are made out of line: rare, and long.
+
+// chunkUnwritten reports the write chunk u of the reply to call xid
+// short of what the reply says was written.
+//
+//go:noinline
+func chunkUnwritten(rec *Record, xid uint32, u *chunkUse) {
+	rec.addFinding(CodeChunkUnwritten, finding.SeverityWarning, sectionWriteChunk, "rpcrdma", -1,
+		fmt.Sprintf("the reply to xid 0x%08x reports %d octets written into write chunk %d, the capture saw %d placed by RDMA Write",
+			xid, u.Reported, u.Index, u.Octets))
+}
+
+// chunkUnread reports the read chunks u of call xid not wholly read
+// before its successful reply.
+//
+//go:noinline
+func chunkUnread(rec *Record, xid uint32, u *chunkUse) {
+	rec.addFinding(CodeChunkUnread, finding.SeverityWarning, sectionReadChunk, "rpcrdma", -1,
+		fmt.Sprintf("the call xid 0x%08x offered %d octets in its read chunks; the capture saw %d of them read by RDMA Read before its successful reply",
+			xid, u.Advertised, u.Octets))
 }
 
 func (k chunkKind) String() string {

@@ -78,7 +78,7 @@ func (d *Dissector) sendOn(r *Record, bth *ibcm.BTH, invRKey uint32, payload []b
 		if bth.OpCode == ibcm.OpRCSendOnlyInv {
 			info.Invalidate, info.InvalidateSTag = true, invRKey
 		}
-		d.sends.decodeSend(r, payload, info)
+		d.sends.decode(r, payload, &info)
 	default:
 		var inv uint32
 		if e := r.Headers().IETH; e != nil && bth.OpCode == ibcm.OpRCSendLastInv {

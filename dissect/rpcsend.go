@@ -124,6 +124,11 @@ func (st *rpcSends) message(rec *Record) *rpcrdma.Message {
 // error) is done by functions of its own: the code every Send runs stays
 // short.
 func (st *rpcSends) decodeSend(rec *Record, payload []byte, info SendInfo) {
+	st.decode(rec, payload, &info)
+}
+
+// decode is decodeSend without a copy of the SendInfo.
+func (st *rpcSends) decode(rec *Record, payload []byte, info *SendInfo) {
 	m := st.message(rec)
 	conn := connHash(rec)
 	st.calls.conn, st.calls.owner = conn, 0
@@ -131,19 +136,19 @@ func (st *rpcSends) decodeSend(rec *Record, payload []byte, info SendInfo) {
 		st.calls.owner = info.service.id
 	}
 	st.calls.frame, st.calls.time = rec.Frame, rec.Time.UnixNano()
-	st.calls.answered = answeredCall{}
+	st.calls.answered, st.calls.matched = answeredCall{}, 0
 	err := m.Decode(payload, &st.calls)
 	h := &m.Header
 	chunk := false
 	if m.HasRPC {
 		if err == nil && m.RPC.MsgType == rpcrdma.MsgCall && h.SegmentCount() > 0 {
-			st.advertise(conn, h, &info)
+			st.advertise(conn, h, info)
 		}
 	} else if m.HasHeader && h.Known() && (h.Proc == rpcrdma.ProcNoMsg || h.Proc == rpcrdma.ProcError) {
-		chunk, err = st.noMsg(conn, m, &info, err)
+		chunk, err = st.noMsg(conn, m, info, err)
 	}
 	if st.calls.answered.ok {
-		st.settle(rec, conn, m, &info)
+		st.settle(rec, conn, m, info)
 	}
 	base := -1
 	if info.FirstFrame == info.LastFrame {
@@ -156,9 +161,17 @@ func (st *rpcSends) decodeSend(rec *Record, payload []byte, info SendInfo) {
 // with the call. A call sent again keeps its chunks when it advertises the
 // same.
 func (st *rpcSends) advertise(conn uint64, h *rpcrdma.Header, info *SendInfo) {
-	if old := st.calls.chunkOf(h.XID); old == 0 || !st.chunks.same(old, conn, h) {
+	call := st.calls.call(h.XID)
+	old := 0
+	if call != nil {
+		old = call.info.chunk
+	}
+	if old == 0 || !st.chunks.same(old, conn, h) {
 		st.chunks.forget(old, conn, h.XID)
-		st.calls.setChunk(h.XID, st.chunks.advertise(conn, info.path, info.setup, info.destQP(), h.XID, h, false))
+		head := st.chunks.advertise(conn, info.path, info.setup, info.destQP(), h.XID, h, false)
+		if call != nil {
+			call.info.chunk = head
+		}
 	}
 }
 
@@ -202,7 +215,7 @@ func (st *rpcSends) noMsg(conn uint64, m *rpcrdma.Message, info *SendInfo, err e
 // it, and a reply Send's length when the call offered no reply chunk.
 func (st *rpcSends) settle(rec *Record, conn uint64, m *rpcrdma.Message, info *SendInfo) {
 	a := st.calls.answered
-	if !st.chunks.settle(rec, a.chunk, conn, a.xid, m) && m.Header.Proc == rpcrdma.ProcMsg {
+	if (a.chunk == 0 || !st.chunks.settle(rec, a.chunk, conn, a.xid, m)) && m.Header.Proc == rpcrdma.ProcMsg {
 		st.checkInline(rec, a.xid, info)
 	}
 }
@@ -265,7 +278,7 @@ func (st *rpcSends) chunkCall(rec *Record, conn uint64, xid uint32, head int, bo
 	m.Header.XID = xid
 	// Decoded in the frame of a Read Response, not a Send: the
 	// connection's calls are not known here.
-	st.calls.conn, st.calls.owner = conn, 0
+	st.calls.conn, st.calls.owner, st.calls.matched = conn, 0, 0
 	st.calls.frame, st.calls.time = rec.Frame, rec.Time.UnixNano()
 	err := m.DecodeChunk(body, &st.calls)
 	m.HasHeader = false
@@ -289,12 +302,23 @@ func (st *rpcSends) end(id uint32) {
 // xid, which offered no reply chunk) longer than the requester's inline
 // threshold.
 func (st *rpcSends) checkInline(rec *Record, xid uint32, info *SendInfo) {
-	limit, sev, how := info.inline, finding.SeverityError, "its Receive size (RFC 8797) is"
+	limit := info.inline
 	if limit == 0 {
-		limit, sev, how = defaultInline, finding.SeverityWarning, "the connection's setup was not captured; RFC 8166's default inline threshold is"
+		limit = defaultInline
 	}
-	if info.Length <= limit {
-		return
+	if info.Length > limit {
+		replyChunkMissing(rec, xid, info, limit)
+	}
+}
+
+// replyChunkMissing is checkInline's finding, for a reply longer than
+// limit (out of line: rare, and long).
+//
+//go:noinline
+func replyChunkMissing(rec *Record, xid uint32, info *SendInfo, limit int) {
+	sev, how := finding.SeverityError, "its Receive size (RFC 8797) is"
+	if info.inline == 0 {
+		sev, how = finding.SeverityWarning, "the connection's setup was not captured; RFC 8166's default inline threshold is"
 	}
 	rec.addFinding(CodeReplyChunkMissing, sev, sectionInline, "rpcrdma", -1,
 		fmt.Sprintf("reply Send of %d octets to call xid 0x%08x, which offered no reply chunk: longer than the requester takes inline (%s %d octets); the responder should have answered RDMA_ERROR ERR_CHUNK",

@@ -328,6 +328,11 @@ func (p *pool[T]) get() *T {
 }
 
 func (u *ulpSends) decodeSend(rec *Record, payload []byte, info SendInfo) {
+	u.decode(rec, payload, &info)
+}
+
+// decode is decodeSend without a copy of the SendInfo (info is changed).
+func (u *ulpSends) decode(rec *Record, payload []byte, info *SendInfo) {
 	s := info.service
 	if s == nil && info.qp != nil {
 		if qs, ok := u.services.lookup(info.qp); ok {
@@ -338,20 +343,25 @@ func (u *ulpSends) decodeSend(rec *Record, payload []byte, info SendInfo) {
 		}
 	}
 	if s != nil && s.kind == ulp.KindRPCRDMA || s == nil && u.scratch.Plausible(payload) {
-		u.rpc.decodeSend(rec, payload, info)
+		u.rpc.decode(rec, payload, info)
 		return
 	}
-	u.decodeOther(rec, payload, &info, s)
+	u.decodeOther(rec, payload, info, s)
 }
 
 // qpOf is the QP of rec's single-packet Send (SEND_ONLY), to QPN destQP,
 // as the service table keys it (the destination of netFlowOf, without
 // making the flow), kept in u for the SendInfo to point to until the next.
+// The connection's hash (connHash), which the Send's decoding needs, is
+// made from the same addresses.
 func (u *ulpSends) qpOf(rec *Record, destQP uint32) *qpEnd {
 	u.qp = qpEnd{qpn: destQP}
 	var lids [4]byte
-	if typ, _, dst, ok := flowAddrs(rec, &lids); ok {
+	if typ, src, dst, ok := flowAddrs(rec, &lids); ok {
 		u.qp.node = gopacket.NewEndpoint(typ, dst)
+		if !rec.hashDone {
+			hashFlow(rec, typ, src, dst)
+		}
 	}
 	return &u.qp
 }
