@@ -162,16 +162,15 @@ func (st *rpcSends) decode(rec *Record, payload []byte, info *SendInfo) {
 // same.
 func (st *rpcSends) advertise(conn uint64, h *rpcrdma.Header, info *SendInfo) {
 	call := st.calls.call(h.XID)
-	old := 0
-	if call != nil {
-		old = call.info.chunk
-	}
-	if old == 0 || !st.chunks.same(old, conn, h) {
-		st.chunks.forget(old, conn, h.XID)
-		head := st.chunks.advertise(conn, info.path, info.setup, info.destQP(), h.XID, h, false)
-		if call != nil {
-			call.info.chunk = head
+	if call != nil && call.info.chunk != 0 {
+		if st.chunks.same(call.info.chunk, conn, h) {
+			return
 		}
+		st.chunks.forget(call.info.chunk, conn, h.XID)
+	}
+	head := st.chunks.advertise(conn, info.path, info.setup, info.destQP(), h.XID, h, false)
+	if call != nil {
+		call.info.chunk = head
 	}
 }
 

@@ -410,14 +410,11 @@ func (h *Header) readLists(data []byte, off int) (int, error) {
 		return off + 12, nil
 	}
 	max := h.maxSegs()
+	var more bool
+	var err error
 	// Read list: { 1, position, handle, length, offset } … 0.
 	for i := 0; ; i++ {
-		d, err := discriminator(data, off, i, &readList)
-		if err != nil {
-			return off, err
-		}
-		if d == 0 {
-			off += 4
+		if more, off, err = listItem(data, off, i, &readList); !more {
 			break
 		}
 		p := off + 4
@@ -430,18 +427,14 @@ func (h *Header) readLists(data []byte, off int) (int, error) {
 	}
 	// Write list: { 1, count, count × segment } … 0.
 	total := 0
-	for i := 0; ; i++ {
-		d, err := discriminator(data, off, i, &writeList)
-		if err != nil {
-			return off, err
-		}
-		if d == 0 {
-			off += 4
+	for i := 0; err == nil; i++ {
+		if more, off, err = listItem(data, off, i, &writeList); !more {
 			break
 		}
-		if off, err = h.decodeChunk(data, off+4, i, &total, max, false); err != nil {
-			return off, err
-		}
+		off, err = h.decodeChunk(data, off+4, i, &total, max, false)
+	}
+	if err != nil {
+		return off, err
 	}
 	// Reply chunk: 0, or { 1, count, segments }.
 	if len(data)-off >= 4 {
@@ -502,16 +495,19 @@ var (
 	writeList = listNames{"write list", "chunk", "chunks"}
 )
 
-// discriminator reads the discriminator before item i of list l at off:
-// 1 when an item follows it, 0 at the list's terminating 0, else the
-// error.
-func discriminator(data []byte, off, i int, l *listNames) (uint32, error) {
+// listItem reads the discriminator before item i of list l at off: more
+// when an item follows it (off is returned unchanged), else the offset
+// past the list's terminating 0, or off and the error.
+func listItem(data []byte, off, i int, l *listNames) (more bool, next int, err error) {
 	if len(data)-off >= 4 {
-		if d := binary.BigEndian.Uint32(data[off:]); d <= 1 {
-			return d, nil
+		switch binary.BigEndian.Uint32(data[off:]) {
+		case 0:
+			return false, off + 4, nil
+		case 1:
+			return true, off, nil
 		}
 	}
-	return 0, listItemErr(data, off, i, l)
+	return false, off, listItemErr(data, off, i, l)
 }
 
 // listItemErr is the error of item i's discriminator at off in list l:
