@@ -34,6 +34,8 @@ type Dissector struct {
 	// truncated is set (gopacket.DecodeFeedback) by a layer that found the
 	// frame cut short by the snap length.
 	truncated bool
+	// icrcAbsentNoted: CodeICRCNotCaptured was reported (once a run).
+	icrcAbsentNoted bool
 
 	// The capture times of the run's first frame and of the frame
 	// before (started: there was one).
@@ -556,7 +558,12 @@ func (d *Dissector) chainFailed(err error, first gopacket.LayerType, base int, l
 	if last != nil {
 		off = offsetIn(r.Data, last.LayerContents())
 	}
-	r.addFinding(CodeTruncated, finding.SeverityWarning, "", r.Layers[len(r.Layers)-1].Proto().Name, off,
+	lname := r.Layers[len(r.Layers)-1].Proto().Name
+	if r.CaptureLength >= r.Length {
+		d.shortFrame(lname, off)
+		return
+	}
+	r.addFinding(CodeTruncated, finding.SeverityWarning, "", lname, off,
 		fmt.Sprintf("frame cut at %d of %d bytes by the capture's snap length", r.CaptureLength, r.Length))
 }
 

@@ -91,7 +91,43 @@ func (r *Record) ipEnd() int {
 func (d *Dissector) bthUncaptured(b *ibcm.BTH, data []byte, at *icrcAt) {
 	if d.rec.uncaptured = d.uncaptured(at); d.rec.uncaptured > 0 {
 		b.MarkUncaptured(data, d.rec.uncaptured)
+	} else if pad, ok := d.icrcNotCaptured(at); ok {
+		b.MarkICRCNotCaptured(data[:len(data)-pad])
 	}
+}
+
+// icrcNotCaptured reports whether the RoCEv2 packet whose BTH decodeLayers
+// reached lacks only its ICRC, and how many octets at the frame's end are
+// Ethernet padding after it: the frame is whole (the snap length cut
+// nothing), the UDP length ends where the IP length does, and both count
+// the 4 ICRC octets more than the frame holds, or fewer when the frame is
+// of the minimum Ethernet size (a mirror padded the packet without its
+// ICRC to 60 octets). Such a frame is not cut (d.truncated is cleared);
+// the capture's first one carries CodeICRCNotCaptured.
+func (d *Dissector) icrcNotCaptured(at *icrcAt) (pad int, ok bool) {
+	const icrcLen, udpLen, minFrame = 4, 8, 64
+	r, h := &d.rec, &d.hdr
+	if at.ip < 0 || r.CaptureLength < r.Length || len(r.Layers) == 0 || r.Layers[len(r.Layers)-1] != field.Layer(&h.udp) {
+		return 0, false
+	}
+	ipEnd := at.ip + int(h.ip4.Length)
+	if at.v6 {
+		ipEnd = at.ip + 40 + int(h.ip6.Length)
+	}
+	short := ipEnd - len(r.Data)
+	if short <= 0 || short > icrcLen || short < icrcLen && len(r.Data) > minFrame ||
+		offsetIn(r.Data, h.udp.Contents)+int(h.udp.Length) != ipEnd ||
+		offsetIn(r.Data, h.udp.Payload)+len(h.udp.Payload) != len(r.Data) {
+		return 0, false
+	}
+	d.truncated = false
+	if !d.icrcAbsentNoted {
+		d.icrcAbsentNoted = true
+		r.addFinding(CodeICRCNotCaptured, finding.SeverityInfo, "", "bth", offsetIn(r.Data, h.udp.Payload), fmt.Sprintf(
+			"frame of %d octets, its IP and UDP lengths count %d more: the capture point did not deliver the RoCEv2 ICRC (the snap length cut nothing); the payload is decoded whole and the ICRC not verified, here and in every later frame like this one",
+			r.Length, short))
+	}
+	return icrcLen - short, true
 }
 
 // snapFailed reports whether err, the error of the layer decoded from the
@@ -123,6 +159,21 @@ func (d *Dissector) snapTruncated(lname string, off int, err error) {
 		msg += fmt.Sprintf(" [Packet size limited during capture]: %s at frame offset %d not decoded: %v", lname, off, err)
 	}
 	r.addFinding(CodeTruncated, finding.SeverityWarning, "", lname, off, msg)
+}
+
+// shortFrame adds the finding of a frame the capture stored whole that is
+// shorter than a length field of its headers says (a layer's
+// DecodeFeedback; lname at frame offset off is the last layer decoded):
+// not the snap length's doing, and not known to be the sender's either (a
+// capture point may leave octets out), so a warning that says which.
+func (d *Dissector) shortFrame(lname string, off int) {
+	r := &d.rec
+	msg := fmt.Sprintf("the frame's %d octets were all captured, yet its headers' lengths run past them", r.Length)
+	if end := r.ipEnd(); end > len(r.Data) {
+		msg = fmt.Sprintf("the frame's %d octets were all captured, yet its IP header's length runs %d octets past them", r.Length, end-len(r.Data))
+	}
+	r.addFinding(CodeShortFrame, finding.SeverityWarning, "", lname, off,
+		msg+": the capture point left octets out, or the sender wrote a wrong length; the layers decode from the octets present")
 }
 
 // cutCodes are the findings whose rule compares a length with the octets

@@ -292,6 +292,9 @@ const (
 	// bthProbUncaptured: the capture did not store the packet's end
 	// (MarkUncaptured); not a problem of the packet, no finding.
 	bthProbUncaptured
+	// bthProbICRCAbsent: the frame holds the packet without its ICRC
+	// (MarkICRCNotCaptured); not a problem of the packet, no finding.
+	bthProbICRCAbsent
 	bthProbPad
 	bthProbTVer
 	bthProbReserved
@@ -491,6 +494,29 @@ func (b *BTH) MarkUncaptured(data []byte, n int) {
 	b.ICRC, b.ICRCComputed, b.ICRCStatus = 0, 0, CRCUnchecked
 }
 
+// MarkICRCNotCaptured tells the BTH decoded from data that data is the
+// whole packet but its ICRC: the capture point delivered the packet up to
+// its pad and left out the four ICRC octets, which the IP and UDP lengths
+// still count (some NIC sniffers and port mirrors deliver RoCEv2 so). Its
+// last four octets are payload, and there is no ICRC to show or verify
+// (status not present). Nothing is wrong with the packet: no finding.
+func (b *BTH) MarkICRCNotCaptured(data []byte) {
+	if len(data) < bthLen {
+		return
+	}
+	end := len(data)
+	probs := b.probs &^ (bthProbNoICRC | bthProbPad)
+	if pad := int(b.PadCnt); pad > end-bthLen {
+		probs |= bthProbPad
+	} else {
+		end -= pad
+	}
+	b.Payload = data[bthLen:end]
+	b.PayloadLength = end - bthLen
+	b.probs = probs | bthProbICRCAbsent
+	b.ICRC, b.ICRCComputed, b.ICRCStatus = 0, 0, field.ChecksumNotPresent
+}
+
 // WirePayload makes PayloadLength the payload's length on the wire when the
 // capture did not store the packet's last n octets (MarkUncaptured): the
 // octets after the BTH up to the pad, captured or not, less the opcode's
@@ -531,7 +557,7 @@ func (b *BTH) Uncaptured() bool { return b.probs&bthProbUncaptured != 0 }
 // SetICRCComputed records the ICRC computed for this packet (by
 // CheckRoCEv2ICRC, CheckRoCEv1ICRC or CheckIBICRC) and sets the verdict.
 func (b *BTH) SetICRCComputed(computed uint32) {
-	if b.probs&(bthProbNoICRC|bthProbUncaptured) != 0 {
+	if b.probs&(bthProbNoICRC|bthProbUncaptured|bthProbICRCAbsent) != 0 {
 		return
 	}
 	b.ICRCComputed, b.ICRCStatus = computed, verdict(b.ICRC, computed)
@@ -567,7 +593,7 @@ func (b *BTH) VisitFields(v field.Visitor) {
 	v.Uint(fBTHReserved7, uint64(b.Reserved7))
 	v.Uint(fBTHPSN, uint64(b.PSN))
 	v.Uint(fBTHPayloadLength, uint64(b.PayloadLength))
-	if b.probs&(bthProbNoICRC|bthProbUncaptured) == 0 {
+	if b.probs&(bthProbNoICRC|bthProbUncaptured|bthProbICRCAbsent) == 0 {
 		v.Uint(fBTHICRC, uint64(b.ICRC))
 		if b.ICRCStatus != CRCUnchecked {
 			v.Uint(fBTHICRCComputed, uint64(b.ICRCComputed))
@@ -668,6 +694,10 @@ func decodeBTH(data []byte, p gopacket.PacketBuilder) error {
 		if ci := pkt.Metadata().CaptureInfo; ci.Length > ci.CaptureLength {
 			// The snap length cut the packet, not its own lengths.
 			b.MarkUncaptured(data, ci.Length-ci.CaptureLength)
+		} else if u, ok := pkt.Layer(layers.LayerTypeUDP).(*layers.UDP); ok && int(u.Length)-udpLen-len(data) == icrcLen {
+			// The UDP length counts exactly the ICRC more than the frame
+			// holds: the capture point did not deliver it.
+			b.MarkICRCNotCaptured(data)
 		} else {
 			b.MarkTruncated()
 		}

@@ -4,6 +4,9 @@ import (
 	"testing"
 
 	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
+
+	"github.com/cmpd-dissect/cmpd-dissect/field"
 
 	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
 )
@@ -63,5 +66,47 @@ func TestDecodeBTHSnapCut(t *testing.T) {
 	}
 	if fs := b.AppendFindings(nil); len(fs) != 0 || len(b.Payload) != 2 || !b.Uncaptured() {
 		t.Errorf("payload %d octets, findings %v", len(b.Payload), fs)
+	}
+}
+
+// TestBTHICRCNotCaptured: a real RoCEv2 frame (the CM REQ of
+// live-rxe4-rfc8797.pcap) without its last four octets, captured whole, as
+// a capture point that does not deliver the ICRC hands it: gopacket's
+// decoding (the UDP length counts exactly the ICRC more than the frame
+// holds) takes every octet after the BTH as the packet's, shows no ICRC
+// (status not present) and reports nothing; the MAD is whole.
+// MarkICRCNotCaptured keeps the pad out of the payload.
+func TestBTHICRCNotCaptured(t *testing.T) {
+	frame := testcap.Data(t, testcap.Real("live-rxe4-rfc8797.pcap"))[0]
+	data := frame[:len(frame)-icrcLen]
+	p := gopacket.NewPacket(data, layers.LayerTypeEthernet, gopacket.DecodeOptions{Lazy: true, NoCopy: true})
+	p.Metadata().CaptureInfo = gopacket.CaptureInfo{CaptureLength: len(data), Length: len(data)}
+	b, ok := p.Layer(LayerTypeBTH).(*BTH)
+	if !ok {
+		t.Fatalf("no BTH: %v", p.ErrorLayer())
+	}
+	v := testcap.TsharkValues{}
+	b.VisitFields(v)
+	if _, shown := v["bth.icrc"]; shown || b.ICRCStatus != field.ChecksumNotPresent || len(b.Payload) != dethLen+MADLen {
+		t.Errorf("ICRC shown %v, status %d, payload %d octets", v["bth.icrc"], b.ICRCStatus, len(b.Payload))
+	}
+	if fs := b.AppendFindings(nil); len(fs) != 0 {
+		t.Error(fs)
+	}
+	if m, ok := p.Layer(LayerTypeMAD).(*MAD); !ok || len(m.Contents)+len(m.Payload) != MADLen {
+		t.Errorf("MAD %v", p.Layer(LayerTypeMAD))
+	}
+
+	// RC SEND_ONLY, pad 2: 12 octets of BTH, 18 of payload, 2 of pad.
+	pkt := make([]byte, bthLen+18+2)
+	pkt[0], pkt[1] = byte(OpRCSendOnly), 2<<4
+	var tf testcap.TruncFlag
+	if err := b.DecodeFromBytes(pkt, &tf); err != nil {
+		t.Fatal(err)
+	}
+	b.MarkICRCNotCaptured(pkt)
+	b.SetICRCComputed(0x1234)
+	if len(b.Payload) != 18 || b.PayloadLength != 18 || b.ICRCStatus != field.ChecksumNotPresent || len(b.AppendFindings(nil)) != 0 {
+		t.Errorf("payload %d (length %d), status %d, findings %v", len(b.Payload), b.PayloadLength, b.ICRCStatus, b.AppendFindings(nil))
 	}
 }
