@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -49,7 +50,7 @@ type compressedFormat struct {
 	kind  Compression // Uncompressed: recognised, not read
 	name  string
 	// open returns the decompressed stream of r, which starts with magic.
-	open func(r io.Reader) (io.Reader, error)
+	open func(r *bufio.Reader) (io.Reader, error)
 }
 
 // compressedFormats are the formats found by magic: the three read, then
@@ -71,7 +72,7 @@ var compressedFormats = []compressedFormat{
 // maxMagic is the longest magic in compressedFormats.
 const maxMagic = 6
 
-func openGzip(r io.Reader) (io.Reader, error) {
+func openGzip(r *bufio.Reader) (io.Reader, error) {
 	gz, err := gzip.NewReader(r)
 	if err != nil {
 		return nil, fmt.Errorf("gzip header: %w", err)
@@ -80,8 +81,15 @@ func openGzip(r io.Reader) (io.Reader, error) {
 	return gz, nil
 }
 
-// openZstd decodes on the calling goroutine (concurrency 1: the reading
-// goroutine already has a core of its own; more would only add
+// openZstd decodes with each frame's last block split off
+// (zstdLastBlocks), so that it comes out before the checks that end the
+// frame.
+func openZstd(r *bufio.Reader) (io.Reader, error) {
+	return zstdDecoder(&zstdLastBlocks{passer: passer{r: r}})
+}
+
+// zstdDecoder decodes on the calling goroutine (concurrency 1: the
+// reading goroutine already has a core of its own; more would only add
 // goroutines and blocks in flight) with the window bounded by
 // zstdMaxWindow, so that memory is about twice the file's window
 // whatever the file's size. Not the low-memory history: it keeps the
@@ -89,34 +97,44 @@ func openGzip(r io.Reader) (io.Reader, error) {
 // which for a 128 MiB window (zstd --long) cost 9 s of CPU instead of
 // 1.4 s on a 740 MB capture, to save 130 MB; at zstd's default levels
 // (a 2 MiB window) both peak at the same 33 MB.
-func openZstd(r io.Reader) (io.Reader, error) {
+func zstdDecoder(r io.Reader) (*zstd.Decoder, error) {
 	return zstd.NewReader(r, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(false),
 		zstd.WithDecoderMaxWindow(zstdMaxWindow), zstd.WithDecoderMaxMemory(zstdMaxWindow))
 }
 
 // openLZ4 decodes on the calling goroutine (the library's default, kept
 // explicit); the frame descriptor's block size (at most 4 MiB) bounds
-// its buffers.
-func openLZ4(r io.Reader) (io.Reader, error) {
-	zr := lz4.NewReader(r)
+// its buffers. The input is followed (lz4Ends) to tell a cut file from a
+// whole one.
+func openLZ4(r *bufio.Reader) (io.Reader, error) {
+	in := &lz4Ends{passer: passer{r: r}}
+	zr := lz4.NewReader(in)
 	if err := zr.Apply(lz4.ConcurrencyOption(1)); err != nil {
 		return nil, err
 	}
-	return zr, nil
+	return lz4Reader{zr, in}, nil
 }
 
 // decompress looks for a compressed format's magic at the start of br. It
 // returns nil for a file that is not compressed (to be read as it is), the
 // decompressed stream for a format read, and an error for one that is not.
 func decompress(br *bufio.Reader) (*decompressed, error) {
-	head, _ := br.Peek(maxMagic)
+	head, _ := br.Peek(8)
+	// Skippable frames first (pzstd writes one before each frame): the
+	// format is the next frame's, zstd or LZ4, which share them.
+	at := 0
+	for len(head) >= at+8 && binary.LittleEndian.Uint32(head[at:])&skippableMask == skippableMagic {
+		at += 8 + int(binary.LittleEndian.Uint32(head[at+4:]))
+		head, _ = br.Peek(min(at+maxMagic, br.Size()))
+	}
+	next := head[min(at, len(head)):]
 	for i := range compressedFormats {
 		c := &compressedFormats[i]
-		if !bytes.HasPrefix(head, []byte(c.magic)) {
+		if !bytes.HasPrefix(next, []byte(c.magic)) || at > 0 && c.kind != Zstd && c.kind != LZ4 {
 			continue
 		}
 		if c.open == nil {
-			return nil, fmt.Errorf("compressed with %s (first bytes % x): not read; decompress it first", c.name, head)
+			return nil, fmt.Errorf("compressed with %s (first bytes % x): not read; decompress it first", c.name, head[:min(len(head), maxMagic)])
 		}
 		r, err := c.open(br)
 		if err != nil {

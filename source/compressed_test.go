@@ -1,14 +1,18 @@
 package source
 
 import (
+	"bufio"
 	"bytes"
 	"compress/gzip"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"sort"
 	"strings"
 	"testing"
 
@@ -126,136 +130,399 @@ func compressedConverted(t *testing.T) map[string][]Frame {
 	return out
 }
 
-// TestCompressedCut cuts the files the compression tools wrote at many
-// points: the frames before the cut are read as in the whole file, then
-// one error: a RecordError at the next frame's number and offset that
-// says the file was cut short (as a cut plain capture), or, when no record
-// could be decompressed at all, a HeaderError naming the compression. The
-// files of several blocks must give frames before the error.
+// TestCompressedCut cuts the files the compression tools wrote, and
+// files of several frames or members the libraries wrote, at every block
+// boundary (±1), inside the checksums that end them and at points between:
+// the frames read are exactly those the decodable part holds whole (the
+// octets of the blocks wholly before the cut, as a plain capture cut
+// there reads them), then one error: a RecordError that the data was cut
+// short at the next frame's number and offset, or a HeaderError naming
+// the file when not even the capture's header could be decompressed.
 func TestCompressedCut(t *testing.T) {
-	partial := map[string]bool{
-		"live-rxe4-nfs42-bulk.pcap.zst":    false, // five zstd blocks
-		"live-siw4-nvme.pcap.lz4":          false, // two linked 64 KiB LZ4 blocks
-		"rxe-nfs42-rdma.editcap.pcapng.gz": false,
-	}
+	inputs := compressedInputs(t)
 	dir := t.TempDir()
-	for path, whole := range compressedConverted(t) {
-		data, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
+	for name, data := range inputs {
+		kind := compressionOf(t, data)
+		prefix := decodable(t, kind, data)
+		whole := prefix(len(data))
+		if len(whole) == 0 {
+			t.Fatalf("%s: nothing decompressed", name)
 		}
-		cuts := []int{len(data) - 1, len(data) - 4, len(data) - 9}
-		for i := 1; i < 24; i++ {
-			cuts = append(cuts, len(data)*i/24)
-		}
-		for _, at := range cuts {
-			cut := filepath.Join(dir, fmt.Sprintf("%s@%d", filepath.Base(path), at))
+		seen := map[int]bool{}
+		for _, at := range cutPoints(kind, data) {
+			if at <= 0 || at >= len(data) || seen[at] {
+				continue
+			}
+			seen[at] = true
+			plain := prefix(at)
+			want, wantErrs, wantOpen := readPlain(t, plain)
+			cut := filepath.Join(dir, fmt.Sprintf("%s@%d", name, at))
 			if err := os.WriteFile(cut, data[:at], 0o644); err != nil {
 				t.Fatal(err)
 			}
 			fs, err := OpenFiles([]string{cut}, nil)
-			var he *HeaderError
 			if err != nil {
+				var he *HeaderError
 				if !errors.As(err, &he) || !strings.Contains(err.Error(), cut) {
 					t.Fatalf("%s: %v, want a HeaderError naming the file", cut, err)
 				}
+				if wantOpen == nil {
+					t.Fatalf("%s: not opened (%v); the %d octets decompressed open", cut, err, len(plain))
+				}
 				continue
+			}
+			if wantOpen != nil {
+				t.Fatalf("%s: opened; the %d octets decompressed do not (%v)", cut, len(plain), wantOpen)
 			}
 			got, errs := readAll(t, fs)
 			fs.Close()
-			if len(got) > len(whole) {
-				t.Fatalf("%s: %d frames of %d", cut, len(got), len(whole))
+			if len(got) != len(want) {
+				t.Fatalf("%s: %d frames, the %d octets decompressed hold %d (errors %v)", cut, len(got), len(plain), len(want), errs)
 			}
 			for i := range got {
-				if !bytes.Equal(got[i].Data, whole[i].Data) || got[i].Offset != whole[i].Offset {
-					t.Fatalf("%s: frame %d differs from the whole file's", cut, i+1)
+				if !bytes.Equal(got[i].Data, want[i].Data) || got[i].Offset != want[i].Offset {
+					t.Fatalf("%s: frame %d differs from the decompressed octets'", cut, i+1)
 				}
 			}
-			if len(errs) == 0 && len(got) == len(whole) && strings.HasSuffix(path, ".lz4") && at == len(data)-4 {
-				// The LZ4 frame's content checksum cut off whole: the
-				// library (as liblz4, so tshark) takes the end mark
-				// for the end.
-				continue
+			if len(errs) == 0 && len(got) == len(want) && bytes.Equal(data[at:], skippable) {
+				continue // only the last skippable frame cut off
 			}
 			var re *RecordError
-			if len(errs) != 1 || !errors.As(errs[0], &re) || !errors.Is(re, ErrTruncated) || re.Frame != len(got)+1 {
-				t.Fatalf("%s: %d frames, errors %v: want one cut record at frame %d", cut, len(got), errs, len(got)+1)
+			if len(errs) != 1 || !errors.As(errs[0], &re) || !errors.Is(re, ErrTruncated) || re.Frame != len(got)+1 ||
+				!strings.Contains(re.Error(), cut) {
+				t.Fatalf("%s: %d frames, errors %v: want one cut record at frame %d naming the file", cut, len(got), errs, len(got)+1)
 			}
-			wantOff := whole[len(whole)-1].Offset
-			if len(got) < len(whole) {
-				wantOff = whole[len(got)].Offset
-			}
-			if len(got) < len(whole) && re.Offset != wantOff || len(got) == len(whole) && re.Offset <= wantOff {
-				t.Fatalf("%s: cut at offset %d, want %d", cut, re.Offset, wantOff)
-			}
-			if len(got) > 0 {
-				if _, ok := partial[filepath.Base(path)]; ok {
-					partial[filepath.Base(path)] = true
+			if len(wantErrs) > 0 {
+				var pe *RecordError
+				if !errors.As(wantErrs[0], &pe) || pe.Frame != re.Frame || pe.Offset != re.Offset {
+					t.Fatalf("%s: %v; the decompressed octets: %v", cut, re, wantErrs)
 				}
+			} else if len(got) > 0 && re.Offset <= got[len(got)-1].Offset {
+				t.Fatalf("%s: cut at offset %d, after frame %d at %d", cut, re.Offset, len(got), got[len(got)-1].Offset)
 			}
-		}
-	}
-	for name, ok := range partial {
-		if !ok {
-			t.Errorf("%s: no cut gave the frames before it", name)
 		}
 	}
 }
 
-// TestCompressedDamaged flips bytes of the files the compression tools
-// wrote: never read silently as whole (each format has a checksum of the
-// content, which those tools write), and the error names the file.
-func TestCompressedDamaged(t *testing.T) {
-	dir := t.TempDir()
-	for path, whole := range compressedConverted(t) {
+// skippable is a skippable frame (zstd's and LZ4's) of 3 octets.
+var skippable = []byte{0x5a, 0x2a, 0x4d, 0x18, 3, 0, 0, 0, 'a', 'b', 'c'}
+
+// compressedInputs are the files the compression tools wrote, and
+// streams of several frames (members) the libraries wrote, split inside a
+// record: two of each format, and zstd's and LZ4's with skippable frames
+// (which the two share) before, between and after them.
+func compressedInputs(t *testing.T) map[string][]byte {
+	inputs := map[string][]byte{}
+	for path := range compressedConverted(t) {
 		data, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for i := 1; i < 12; i++ {
-			at := 4 + (len(data)-4)*i/12
+		inputs[filepath.Base(path)] = data
+	}
+	raw, _ := os.ReadFile(realRXE)
+	half := 24 + (len(raw)-24)/2
+	for _, kind := range compressions {
+		inputs[fmt.Sprintf("two-%v", kind)] = append(compressAs(t, kind, raw[:half]), compressAs(t, kind, raw[half:])...)
+	}
+	for _, kind := range []Compression{Zstd, LZ4} {
+		inputs[fmt.Sprintf("skippable-%v", kind)] = slices.Concat(skippable, compressAs(t, kind, raw[:half]), skippable, compressAs(t, kind, raw[half:]), skippable)
+	}
+	return inputs
+}
+
+// inSkipped tells whether data[at] is what a skippable frame of data
+// skips.
+func inSkipped(data []byte, at int) bool {
+	for i := 0; ; i++ {
+		k := bytes.Index(data[i:], skippable)
+		if k < 0 {
+			return false
+		}
+		if i += k; at >= i+8 && at < i+len(skippable) {
+			return true
+		}
+	}
+}
+
+// compressionOf is the compression data starts with.
+func compressionOf(t *testing.T, data []byte) Compression {
+	t.Helper()
+	d, err := decompress(bufio.NewReader(bytes.NewReader(data)))
+	if err != nil || d == nil {
+		t.Fatalf("not compressed in a format read: %v", err)
+	}
+	return d.kind
+}
+
+// readPlain reads decompressed octets as a plain capture: its frames and
+// errors, or why it does not open.
+func readPlain(t *testing.T, plain []byte) ([]Frame, []error, error) {
+	t.Helper()
+	fs, err := OpenFiles([]string{"-"}, bytes.NewReader(plain))
+	if err != nil {
+		return nil, nil, err
+	}
+	defer fs.Close()
+	frames, errs := readAll(t, fs)
+	return frames, errs, nil
+}
+
+// decodable returns what a decompressor can give of data[:at]: for gzip
+// and LZ4 what their libraries give of it (they give each octet, or
+// block, as it is decoded); for zstd the octets of the blocks that end by
+// at, as the library decoded them from the whole of data.
+func decodable(t *testing.T, kind Compression, data []byte) func(at int) []byte {
+	t.Helper()
+	if kind == Zstd {
+		ends := zstdBlockEnds(data)
+		out, sizes := zstdBlockOutput(t, data, ends)
+		return func(at int) []byte {
+			if i := sort.SearchInts(ends, at+1) - 1; i >= 0 {
+				return out[:sizes[i]]
+			}
+			return nil
+		}
+	}
+	return func(at int) []byte {
+		var r io.Reader = lz4.NewReader(bytes.NewReader(data[:at]))
+		if kind == Gzip {
+			zr, err := gzip.NewReader(bytes.NewReader(data[:at]))
+			if err != nil {
+				return nil
+			}
+			r = zr
+		}
+		out, _ := io.ReadAll(r)
+		return out
+	}
+}
+
+// cutPoints are where TestCompressedCut cuts data: around each block's
+// end (the zstd and LZ4 blocks; deflate's end at any bit) and in the
+// checksums that end the formats, and at 32 points between.
+func cutPoints(kind Compression, data []byte) []int {
+	var ends []int
+	switch kind {
+	case Zstd:
+		ends = zstdBlockEnds(data)
+	case LZ4:
+		ends = lz4BlockEnds(data)
+	}
+	var at []int
+	for _, e := range ends {
+		at = append(at, e-1, e, e+1, e+2, e+4)
+	}
+	for i := 1; i <= 9; i++ {
+		at = append(at, len(data)-i)
+	}
+	for i := 1; i < 32; i++ {
+		at = append(at, len(data)*i/32)
+	}
+	return at
+}
+
+// lz4BlockEnds walks the frames of an LZ4 frame-format stream (lz4's
+// doc/lz4_Frame_format.md): where each block (its checksum included)
+// ends. Skippable frames are passed over.
+func lz4BlockEnds(b []byte) []int {
+	var ends []int
+	le := binary.LittleEndian
+	for off := 0; off+8 <= len(b); {
+		magic := le.Uint32(b[off:])
+		if magic&^0xf == 0x184d2a50 {
+			off += 8 + int(le.Uint32(b[off+4:]))
+			continue
+		}
+		if magic != 0x184d2204 {
+			break
+		}
+		flg := b[off+4]
+		off += 7 // magic, FLG, BD, HC
+		if flg&0x08 != 0 {
+			off += 8 // Content Size
+		}
+		if flg&0x01 != 0 {
+			off += 4 // Dictionary ID
+		}
+		for {
+			if off+4 > len(b) {
+				return ends
+			}
+			size := int(le.Uint32(b[off:]) &^ (1 << 31))
+			off += 4
+			if size == 0 {
+				break // EndMark
+			}
+			off += size
+			if flg&0x10 != 0 {
+				off += 4 // Block Checksum
+			}
+			if off > len(b) {
+				return ends
+			}
+			ends = append(ends, off)
+		}
+		if flg&0x04 != 0 {
+			off += 4 // Content Checksum
+		}
+	}
+	return ends
+}
+
+// zstdBlockEnds walks the frames of a zstd stream (RFC 8878 §3.1): where
+// each block's octets end. Skippable frames are passed over; the walk
+// stops at anything else or at a block that runs past the data.
+func zstdBlockEnds(b []byte) []int {
+	var ends []int
+	le := binary.LittleEndian
+	for off := 0; off+8 <= len(b); {
+		magic := le.Uint32(b[off:])
+		if magic&^0xf == 0x184d2a50 {
+			off += 8 + int(le.Uint32(b[off+4:]))
+			continue
+		}
+		if magic != 0xfd2fb528 {
+			break
+		}
+		fhd := b[off+4]
+		fcs := []int{0, 2, 4, 8}[fhd>>6]
+		single := fhd&0x20 != 0
+		if single && fcs == 0 {
+			fcs = 1
+		}
+		off += 5 + fcs + []int{0, 1, 2, 4}[fhd&3]
+		if !single {
+			off++ // Window_Descriptor
+		}
+		for last := false; !last; {
+			if off+3 > len(b) {
+				return ends
+			}
+			h := int(b[off]) | int(b[off+1])<<8 | int(b[off+2])<<16
+			size := h >> 3
+			if h>>1&3 == 1 {
+				size = 1 // RLE
+			}
+			off += 3 + size
+			if off > len(b) {
+				return ends
+			}
+			ends = append(ends, off)
+			last = h&1 != 0
+		}
+		if fhd&4 != 0 {
+			off += 4 // Content_Checksum
+		}
+	}
+	return ends
+}
+
+// zstdBlockOutput decodes data with the library alone, through a reader
+// that counts the compressed octets taken: sizes[i] is the decompressed
+// length up to the end of block i (ends[i]). The library reads a block
+// whole before it decodes it, reads no further before its octets are
+// read (but a last block's checksum), and a Read gives the octets of one
+// block: those of the last block whose end was taken.
+func zstdBlockOutput(t *testing.T, data []byte, ends []int) (out []byte, sizes []int) {
+	t.Helper()
+	cr := &countingReader{r: bytes.NewReader(data)}
+	dec, err := zstd.NewReader(cr, zstd.WithDecoderConcurrency(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dec.Close()
+	sizes = make([]int, len(ends))
+	buf := make([]byte, 512)
+	for {
+		n, err := dec.Read(buf)
+		out = append(out, buf[:n]...)
+		if i := sort.SearchInts(ends, int(cr.n.Load())+1) - 1; n > 0 && i >= 0 {
+			sizes[i] = len(out)
+		}
+		if err != nil {
+			break
+		}
+	}
+	for i := 1; i < len(sizes); i++ {
+		sizes[i] = max(sizes[i], sizes[i-1])
+	}
+	return out, sizes
+}
+
+// TestCompressedDamaged flips octets of the compressed inputs: never
+// read silently as whole (each format has a checksum of the content,
+// which the tools write), the error names the file, and every frame the
+// blocks before the damage hold whole is read, as it is.
+func TestCompressedDamaged(t *testing.T) {
+	dir := t.TempDir()
+	for name, data := range compressedInputs(t) {
+		prefix := decodable(t, compressionOf(t, data), data)
+		for i := 1; i < 24; i++ {
+			at := 4 + (len(data)-4)*i/24
 			bad := bytes.Clone(data)
 			bad[at] ^= 0x5a
-			p := filepath.Join(dir, fmt.Sprintf("%s^%d", filepath.Base(path), at))
+			p := filepath.Join(dir, fmt.Sprintf("%s^%d", name, at))
 			if err := os.WriteFile(p, bad, 0o644); err != nil {
 				t.Fatal(err)
 			}
+			want, _, _ := readPlain(t, prefix(at))
 			fs, err := OpenFiles([]string{p}, nil)
 			if err != nil {
-				if !strings.Contains(err.Error(), p) {
-					t.Fatalf("%s: %v does not name the file", p, err)
+				if !strings.Contains(err.Error(), p) || len(want) > 0 {
+					t.Fatalf("%s: %v: not opened, or not named (%d frames before the damage)", p, err, len(want))
 				}
 				continue
 			}
 			got, errs := readAll(t, fs)
 			fs.Close()
-			if len(errs) == 0 {
-				t.Fatalf("%s: a damaged file read without an error (%d frames of %d)", p, len(got), len(whole))
+			if len(errs) == 0 && !inSkipped(data, at) {
+				t.Fatalf("%s: a damaged file read without an error (%d frames)", p, len(got))
 			}
 			for _, err := range errs {
 				if !strings.Contains(err.Error(), p) {
 					t.Fatalf("%s: %v does not name the file", p, err)
 				}
 			}
+			if len(got) < len(want) {
+				t.Fatalf("%s: %d frames, the blocks before the damage hold %d", p, len(got), len(want))
+			}
+			for i := range want {
+				if !bytes.Equal(got[i].Data, want[i].Data) || got[i].Offset != want[i].Offset {
+					t.Fatalf("%s: frame %d differs from the undamaged file's", p, i+1)
+				}
+			}
 		}
 	}
-	// Damage the decompressor finds is named as such, not as a cut.
+	// Damage the decompressor finds is named as such, not as a cut, after
+	// every frame: a checksum that differs, or a declared content size
+	// (zstd's, in the frame header the library writes) that does.
 	raw, _ := os.ReadFile(realRXE)
-	for _, kind := range compressions {
-		data := compressAs(t, kind, raw)
-		data[len(data)-2] ^= 0xff // in the checksum that ends each format
+	whole := mustRead(t, realRXE)
+	for _, tc := range []struct {
+		kind Compression
+		at   func(data []byte) int
+		what string
+	}{
+		{Gzip, func(d []byte) int { return len(d) - 6 }, "CRC-32"},
+		{Gzip, func(d []byte) int { return len(d) - 2 }, "ISIZE"},
+		{Zstd, func(d []byte) int { return len(d) - 2 }, "checksum"},
+		{Zstd, func(d []byte) int { return 5 }, "Frame_Content_Size"},
+		{LZ4, func(d []byte) int { return len(d) - 2 }, "content checksum"},
+	} {
+		data := compressAs(t, tc.kind, raw)
+		data[tc.at(data)] ^= 0x01
 		fs, err := OpenFiles([]string{"-"}, bytes.NewReader(data))
 		if err != nil {
-			if !strings.Contains(err.Error(), kind.String()+" data damaged") {
-				t.Fatalf("%v: %v", kind, err)
-			}
-			continue
+			t.Fatalf("%v %s: %v", tc.kind, tc.what, err)
 		}
-		_, errs := readAll(t, fs)
+		got, errs := readAll(t, fs)
 		var re *RecordError
-		if len(errs) != 1 || !errors.As(errs[0], &re) || errors.Is(re, ErrTruncated) || !strings.Contains(re.Error(), kind.String()+" data damaged") {
-			t.Fatalf("%v: bad checksum: %v", kind, errs)
+		if len(errs) != 1 || !errors.As(errs[0], &re) || errors.Is(re, ErrTruncated) || !strings.Contains(re.Error(), tc.kind.String()+" data damaged") ||
+			re.Frame != len(whole)+1 {
+			t.Fatalf("%v %s: %v", tc.kind, tc.what, errs)
 		}
+		sameFrames(t, fmt.Sprintf("%v %s", tc.kind, tc.what), got, whole)
 	}
 }
 
@@ -372,7 +639,7 @@ func FuzzCompressed(f *testing.F) {
 		// What the decompressor gives, at most 4 MiB of it.
 		var plain []byte
 		var derr error
-		if r, err := format.open(bytes.NewReader(data)); err != nil {
+		if r, err := format.open(bufio.NewReader(bytes.NewReader(data))); err != nil {
 			derr = err
 		} else {
 			plain, derr = io.ReadAll(io.LimitReader(r, 4<<20))
@@ -404,6 +671,35 @@ func FuzzCompressed(f *testing.F) {
 		}
 		if derr == nil && (len(got) != len(want) || len(errs) != len(werrs)) {
 			t.Fatalf("%d frames, errors %v; the decompressed bytes: %d frames, errors %v", len(got), errs, len(want), werrs)
+		}
+		// What the readers pass the libraries changes no octet: the
+		// library alone gives a prefix of the same octets (zstd's holds a
+		// frame's last block back until its checks pass), and all of
+		// them when it ends cleanly. Only LZ4's cut before a block's
+		// length or the checksum, which the library takes for the end,
+		// is an error here.
+		var lib io.Reader
+		var lerr error
+		switch format.kind {
+		case Zstd:
+			lib, lerr = zstdDecoder(bytes.NewReader(data))
+		case LZ4:
+			lib = lz4.NewReader(bytes.NewReader(data))
+		case Gzip:
+			return
+		}
+		var alone []byte
+		if lerr == nil {
+			alone, lerr = io.ReadAll(io.LimitReader(lib, 4<<20))
+		}
+		if !bytes.HasPrefix(plain, alone) {
+			t.Fatalf("%d octets decompressed, the library alone gives %d, not their prefix (%v)", len(plain), len(alone), lerr)
+		}
+		if lerr == nil && len(alone) < 4<<20 && (!bytes.Equal(plain, alone) || derr != nil && !(format.kind == LZ4 && errors.Is(derr, io.ErrUnexpectedEOF))) {
+			t.Fatalf("%d octets decompressed (%v), the library alone gives %d cleanly", len(plain), derr, len(alone))
+		}
+		if derr == nil && lerr != nil {
+			t.Fatalf("decompressed cleanly, the library alone fails: %v", lerr)
 		}
 	})
 }
