@@ -517,6 +517,7 @@ func (d *Dissector) predecodedFrame(p *predecoded) {
 			d6.BaseLayer, d6.Version, d6.TrafficClass, d6.FlowLabel = p6.BaseLayer, p6.Version, p6.TrafficClass, p6.FlowLabel
 			d6.Length, d6.NextHeader, d6.HopLimit = p6.Length, p6.NextHeader, p6.HopLimit
 			d6.SrcIP, d6.DstIP, d6.HopByHop = p6.SrcIP, p6.DstIP, nil
+			h.ip6.nExt = 0
 		case hdrUDP:
 			h.udp.UDP = p.udp.UDP
 		case preBTH:

@@ -60,7 +60,7 @@ type Dissector struct {
 	// The entries of the common headers and the BTH, which decodeLayers
 	// decodes by direct calls, and of the IB extension headers: those of
 	// the layers a predecoded frame holds, by kind.
-	preEnts [numPredecoded]*layerEntry
+	preEnts [numKinds]*layerEntry
 
 	// laid: the record holds the first layers of the common RoCEv2 frame
 	// and its Headers (layPlain). preHdr are the Headers of another
@@ -89,10 +89,10 @@ func New(opts Options) *Dissector {
 	d.sends = newULPSends(opts)
 	d.rc = newRCSends(opts, d.sends)
 	d.iwarp = newIWARP(opts, d.sends)
-	for k := range numHeaders {
+	for _, k := range walkedKinds {
 		// Each header its own entry: the stacked VLAN tags are layers of
 		// one layer type.
-		l := d.hdr.layer(header(k))
+		l := d.hdr.layer(k)
 		d.preEnts[k] = &layerEntry{l: l.(field.Layer), dl: l, kind: kindOther}
 	}
 	for k := preBTH; k < numPredecoded; k++ {
@@ -396,6 +396,9 @@ func (d *Dissector) decodeLayers(first gopacket.LayerType, data []byte, icrc *ic
 			t, data, err = w.walk(r, t, data)
 			if w.n > 0 {
 				last = d.preEnts[w.last]
+				if w.cur != &d.hdr {
+					last = &w.cur.ents[w.last] // inside an encapsulation
+				}
 				if w.ip >= 0 {
 					icrc.ip, icrc.v6 = w.ip, w.v6
 				}
@@ -486,9 +489,9 @@ func (d *Dissector) decodeChain(first gopacket.LayerType, data []byte, base int)
 	d.noteHeaders(&icrc, last)
 	if icrc.ip >= 0 {
 		if icrc.v6 {
-			ip6 = &d.hdr.ip6
+			ip6 = &d.walk.cur.ip6
 		} else {
-			ip4 = &d.hdr.ip4
+			ip4 = &d.walk.cur.ip4
 		}
 	}
 	bth := d.checkICRC(&icrc)
@@ -608,7 +611,8 @@ type decodingLayer interface {
 // the IB ones; ERF leads to Ethernet or the LRH).
 func (d *Dissector) allLayers() []gopacket.DecodingLayer {
 	h := &d.hdr
-	return append([]gopacket.DecodingLayer{&h.eth, &h.sll, &h.ipoib, &h.vlan[0], &h.ip4, &h.ip6, &h.udp, &h.tcp}, d.ib.DecodingLayers()...)
+	return append([]gopacket.DecodingLayer{&h.eth, &h.sll, &h.ipoib, &h.vlan[0], &h.ip4, &h.ip6, &h.udp, &h.tcp, &h.gre, &h.erspan, &h.vxlan},
+		d.ib.DecodingLayers()...)
 }
 
 // layerFor returns the record layer that decoded layer type t.
@@ -726,7 +730,7 @@ func RecordFinding(re *source.RecordError) finding.Finding {
 // RDMA-relevant by themselves, and report only their own fields.
 func IsTransport(p *field.Proto) bool {
 	switch p {
-	case ProtoFrame, ProtoEthernet, ProtoSLL, ProtoVLAN, ProtoIPv4, ProtoIPv6, ProtoUDP, ProtoTCP:
+	case ProtoFrame, ProtoEthernet, ProtoSLL, ProtoVLAN, ProtoIPv4, ProtoIPv6, ProtoUDP, ProtoTCP, ProtoGRE, ProtoERSPAN, ProtoVXLAN:
 		return true
 	}
 	return false

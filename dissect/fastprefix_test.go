@@ -115,7 +115,8 @@ func eachFrameDamaged(t *testing.T, rng *rand.Rand, copies int, fn func(name str
 }
 
 // TestHeaderWalkMatchesGopacket: headerWalk (the Dissector's and
-// Ahead's walk over Ethernet, VLAN, IP, UDP and TCP) decodes the layers
+// Ahead's walk over Ethernet, VLAN, IP, UDP and TCP, GRE, ERSPAN type II
+// and VXLAN) decodes the layers
 // gopacket's DecodingLayerParser decodes with gopacket's own layers, in the
 // same order, with the same error and truncation verdicts, on every frame
 // of every real and synthetic capture and on damaged copies of them
@@ -128,9 +129,12 @@ func TestHeaderWalkMatchesGopacket(t *testing.T) {
 		ip6   layers.IPv6
 		udp   layers.UDP
 		tcp   layers.TCP
+		gre   layers.GRE
+		span  layers.ERSPANII
+		vxlan layers.VXLAN
 		types []gopacket.LayerType
 	)
-	parser := gopacket.NewDecodingLayerParser(layers.LayerTypeEthernet, &eth, &vlan, &ip4, &ip6, &udp, &tcp)
+	parser := gopacket.NewDecodingLayerParser(layers.LayerTypeEthernet, &eth, &vlan, &ip4, &ip6, &udp, &tcp, &gre, &span, &vxlan)
 	parser.IgnoreUnsupported = true
 	var h commonHeaders
 	roce := rocePorts(Options{})

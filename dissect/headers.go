@@ -11,9 +11,11 @@ import (
 
 // commonHeaders are the layers of the headers that come before the RDMA
 // ones: Ethernet, Linux cooked capture or IPoIB, 802.1Q and 802.1ad tags, IPv4,
-// IPv6, UDP and TCP. headerWalk decodes into them. A Dissector has its own
+// IPv6, UDP and TCP, and the encapsulations of mirrored frames (GRE,
+// ERSPAN, VXLAN). headerWalk decodes into them. A Dissector has its own
 // (its Records point to them), and Ahead's hook another (it runs on the
-// reading goroutine).
+// reading goroutine). The headers of a frame inside an encapsulation
+// decode into another commonHeaders (tunnel), made when first needed.
 type commonHeaders struct {
 	eth   Ethernet
 	sll   SLL
@@ -25,6 +27,36 @@ type commonHeaders struct {
 	ip6  IPv6
 	udp  UDP
 	tcp  TCP
+
+	gre    GRE
+	erspan ERSPAN
+	vxlan  VXLAN
+	// inner holds the headers of the frame an encapsulation carries, depth
+	// the encapsulations around these (tunnel); ents are the layer entries
+	// of an inner one's headers (for the Dissector's decodeLayers, as its
+	// preEnts are of its own).
+	inner *commonHeaders
+	depth int
+	ents  *[numKinds]layerEntry
+}
+
+// tunnel returns the commonHeaders the frame inside an encapsulation
+// decodes into (made on first use, with h's RoCE ports and names), nil
+// below maxTunnels encapsulations.
+func (h *commonHeaders) tunnel() *commonHeaders {
+	if h.inner == nil {
+		if h.depth >= maxTunnels {
+			return nil
+		}
+		in := &commonHeaders{depth: h.depth + 1, ents: new([numKinds]layerEntry)}
+		in.udp.roce, in.ip4.hosts, in.ip6.hosts = h.udp.roce, h.ip4.hosts, h.ip6.hosts
+		for _, k := range walkedKinds {
+			l := in.layer(k)
+			in.ents[k] = layerEntry{l: l.(field.Layer), dl: l, kind: kindOther}
+		}
+		h.inner = in
+	}
+	return h.inner
 }
 
 // maxVLANTags is the number of stacked VLAN tags decoded; a frame with
@@ -50,13 +82,34 @@ const (
 	numHeaders = hdrIPv4 + 4
 )
 
-// headerTypes are the gopacket layer types of the headers.
-var headerTypes = func() (t [numHeaders]gopacket.LayerType) {
+// The encapsulations, numbered after the IB layers a predecoded frame
+// holds (ahead.go): a predecoded frame has none, and its slot's tables of
+// kinds stay as short.
+const (
+	hdrGRE = numPredecoded + iota
+	hdrERSPAN
+	hdrVXLAN
+
+	// numKinds numbers the headers and the predecoded IB layers.
+	numKinds
+)
+
+// walkedKinds are the kinds of the headers headerWalk decodes.
+var walkedKinds = func() (ks []header) {
+	for k := range numHeaders {
+		ks = append(ks, header(k))
+	}
+	return append(ks, hdrGRE, hdrERSPAN, hdrVXLAN)
+}()
+
+// headerTypes are the gopacket layer types of the headers (by kind).
+var headerTypes = func() (t [numKinds]gopacket.LayerType) {
 	t[hdrEthernet], t[hdrSLL], t[hdrIPoIB] = layers.LayerTypeEthernet, layers.LayerTypeLinuxSLL, LayerTypeIPoIBLink
 	for i := range maxVLANTags {
 		t[hdrVLAN+header(i)] = layers.LayerTypeDot1Q
 	}
 	t[hdrIPv4], t[hdrIPv6], t[hdrUDP], t[hdrTCP] = layers.LayerTypeIPv4, layers.LayerTypeIPv6, layers.LayerTypeUDP, layers.LayerTypeTCP
+	t[hdrGRE], t[hdrERSPAN], t[hdrVXLAN] = layers.LayerTypeGRE, layers.LayerTypeERSPANII, layers.LayerTypeVXLAN
 	return t
 }()
 
@@ -77,8 +130,14 @@ func (h *commonHeaders) layer(k header) decodingLayer {
 		return &h.ip6
 	case k == hdrUDP:
 		return &h.udp
+	case k == hdrTCP:
+		return &h.tcp
+	case k == hdrGRE:
+		return &h.gre
+	case k == hdrERSPAN:
+		return &h.erspan
 	}
-	return &h.tcp
+	return &h.vxlan
 }
 
 // isHeader reports whether layer type t is one of the common headers.
@@ -91,7 +150,8 @@ func isHeader(t gopacket.LayerType) bool {
 // place of a switch the compiler made a search of several compares.
 var headerTab = func() (tab [maxCachedLayerType]bool) {
 	for _, t := range []gopacket.LayerType{layers.LayerTypeEthernet, layers.LayerTypeLinuxSLL, layers.LayerTypeLinuxSLL2,
-		LayerTypeIPoIBLink, layers.LayerTypeDot1Q, layers.LayerTypeIPv4, layers.LayerTypeIPv6, layers.LayerTypeUDP, layers.LayerTypeTCP} {
+		LayerTypeIPoIBLink, layers.LayerTypeDot1Q, layers.LayerTypeIPv4, layers.LayerTypeIPv6, layers.LayerTypeUDP, layers.LayerTypeTCP,
+		layers.LayerTypeGRE, layers.LayerTypeERSPANII, LayerTypeERSPANIII, layers.LayerTypeVXLAN} {
 		tab[t] = true
 	}
 	return tab
@@ -117,6 +177,12 @@ func (h *commonHeaders) layerFor(t gopacket.LayerType) field.Layer {
 		return &h.udp
 	case layers.LayerTypeTCP:
 		return &h.tcp
+	case layers.LayerTypeGRE:
+		return &h.gre
+	case layers.LayerTypeERSPANII, LayerTypeERSPANIII:
+		return &h.erspan
+	case layers.LayerTypeVXLAN:
+		return &h.vxlan
 	}
 	return nil
 }
@@ -133,16 +199,35 @@ type headerWalk struct {
 	// until is a common header the walk stops before (0: none).
 	until gopacket.LayerType
 
-	// Set by walk: the headers decoded (n) and the last one, the frame
+	// Set by walk: the headers decoded (n) and the last one (in cur: h, or
+	// the inner headers of an encapsulated frame), the frame
 	// offset of the last IP header (-1: none) and whether it is IPv6;
 	// done when the last header decoded has no payload. (Where decoding
 	// goes on and the error are walk's results: returned in registers,
 	// not stored here behind write barriers.)
 	n    int
 	last header
+	cur  *commonHeaders
 	ip   int
 	v6   bool
 	done bool
+}
+
+// enter is the walk's step into the frame an encapsulation header (of h's)
+// carries, whose first layer is t: the headers to decode it into (h's
+// inner ones), no VLAN tags yet, and t; h and the payload layer type when
+// t is no common header or the encapsulations nest too deep.
+//
+//go:noinline
+func enter(h *commonHeaders, t gopacket.LayerType) (*commonHeaders, int, gopacket.LayerType) {
+	if !isHeader(t) {
+		return h, 0, t
+	}
+	in := h.tunnel()
+	if in == nil {
+		return h, 0, gopacket.LayerTypePayload
+	}
+	return in, 0, t
 }
 
 // walk decodes the headers from layer type t on (data: its bytes, inside
@@ -156,6 +241,9 @@ func (w *headerWalk) walk(rec *Record, t gopacket.LayerType, data []byte) (gopac
 	h, df, until, frame := w.h, w.df, w.until, rec.Data
 	n, ip, v6, last, tags := len(rec.Layers), -1, false, header(0), 0
 	var err error
+	// tun: the headers the last encapsulation header decoded into (the
+	// walk goes on in its inner ones).
+	var tun *commonHeaders
 	// The RoCEv2 frame, Ethernet → IPv4 → UDP, by straight-line code: the
 	// loop's dispatch per header was a visible share of the walk. What
 	// follows (other headers, or a frame that is not that) is the loop's.
@@ -219,7 +307,11 @@ func (w *headerWalk) walk(rec *Record, t gopacket.LayerType, data []byte) (gopac
 			}
 			ip, v6 = offsetIn(frame, h.ip6.Contents), true
 			rec.Add(&h.ip6, ip)
-			last, data, t = hdrIPv6, h.ip6.Payload, h.ip6.NextLayerType()
+			last = hdrIPv6
+			if err = h.ip6.passExt(df); err != nil {
+				goto out
+			}
+			data, t = h.ip6.Payload, h.ip6.NextLayerType()
 		case layers.LayerTypeDot1Q:
 			if tags == maxVLANTags {
 				err = errTooManyTags
@@ -256,6 +348,33 @@ func (w *headerWalk) walk(rec *Record, t gopacket.LayerType, data []byte) (gopac
 			}
 			rec.Add(&h.tcp, offsetIn(frame, h.tcp.Contents))
 			last, data, t = hdrTCP, h.tcp.Payload, h.tcp.NextLayerType()
+		case layers.LayerTypeGRE:
+			if err = h.gre.DecodeFromBytes(data, df); err != nil {
+				goto out
+			}
+			rec.Add(&h.gre, offsetIn(frame, h.gre.Contents))
+			last, data, t = hdrGRE, h.gre.Payload, h.gre.NextLayerType()
+			tun, ip, v6 = h, -1, false
+			if t != layers.LayerTypeERSPANII && t != LayerTypeERSPANIII {
+				h, tags, t = enter(h, t)
+			}
+		case layers.LayerTypeERSPANII, LayerTypeERSPANIII:
+			e := &h.erspan
+			if err = e.DecodeFromBytes(data, df); err != nil {
+				goto out
+			}
+			rec.Add(e, offsetIn(frame, e.Contents))
+			last, data, t = hdrERSPAN, e.Payload, e.NextLayerType()
+			tun, ip, v6 = h, -1, false
+			h, tags, t = enter(h, t)
+		case layers.LayerTypeVXLAN:
+			if err = h.vxlan.DecodeFromBytes(data, df); err != nil {
+				goto out
+			}
+			rec.Add(&h.vxlan, offsetIn(frame, h.vxlan.Contents))
+			last, data, t = hdrVXLAN, h.vxlan.Payload, h.vxlan.NextLayerType()
+			tun, ip, v6 = h, -1, false
+			h, tags, t = enter(h, t)
 		default:
 			goto out
 		}
@@ -264,7 +383,10 @@ func (w *headerWalk) walk(rec *Record, t gopacket.LayerType, data []byte) (gopac
 		}
 	}
 out:
-	w.n, w.last, w.ip, w.v6 = len(rec.Layers)-n, last, ip, v6
+	w.n, w.last, w.ip, w.v6, w.cur = len(rec.Layers)-n, last, ip, v6, h
+	if last >= hdrGRE {
+		w.cur = tun
+	}
 	w.done = err == nil && len(data) == 0 && len(rec.Layers) > n
 	return t, data, err
 }

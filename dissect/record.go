@@ -169,9 +169,9 @@ func (d *Dissector) noteHeaders(at *icrcAt, last decodingLayer) {
 	*h, r.hdrSet = Headers{BTHAt: -1}, true
 	if at.ip >= 0 {
 		if at.v6 {
-			h.IPv6 = &d.hdr.ip6
+			h.IPv6 = &d.walk.cur.ip6
 		} else {
-			h.IPv4 = &d.hdr.ip4
+			h.IPv4 = &d.walk.cur.ip4
 		}
 	}
 	if at.grh >= 0 {

@@ -39,9 +39,9 @@ import (
 func (d *Dissector) uncaptured(at *icrcAt) int {
 	end := -1
 	if at.ip >= 0 {
-		end = at.ip + int(d.hdr.ip4.Length)
+		end = at.ip + int(d.walk.cur.ip4.Length)
 		if at.v6 {
-			end = at.ip + 40 + int(d.hdr.ip6.Length)
+			end = at.ip + 40 + int(d.walk.cur.ip6.Length)
 		}
 	}
 	return d.rec.uncapturedBefore(end)
@@ -106,7 +106,7 @@ func (d *Dissector) bthUncaptured(b *ibcm.BTH, data []byte, at *icrcAt) {
 // the capture's first one carries CodeICRCNotCaptured.
 func (d *Dissector) icrcNotCaptured(at *icrcAt) (pad int, ok bool) {
 	const icrcLen, udpLen, minFrame = 4, 8, 64
-	r, h := &d.rec, &d.hdr
+	r, h := &d.rec, d.walk.cur
 	if at.ip < 0 || r.CaptureLength < r.Length || len(r.Layers) == 0 || r.Layers[len(r.Layers)-1] != field.Layer(&h.udp) {
 		return 0, false
 	}

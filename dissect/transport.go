@@ -474,11 +474,48 @@ func appendIPProto(b []byte, p uint64) []byte {
 	return strconv.AppendUint(b, p, 10)
 }
 
-// IPv6 is gopacket's IPv6 layer as a field.Layer.
+// IPv6 is gopacket's IPv6 layer as a field.Layer, with the extension
+// headers before the upper layer (RFC 8200 §4: Hop-by-Hop, Routing and
+// Destination Options) passed over, as tshark passes over them: the
+// payload and NextLayerType are the UDP or TCP after them.
 type IPv6 struct {
 	layers.IPv6
 	// hosts, when set, names the addresses.
 	hosts *hostNames
+	// ext are the Routing and Destination Options headers passExt passed
+	// over (gopacket passes over a Hop-by-Hop header, HopByHop), nExt of
+	// them; next is the protocol after the last.
+	ext  [maxIPv6Ext]ipv6Ext
+	nExt uint8
+	next layers.IPProtocol
+}
+
+// maxIPv6Ext is the number of extension headers passed over; decoding
+// stops at the one after them (its protocol is the IPv6 layer's Info).
+const maxIPv6Ext = 4
+
+// ipv6Ext is an extension header passed over: its protocol number (the
+// header's type), its Next Header and its length in octets.
+type ipv6Ext struct {
+	proto, nxt uint8
+	len        uint16
+}
+
+// The extension headers' fields, tshark's (ipv6.hopopts …): one group
+// each, its Next Header and its length (octets, and the field's value).
+var ipv6ExtFields = map[uint8][4]*field.Field{
+	uint8(layers.IPProtocolIPv6HopByHop):    extFields("hopopts", "IPv6 Hop-by-Hop Option"),
+	uint8(layers.IPProtocolIPv6Routing):     extFields("routing", "Routing Header for IPv6"),
+	uint8(layers.IPProtocolIPv6Destination): extFields("dstopts", "Destination Options for IPv6"),
+}
+
+func extFields(name, title string) [4]*field.Field {
+	return [4]*field.Field{
+		ProtoIPv6.Group("ipv6."+name, title),
+		ProtoIPv6.Uint("ipv6."+name+".nxt", 8, "Next Header").WithNames(ipProtoNames),
+		ProtoIPv6.Uint("ipv6."+name+".len", 8, "Length (8-octet units after the first 8)"),
+		ProtoIPv6.Uint("ipv6."+name+".len_oct", 16, "Length").WithUnit("bytes"),
+	}
 }
 
 func (ip *IPv6) Proto() *field.Proto { return ProtoIPv6 }
@@ -486,8 +523,10 @@ func (ip *IPv6) Proto() *field.Proto { return ProtoIPv6 }
 // DecodeFromBytes is gopacket's IPv6.DecodeFromBytes, storing the fields
 // one by one (see Ethernet's) for the common header: no HopByHop header
 // and a payload length that is not 0 (a jumbogram's); those and a short
-// header go to gopacket's own code. TestIPv6Decode compares the two.
+// header go to gopacket's own code. TestIPv6Decode compares the two. The
+// walk then passes over the other extension headers (passExt).
 func (ip *IPv6) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
+	ip.nExt = 0
 	if len(data) < 40 || layers.IPProtocol(data[6]) == layers.IPProtocolIPv6HopByHop || data[4]|data[5] == 0 {
 		return ip.IPv6.DecodeFromBytes(data, df)
 	}
@@ -512,9 +551,63 @@ func (ip *IPv6) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	return nil
 }
 
+// afterHeader is the protocol after the header and the Hop-by-Hop header
+// gopacket passes over.
+func (ip *IPv6) afterHeader() layers.IPProtocol {
+	if ip.HopByHop != nil {
+		return ip.HopByHop.NextHeader
+	}
+	return ip.NextHeader
+}
+
+// isExt reports the extension headers passExt passes over.
+func isExt(p layers.IPProtocol) bool {
+	return p == layers.IPProtocolIPv6Routing || p == layers.IPProtocolIPv6Destination
+}
+
+// errIPv6ExtShort is passExt's error (made once: the walk allocates
+// nothing).
+var errIPv6ExtShort = errors.New("IPv6 extension header runs past the payload")
+
+// passExt passes over the Routing and Destination Options headers at the
+// start of the decoded header's payload (after a Hop-by-Hop header
+// gopacket passed over), up to maxIPv6Ext: the payload is then what
+// follows them, and NextLayerType the layer of the protocol after them,
+// as tshark goes on there. A header that runs past the payload is an error
+// (truncation when the capture cut the packet).
+func (ip *IPv6) passExt(df gopacket.DecodeFeedback) error {
+	next := ip.afterHeader()
+	if !isExt(next) {
+		return nil
+	}
+	for isExt(next) && ip.nExt < maxIPv6Ext {
+		p := ip.Payload
+		if len(p) < 8 || len(p) < (int(p[1])+1)*8 {
+			if 40+int(ip.Length) > len(ip.Contents)+len(ip.Payload) {
+				df.SetTruncated()
+			}
+			return errIPv6ExtShort
+		}
+		n := (int(p[1]) + 1) * 8
+		ip.ext[ip.nExt] = ipv6Ext{uint8(next), p[0], uint16(n)}
+		ip.nExt++
+		next = layers.IPProtocol(p[0])
+		ip.Payload = p[n:]
+	}
+	ip.next = next
+	return nil
+}
+
 // NextLayerType is gopacket's, with UDP and TCP answered without the
-// protocol table.
+// protocol table; after extension headers, the layer of the protocol
+// after them.
 func (ip *IPv6) NextLayerType() gopacket.LayerType {
+	if ip.nExt > 0 {
+		if t, ok := udpOrTCP(ip.next); ok {
+			return t
+		}
+		return ip.next.LayerType()
+	}
 	if ip.HopByHop == nil {
 		if t, ok := udpOrTCP(ip.NextHeader); ok {
 			return t
@@ -533,26 +626,51 @@ func (ip *IPv6) VisitFields(v field.Visitor) {
 	v.Addr(fIPv6Src, addrOf(ip.SrcIP))
 	v.Addr(fIPv6Dst, addrOf(ip.DstIP))
 	ip.hosts.visitHosts(v, fIPv6SrcHost, fIPv6DstHost, ip.SrcIP, ip.DstIP)
+	if h := ip.HopByHop; h != nil {
+		visitExt(v, layers.IPProtocolIPv6HopByHop, uint8(h.NextHeader), h.ActualLength)
+	}
+	for _, e := range ip.ext[:ip.nExt] {
+		visitExt(v, layers.IPProtocol(e.proto), e.nxt, int(e.len))
+	}
+}
+
+// visitExt reports an extension header of protocol p: its Next Header
+// and its length of n octets.
+func visitExt(v field.Visitor, p layers.IPProtocol, nxt uint8, n int) {
+	f := ipv6ExtFields[uint8(p)]
+	v.Begin(f[0])
+	v.Uint(f[1], uint64(nxt))
+	v.Uint(f[2], uint64(n/8-1))
+	v.Uint(f[3], uint64(n))
+	v.End()
 }
 
 func (ip *IPv6) AppendSrc(b []byte) []byte { return ip.hosts.appendAddr(b, ip.SrcIP) }
 
 func (ip *IPv6) AppendDst(b []byte) []byte { return ip.hosts.appendAddr(b, ip.DstIP) }
 
-// AppendInfo names the next header for packets nothing else decoded.
-func (ip *IPv6) AppendInfo(b []byte) []byte { return appendIPProto(b, uint64(ip.NextHeader)) }
+// AppendInfo names the protocol after the header and the extension
+// headers passed over, for packets nothing else decoded.
+func (ip *IPv6) AppendInfo(b []byte) []byte {
+	if ip.nExt > 0 {
+		return appendIPProto(b, uint64(ip.next))
+	}
+	return appendIPProto(b, uint64(ip.NextHeader))
+}
 
 // UDP is gopacket's UDP layer as a field.Layer. Its NextLayerType knows
-// only RoCEv2: the BTH on a RoCE port (4791 and Options.RoCEPorts), the
-// payload otherwise (gopacket's port table is a map lookup per packet, and
-// no other UDP protocol is dissected).
+// only RoCEv2 and VXLAN: the BTH on a RoCE port (4791 and
+// Options.RoCEPorts), VXLAN on its port, the payload otherwise (gopacket's
+// port table is a map lookup per packet, and no other UDP protocol is
+// dissected).
 type UDP struct {
 	layers.UDP
 	roce *portSet // nil: gopacket's port table
 }
 
 // NextLayerType is the BTH for a RoCEv2 port (destination, or source for
-// a peer answering from 4791), the payload otherwise.
+// a peer answering from 4791), VXLAN to or from its port (as tshark), the
+// payload otherwise.
 func (u *UDP) NextLayerType() gopacket.LayerType {
 	if len(u.Payload) == 0 {
 		return gopacket.LayerTypeZero
@@ -560,6 +678,9 @@ func (u *UDP) NextLayerType() gopacket.LayerType {
 	if u.roce != nil {
 		if u.roce.has(uint16(u.DstPort)) || u.roce.has(uint16(u.SrcPort)) {
 			return ibcm.LayerTypeBTH
+		}
+		if u.DstPort == VXLANPort || u.SrcPort == VXLANPort {
+			return layers.LayerTypeVXLAN
 		}
 		return gopacket.LayerTypePayload
 	}
