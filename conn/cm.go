@@ -13,7 +13,7 @@ func (t *Tracker) CM(ev *CMEvent) {
 	if !t.begin(ev.Time) {
 		return
 	}
-	if ev.FixedCut && ev.Type != ibcm.AttrREQ && t.cutConn(ev) == nil {
+	if ev.FixedCut && !t.followCut(ev) {
 		// Cut before the fields that name its connection, and of no
 		// cut REQ's exchange: nothing true to say of it but the frame's
 		// own truncation warning.
@@ -112,9 +112,11 @@ func (t *Tracker) openRequest(kind Kind, ev *CMEvent) *Connection {
 	if ev.CMAValid {
 		c.Client.Port = ev.CMAPort
 	}
-	c.ServiceID, c.HasServiceID = ev.ServiceID, true
-	if _, port, ok := ibcm.RDMACMPort(ev.ServiceID); ok {
-		c.Server.Port = port
+	if ev.has(CapturedServiceID) {
+		c.ServiceID, c.HasServiceID = ev.ServiceID, true
+		if _, port, ok := ibcm.RDMACMPort(ev.ServiceID); ok {
+			c.Server.Port = port
+		}
 	}
 	c.ClientCommID = ev.LocalCommID
 	c.State = StateRequested
@@ -150,10 +152,11 @@ func (t *Tracker) cmREQ(ev *CMEvent) {
 
 func (t *Tracker) cmREP(ev *CMEvent) {
 	var c *Connection
-	if !ev.FixedCut {
-		if c = t.lookup(commKey(ev.Dst, ev.RemoteCommID)); c == nil {
-			c = t.lookup(commKey(ev.Src, ev.LocalCommID))
-		}
+	if ev.has(CapturedRemoteCommID) {
+		c = t.lookup(commKey(ev.Dst, ev.RemoteCommID))
+	}
+	if c == nil && ev.has(CapturedLocalCommID) {
+		c = t.lookup(commKey(ev.Src, ev.LocalCommID))
 	}
 	if c == nil {
 		c = t.cutConn(ev)
@@ -168,20 +171,28 @@ func (t *Tracker) cmREP(ev *CMEvent) {
 		c.Client.Port, c.Server.Port = 0, 0
 		c.ClientCommID = ev.RemoteCommID
 		c.State = StateReplied
-		t.bind(c, commKey(ev.Dst, ev.RemoteCommID))
+		if ev.has(CapturedRemoteCommID) {
+			t.bind(c, commKey(ev.Dst, ev.RemoteCommID))
+		}
+		if ev.FixedCut {
+			t.cutREP(c, ev)
+		}
 		t.finding(c, finding.Finding{
 			Code: CodeREPWithoutREQ, Severity: finding.SeverityWarning, Section: "IBTA vol 1 §12.6.8",
 			Layer: "conn", Frame: ev.Frame, Offset: -1,
-			Message: fmt.Sprintf("REP (local comm ID 0x%08x) answers comm ID 0x%08x, for which no REQ was seen (capture started late, or a stray REP): the client's private data is unknown, so the negotiation assumes the defaults",
-				ev.LocalCommID, ev.RemoteCommID),
+			Message: fmt.Sprintf("REP (local comm ID %s) answers comm ID %s, for which no REQ was seen (capture started late, or a stray REP): the client's private data is unknown%s",
+				commIDText(ev, CapturedLocalCommID, ev.LocalCommID), commIDText(ev, CapturedRemoteCommID, ev.RemoteCommID), repWithoutREQNegotiation(ev)),
 		})
 	}
-	if !ev.FixedCut {
+	if ev.has(CapturedLocalCommID) {
 		c.ServerCommID = ev.LocalCommID
-		c.ServerQPN = ev.QPN
 		t.bind(c, commKey(ev.Src, ev.LocalCommID))
+	}
+	if ev.has(CapturedQPN) {
+		c.ServerQPN = ev.QPN
 		t.bind(c, qpKey(ev.Src, ev.QPN))
-	} else {
+	}
+	if ev.FixedCut {
 		c.ReplyCut = true
 	}
 	c.repTID = ev.TID
@@ -197,7 +208,7 @@ func (t *Tracker) cmREP(ev *CMEvent) {
 func (t *Tracker) cmREJ(ev *CMEvent) {
 	c := t.cmPeerConn(ev)
 	note := fmt.Sprintf("reason %d", ev.RejectReason)
-	if ev.FixedCut {
+	if !ev.has(CapturedReason) {
 		// A REJ ends the attempt whatever it rejects; its reason is in
 		// the octets the snap length cut.
 		note = "reason not captured"
@@ -218,7 +229,7 @@ func (t *Tracker) cmREJ(ev *CMEvent) {
 	c.noteText(t.cmStep(c, ev, from, false), note)
 	c.State = StateRejected
 	c.RejectReason, c.RejectReasonName = ev.RejectReason, ev.RejectReasonName
-	c.RejectCut = ev.FixedCut
+	c.RejectCut = !ev.has(CapturedReason)
 	c.RejectFrame = ev.Frame
 	if !from && c.ReplyFrame == 0 {
 		c.ReplyFrame = ev.Frame

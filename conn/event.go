@@ -160,16 +160,34 @@ type CMEvent struct {
 	// PrivateData holds only the octets captured (PrivateData.Uncaptured).
 	Uncaptured bool
 	// FixedCut reports a message whose fixed fields the capture's snap
-	// length cut (Uncaptured too): of the message only Type, TID and the
-	// ends are known; the comm IDs, QPN and service ID are zero because
-	// they were not captured, not because they were sent so.
+	// length cut (Uncaptured too): of the message only Type, TID, the ends
+	// and the fields Captured names are known; the other comm IDs, QPN,
+	// service ID and reject reason are zero because they were not
+	// captured, not because they were sent so.
 	FixedCut bool
+	Captured CMFields
 	// CMAValid reports an rdma_cm IP header in the private data; CMASrc,
 	// CMADst and CMAPort are its addresses and the initiator's port.
 	CMAValid       bool
 	CMASrc, CMADst netip.Addr
 	CMAPort        uint16
 }
+
+// CMFields names the fields of a CMEvent that a message cut in its fixed
+// fields may hold (CMEvent.Captured).
+type CMFields uint8
+
+const (
+	CapturedLocalCommID CMFields = 1 << iota
+	CapturedRemoteCommID
+	CapturedServiceID
+	CapturedQPN
+	CapturedReason
+)
+
+// has reports whether ev's field f is known: each of a message whose fixed
+// fields were captured, those Captured names of one they were not.
+func (ev *CMEvent) has(f CMFields) bool { return !ev.FixedCut || ev.Captured&f != 0 }
 
 // MPAType is the kind of MPA start-up frame.
 type MPAType uint8

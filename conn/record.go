@@ -413,35 +413,43 @@ func (t *Tracker) recordCM(rec *dissect.Record, v *frameView, cm *ibcm.CM, off i
 		ev.PrivateDataAt = off + cm.PrivateDataOffset()
 	}
 	ev.Uncaptured = cm.PrivateDataCut() && rec.CaptureLength < rec.Length
+	if cm.FixedCut() {
+		// Only a frame the snap length cut has such a layer (dissect).
+		ev.FixedCut, ev.Uncaptured, ev.PrivateDataAt, ev.Decoded = true, true, 0, nil
+	}
+	if local, remote := cm.CommIDs(); local != nil {
+		ev.LocalCommID, ev.RemoteCommID = *local, *remote
+		ev.held(cm, local, CapturedLocalCommID)
+		ev.held(cm, remote, CapturedRemoteCommID)
+	}
 	switch cm.AttributeID {
 	case ibcm.AttrREQ:
 		r := &cm.REQ
 		ev.LocalCommID, ev.ServiceID, ev.QPN = r.LocalCommID, uint64(r.ServiceID), r.LocalQPN
+		ev.held(cm, &r.LocalCommID, CapturedLocalCommID)
+		ev.held(cm, &r.ServiceID, CapturedServiceID)
+		ev.held(cm, &r.LocalQPN, CapturedQPN)
 	case ibcm.AttrREP:
-		r := &cm.REP
-		ev.LocalCommID, ev.RemoteCommID, ev.QPN = r.LocalCommID, r.RemoteCommID, r.LocalQPN
+		ev.QPN = cm.REP.LocalQPN
+		ev.held(cm, &cm.REP.LocalQPN, CapturedQPN)
 	case ibcm.AttrREJ:
 		r := &cm.REJ
-		ev.LocalCommID, ev.RemoteCommID = r.LocalCommID, r.RemoteCommID
 		ev.RejectReason, ev.RejectReasonName = r.Reason, ibcm.RejectReasonName(r.Reason)
-	case ibcm.AttrMRA:
-		ev.LocalCommID, ev.RemoteCommID = cm.MRA.LocalCommID, cm.MRA.RemoteCommID
-	case ibcm.AttrRTU:
-		ev.LocalCommID, ev.RemoteCommID = cm.RTU.LocalCommID, cm.RTU.RemoteCommID
+		ev.held(cm, &r.Reason, CapturedReason)
+	case ibcm.AttrMRA, ibcm.AttrRTU, ibcm.AttrDREP, ibcm.AttrAPR:
 	case ibcm.AttrDREQ:
-		ev.LocalCommID, ev.RemoteCommID, ev.QPN = cm.DREQ.LocalCommID, cm.DREQ.RemoteCommID, cm.DREQ.RemoteQPN
-	case ibcm.AttrDREP:
-		ev.LocalCommID, ev.RemoteCommID = cm.DREP.LocalCommID, cm.DREP.RemoteCommID
+		ev.QPN = cm.DREQ.RemoteQPN
+		ev.held(cm, &cm.DREQ.RemoteQPN, CapturedQPN)
 	case ibcm.AttrSIDRReq:
 		r := &cm.SIDRReq
 		ev.LocalCommID, ev.ServiceID = r.RequestID, uint64(r.ServiceID)
+		ev.held(cm, &r.RequestID, CapturedLocalCommID)
+		ev.held(cm, &r.ServiceID, CapturedServiceID)
 	case ibcm.AttrSIDRRep:
 		r := &cm.SIDRRep
 		ev.LocalCommID, ev.ServiceID, ev.QPN, ev.SIDRStatus = r.RequestID, uint64(r.ServiceID), r.QPN, r.Status
 	case ibcm.AttrLAP:
-		ev.LocalCommID, ev.RemoteCommID, ev.QPN = cm.LAP.LocalCommID, cm.LAP.RemoteCommID, cm.LAP.RemoteQPN
-	case ibcm.AttrAPR:
-		ev.LocalCommID, ev.RemoteCommID = cm.APR.LocalCommID, cm.APR.RemoteCommID
+		ev.QPN = cm.LAP.RemoteQPN
 	default:
 		// ClassPortInfo belongs to no connection.
 		return
@@ -450,4 +458,12 @@ func (t *Tracker) recordCM(rec *dissect.Record, v *frameView, cm *ibcm.CM, off i
 		ev.CMAValid, ev.CMASrc, ev.CMADst, ev.CMAPort = true, cm.IPCM.Src, cm.IPCM.Dst, cm.IPCM.SrcPort
 	}
 	t.CM(&ev)
+}
+
+// held notes in ev.Captured that cm, a message cut in its fixed fields,
+// holds the field decoded into member (f of the event).
+func (ev *CMEvent) held(cm *ibcm.CM, member any, f CMFields) {
+	if ev.FixedCut && cm.Holds(member) {
+		ev.Captured |= f
+	}
 }

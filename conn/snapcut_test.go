@@ -12,7 +12,8 @@ import (
 // TestCutCMFixedFields: a REQ (and a REP, a REJ) whose fixed fields the
 // snap length cut is a step of its connection, found again by the
 // transaction ID of the exchange: no "REQ not seen" or "REP not seen"
-// finding, no QPN, comm ID, service or reject reason but those captured.
+// finding, no QPN, comm ID, service or reject reason but those captured,
+// and those captured taken; a REP with no REQ is a REP without REQ.
 func TestCutCMFixedFields(t *testing.T) {
 	client := Peer{Addr: netip.MustParseAddr("192.0.2.1")}
 	server := Peer{Addr: netip.MustParseAddr("192.0.2.2")}
@@ -92,10 +93,68 @@ func TestCutCMFixedFields(t *testing.T) {
 		}
 	})
 
+	t.Run("REQ cut after its QPN", func(t *testing.T) {
+		tr := New(Config{})
+		req := ev(1, true, ibcm.AttrREQ, 0x772f93ef, 0, 0x20, true)
+		req.ServiceID = 0x0000000001064e51 // rdma_cm TCP port 20049
+		req.Captured = CapturedLocalCommID | CapturedServiceID | CapturedQPN
+		tr.CM(req)
+		tr.CM(ev(2, false, ibcm.AttrREP, 0x14f12625, 0x772f93ef, 0x1e, false))
+		c := only(t, tr)
+		if !c.RequestCut || !c.HasServiceID || c.Server.Port != 20049 || c.ClientQPN != 0x20 || c.ClientCommID != 0x772f93ef ||
+			c.ServerCommID != 0x14f12625 || c.ReplyFrame != 2 || len(c.Steps()) != 2 {
+			t.Errorf("cut %v service %v port %d QPN %#x comm ID %#x/%#x REP frame %d", c.RequestCut, c.HasServiceID, c.Server.Port,
+				c.ClientQPN, c.ClientCommID, c.ServerCommID, c.ReplyFrame)
+		}
+	})
+
+	t.Run("REQ cut before its service ID", func(t *testing.T) {
+		tr := New(Config{})
+		req := ev(1, true, ibcm.AttrREQ, 0x772f93ef, 0, 0, true)
+		req.Captured = CapturedLocalCommID
+		tr.CM(req)
+		c := only(t, tr)
+		if c.HasServiceID || c.Server.Port != 0 || c.ClientQPN != 0 || c.ClientCommID != 0x772f93ef {
+			t.Errorf("service %v port %d QPN %#x comm ID %#x", c.HasServiceID, c.Server.Port, c.ClientQPN, c.ClientCommID)
+		}
+	})
+
+	// A REP with no REQ seen reveals its connection and its finding as
+	// an uncut one does; the cut RTU of its exchange finds it by the
+	// transaction ID.
+	for _, captured := range []CMFields{0, CapturedLocalCommID | CapturedRemoteCommID} {
+		tr := New(Config{})
+		local, remote := uint32(0), uint32(0)
+		if captured != 0 {
+			local, remote = 0x14f12625, 0x772f93ef
+		}
+		rep := ev(2, false, ibcm.AttrREP, local, remote, 0, true)
+		rep.Captured = captured
+		tr.CM(rep)
+		tr.CM(ev(3, true, ibcm.AttrRTU, 0, 0, 0, true))
+		tr.Finish()
+		cs := tr.Connections()
+		if len(cs) != 1 {
+			t.Fatalf("REP cut (captured %b): %d connections, want 1", captured, len(cs))
+		}
+		c := cs[0]
+		fs := c.Findings()
+		if len(fs) != 1 || fs[0].Code != CodeREPWithoutREQ || strings.Contains(fs[0].Message, "defaults") ||
+			strings.Contains(fs[0].Message, "not captured") != (captured == 0) {
+			t.Errorf("REP cut (captured %b): findings %+v, want one %s", captured, fs, CodeREPWithoutREQ)
+		}
+		if !c.ReplyCut || c.ServerQPN != 0 || c.ServerCommID != local || c.ClientCommID != remote || c.Client != client ||
+			c.State != StateEstablished || len(c.Steps()) != 2 {
+			t.Errorf("REP cut (captured %b): reply cut %v QPN %#x comm ID %#x/%#x client %v state %v steps %d", captured,
+				c.ReplyCut, c.ServerQPN, c.ClientCommID, c.ServerCommID, c.Client, c.State, len(c.Steps()))
+		}
+	}
+
 	t.Run("cut messages of no connection", func(t *testing.T) {
 		tr := New(Config{})
-		tr.CM(ev(1, false, ibcm.AttrREP, 0, 0, 0, true))
-		tr.CM(ev(2, true, ibcm.AttrRTU, 0, 0, 0, true))
+		tr.CM(ev(1, true, ibcm.AttrRTU, 0, 0, 0, true))
+		tr.CM(ev(2, false, ibcm.AttrDREP, 0, 0, 0, true))
+		tr.CM(ev(3, false, ibcm.AttrSIDRRep, 0, 0, 0, true))
 		tr.Finish()
 		if cs := tr.Connections(); len(cs) != 0 || len(tr.Findings()) != 0 {
 			t.Errorf("%d connections, %d findings from messages naming none", len(cs), len(tr.Findings()))

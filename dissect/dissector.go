@@ -549,7 +549,7 @@ func (d *Dissector) chainFailed(err error, first gopacket.LayerType, base int, l
 				lname = l.Proto().Name // "bth", not gopacket's "BTH"
 			}
 			if d.snapFailed(err, off) {
-				d.snapTruncated(lname, off, err)
+				d.snapTruncated(lname, off, err, d.snapFixedCut(d.layerFor(name), off))
 				return
 			}
 			r.addFinding(CodeMalformed, finding.SeverityError, "", lname, off,

@@ -90,7 +90,9 @@ type Headers struct {
 	RETH  *ibcm.RETH
 	IETH  *ibcm.IETH
 	MAD   *ibcm.MAD
-	CM    *ibcm.CM
+	// CM is a CM message whose fixed fields were all decoded (one the
+	// snap length cut inside them is only in the layers).
+	CM *ibcm.CM
 }
 
 // Headers returns the frame's own headers: as the Dissector noted them,
@@ -154,7 +156,9 @@ func (h *Headers) extension(l field.Layer) {
 	case *ibcm.MAD:
 		h.MAD = x
 	case *ibcm.CM:
-		h.CM = x
+		if !x.FixedCut() { // snapFixedCut
+			h.CM = x
+		}
 	}
 }
 

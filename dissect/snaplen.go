@@ -25,7 +25,8 @@ import (
 //
 // This file is the home of that rule: how many octets of the packet the
 // capture did not store (Dissector.uncaptured, kept in Record.uncaptured),
-// what a decode that ran out of them reports (snapFailed), and which
+// what a decode that ran out of them reports (snapFailed; a CM message
+// cut in its fixed fields keeps those captured, snapFixedCut), and which
 // findings say no more than that octets are missing (cutCodes, left out by
 // Record.keepCaptured: of the frame's layers once they are decoded
 // (cutPacket, from chainFailed: only cut and failed frames go there), and
@@ -151,12 +152,17 @@ func (d *Dissector) snapFailed(err error, off int) bool {
 // snapTruncated adds the frame's one CodeTruncated finding, naming the
 // layer (lname, at frame offset off) whose decode ran out of captured
 // octets (err; nil when the layers decoded what was captured and the frame
-// is cut inside them).
-func (d *Dissector) snapTruncated(lname string, off int, err error) {
+// is cut inside them), and whether the fields it holds were decoded
+// (partial: snapFixedCut).
+func (d *Dissector) snapTruncated(lname string, off int, err error, partial bool) {
 	r := &d.rec
 	msg := fmt.Sprintf("frame cut at %d of %d bytes by the capture's snap length", r.CaptureLength, r.Length)
 	if err != nil {
-		msg += fmt.Sprintf(" [Packet size limited during capture]: %s at frame offset %d not decoded: %v", lname, off, err)
+		what := "not decoded"
+		if partial {
+			what = "decoded only in the fields captured"
+		}
+		msg += fmt.Sprintf(" [Packet size limited during capture]: %s at frame offset %d %s: %v", lname, off, what, err)
 	}
 	r.addFinding(CodeTruncated, finding.SeverityWarning, "", lname, off, msg)
 }
@@ -174,6 +180,27 @@ func (d *Dissector) shortFrame(lname string, off int) {
 	}
 	r.addFinding(CodeShortFrame, finding.SeverityWarning, "", lname, off,
 		msg+": the capture point left octets out, or the sender wrote a wrong length; the layers decode from the octets present")
+}
+
+// snapFixedCut keeps l, the layer at frame offset off whose decode ran out
+// of the octets the snap length left, when it is a CM message cut inside
+// its fixed fields: the fields its octets hold are decoded
+// (ibcm.CM.FixedCut) and shown, and conn follows its connection as far as
+// they say. It is the record's last layer, not its Headers' CM, which
+// holds a message whose fixed fields were all decoded (transport seeds
+// its queue pairs from them). Its findings are on the fields captured. A
+// message short on the wire is no layer: its error stands.
+func (d *Dissector) snapFixedCut(l field.Layer, off int) bool {
+	cm, ok := l.(*ibcm.CM)
+	if !ok || !cm.FixedCut() {
+		return false
+	}
+	r := &d.rec
+	r.Add(cm, off)
+	first := len(r.Findings)
+	r.Findings = cm.AppendFindings(r.Findings)
+	r.placeFindings(first, off)
+	return true
 }
 
 // cutCodes are the findings whose rule compares a length with the octets

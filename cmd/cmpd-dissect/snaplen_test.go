@@ -1,16 +1,25 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"encoding/xml"
 	"fmt"
+	"io"
+	"os/exec"
 	"path/filepath"
 	"regexp"
+	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/gopacket/gopacket/layers"
 
+	"github.com/cmpd-dissect/cmpd-dissect/conn"
+	"github.com/cmpd-dissect/cmpd-dissect/field"
 	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
+	"github.com/cmpd-dissect/cmpd-dissect/source"
 )
 
 // statsCodes are the finding codes "stats" lists for a capture, with
@@ -53,11 +62,21 @@ func readWhole(t *testing.T, path string) wholeCapture {
 // connsSeen is what conns says of a capture: how many connections, the
 // conn.* finding codes on them (and on no connection), and each one's
 // QPN and comm ID line ("QPN client 0x000020 server ?, comm ID client
-// 0x772f93ef server 0x14f12625"), split in its four values.
+// 0x772f93ef server 0x14f12625"), split in its four values; and where
+// the packets of its REQ and REP show their Local QPN (the fields
+// captured, -T fields), the QPN conns gives each side (none: "?").
 type connsSeen struct {
 	n     int
 	codes map[string]bool
 	ids   [][4]string
+	qpns  []sideQPN
+}
+
+// sideQPN is a REQ's or REP's Local QPN as its packet shows it and as
+// conns gives it for that side.
+type sideQPN struct {
+	frame        int
+	packet, conn string
 }
 
 var connIDs = regexp.MustCompile(`(?m)^  QPN client (\S+) server (\S+), comm ID client (\S+) server (\S+)$`)
@@ -71,8 +90,12 @@ func readConns(t *testing.T, path string) connsSeen {
 			continue
 		}
 		var c struct {
-			Kind     string `json:"kind"`
-			Findings []struct {
+			Kind         string  `json:"kind"`
+			ClientQPN    *uint32 `json:"client_qpn"`
+			ServerQPN    *uint32 `json:"server_qpn"`
+			RequestFrame *int    `json:"request_frame"`
+			ReplyFrame   *int    `json:"reply_frame"`
+			Findings     []struct {
 				Code string `json:"code"`
 			} `json:"findings"`
 			Counts []struct {
@@ -84,6 +107,8 @@ func readConns(t *testing.T, path string) connsSeen {
 		}
 		if c.Kind == "connection" {
 			seen.n++
+			seen.qpns = append(seen.qpns, sideQPN{frame: deref(c.RequestFrame), conn: qpnText(c.ClientQPN)},
+				sideQPN{frame: deref(c.ReplyFrame), conn: qpnText(c.ServerQPN)})
 		}
 		for _, f := range c.Findings {
 			seen.codes[f.Code] = true
@@ -96,7 +121,40 @@ func readConns(t *testing.T, path string) connsSeen {
 	for _, m := range connIDs.FindAllStringSubmatch(v, -1) {
 		seen.ids = append(seen.ids, [4]string{m[1], m[2], m[3], m[4]})
 	}
+	_, fields, _ := runCmd(t, "-r", path, "-Y", "cm.attribute_id == 0x10 || cm.attribute_id == 0x13", "-T", "fields", "-e", "frame.number",
+		"-e", "cm.req.localqpn", "-e", "cm.rep.localqpn")
+	shown := map[int]string{}
+	for _, line := range strings.Split(strings.TrimSpace(fields), "\n") {
+		if f := strings.Split(line, "\t"); len(f) == 3 {
+			n, _ := strconv.Atoi(f[0])
+			shown[n] = f[1] + f[2]
+		}
+	}
+	for i := range seen.qpns {
+		q := &seen.qpns[i]
+		if v, ok := shown[q.frame]; ok && v != "" {
+			x, err := strconv.ParseUint(v, 0, 32)
+			if err != nil {
+				t.Fatalf("%s frame %d: Local QPN %q", filepath.Base(path), q.frame, v)
+			}
+			q.packet = fmt.Sprintf("0x%06x", x)
+		}
+	}
 	return seen
+}
+
+func deref(p *int) int {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+func qpnText(p *uint32) string {
+	if p == nil {
+		return "?"
+	}
+	return fmt.Sprintf("0x%06x", *p)
 }
 
 // pendingMPA are the cut captures whose MPA Request and Reply end in a
@@ -135,6 +193,15 @@ func checkSnapCut(t *testing.T, cut string, whole wholeCapture, full bool) {
 	}
 	if got.n > whole.conns.n || full && got.n != whole.conns.n && !pendingMPA[name] {
 		t.Errorf("%s: conns has %d connections, the whole capture %d", name, got.n, whole.conns.n)
+	}
+	// A QPN the REQ's or REP's captured fields show is the connection's.
+	for _, q := range got.qpns {
+		if q.packet != "" && q.packet != q.conn {
+			t.Errorf("%s: frame %d shows Local QPN %s, conns gives %s", name, q.frame, q.packet, q.conn)
+		}
+	}
+	if whole.conns.codes[conn.CodeREPWithoutREQ] && full && !got.codes[conn.CodeREPWithoutREQ] {
+		t.Errorf("%s: a REP with no REQ seen, as in the whole capture, and no %s", name, conn.CodeREPWithoutREQ)
 	}
 	if full && len(got.ids) == len(whole.conns.ids) {
 		for i, ids := range got.ids {
@@ -177,6 +244,43 @@ func TestSnapLengthCaptures(t *testing.T) {
 	}
 	if checked < 300 {
 		t.Errorf("%d cut captures checked: the real captures are missing", checked)
+	}
+}
+
+// TestSnapLengthREPWithoutREQ: captures that start after the REQ (its
+// frames left out of real ones), cut at each of testcap.SnapLengths. A
+// REP whose fixed fields the snap length cut still reveals its connection
+// with the conn.rep-without-req finding, as the whole REP does.
+func TestSnapLengthREPWithoutREQ(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"live-rxe4-nfs42", "live-rxe6-rfc8797", "live-rxe4-reconnect"} {
+		full := testcap.Real(name + ".pcap")
+		_, reqs, _ := runCmd(t, "-r", full, "-Y", "cm.attribute_id == 0x10", "-T", "fields", "-e", "frame.number")
+		skip := map[string]bool{}
+		for _, n := range strings.Fields(reqs) {
+			skip[n] = true
+		}
+		var frames []source.Frame
+		for i, f := range testcap.Frames(t, full) {
+			if !skip[strconv.Itoa(i+1)] {
+				frames = append(frames, f)
+			}
+		}
+		if len(skip) == 0 || len(frames) == 0 {
+			t.Fatalf("%s: %d REQ frames", name, len(skip))
+		}
+		late := filepath.Join(dir, name+".late.pcap")
+		testcap.WritePcap(t, late, layers.LinkType(frames[0].LinkType), frames)
+		whole := readWhole(t, late)
+		if !whole.conns.codes[conn.CodeREPWithoutREQ] || whole.conns.n == 0 {
+			t.Fatalf("%s without its REQs: %d connections, codes %v", name, whole.conns.n, whole.conns.codes)
+		}
+		for _, snap := range testcap.SnapLengths {
+			cut := filepath.Join(dir, fmt.Sprintf("%s.late.s%d.pcap", name, snap))
+			frames := testcap.SnapCut(t, late, snap)
+			testcap.WritePcap(t, cut, layers.LinkType(frames[0].LinkType), frames)
+			checkSnapCut(t, cut, whole, snap >= snapCMHeaders)
+		}
 	}
 }
 
@@ -257,4 +361,177 @@ func TestSnapLengthTshark(t *testing.T) {
 			t.Errorf("%s: tshark calls %d of %d cut frames malformed; this test pins it doing so: %v", tc.name, malformed, cut, tc.malformed)
 		}
 	}
+}
+
+// TestSnapLengthCMTshark compares the fields of CM messages the snap
+// length cut inside their fixed fields with tshark's. tshark 4.0 decodes
+// no field of such a message (its InfiniBand dissector gives up on a
+// payload the capture did not hold whole: "Invalid Packet Length from
+// LRH!"), so the comparison is with its decode of the whole capture: at
+// each of testcap.SnapLengths, a field that tshark places (pdml position
+// and size) in the octets captured is shown with tshark's value, one it
+// places beyond them is not shown. A field tshark shows inside another
+// (the service ID's prefix, protocol and port) is placed as the field it
+// is part of; of the private data, the octets captured are shown, and the
+// fields in them (the rdma_cm header's) where they lie. Where
+// tshark shows a field of a cut message, ours is the same.
+func TestSnapLengthCMTshark(t *testing.T) {
+	dir := t.TempDir()
+	compared := 0
+	for _, name := range []string{"live-rxe4-nfs42", "live-rxe6-rfc8797"} {
+		full := testcap.Real(name + ".pcap")
+		ends := tsharkCMEnds(t, full)
+		var aliases []string
+		for a := range ends[0] {
+			aliases = append(aliases, a)
+		}
+		sort.Strings(aliases)
+		delete(ends, 0)
+		whole := testcap.TsharkByFrame(t, full, "infiniband.mad.mgmtclass == 0x07", aliases...)
+		ours := oursByFrame(t, full, aliases)
+		for frame := range ends {
+			for i, a := range aliases {
+				if ours[frame][i] != whole[frame][i] {
+					t.Fatalf("%s frame %d: %s is %q, tshark's %q", name, frame, a, ours[frame][i], whole[frame][i])
+				}
+			}
+		}
+		for _, snap := range testcap.SnapLengths {
+			cut := filepath.Join(dir, fmt.Sprintf("%s.s%d.pcap", name, snap))
+			frames := testcap.SnapCut(t, full, snap)
+			testcap.WritePcap(t, cut, layers.LinkType(frames[0].LinkType), frames)
+			got := oursByFrame(t, cut, aliases)
+			tsharkCut := testcap.TsharkByFrame(t, cut, "", aliases...)
+			for frame, fe := range ends {
+				for i, a := range aliases {
+					end, ok := fe[a]
+					if !ok {
+						continue
+					}
+					want := ""
+					if end <= snap {
+						want = whole[frame][i]
+					}
+					if strings.HasSuffix(a, ".private") && strings.HasPrefix(whole[frame][i], got[frame][i]) {
+						want = got[frame][i] // the private data octets captured
+					}
+					if got[frame][i] != want {
+						t.Errorf("%s -s %d frame %d: %s is %q, want %q (tshark places it to octet %d)", name, snap, frame, a, got[frame][i], want, end)
+					}
+					if tc := tsharkCut[frame][i]; tc != "" && tc != got[frame][i] {
+						t.Errorf("%s -s %d frame %d: %s is %q, tshark's %q", name, snap, frame, a, got[frame][i], tc)
+					}
+					compared++
+				}
+			}
+		}
+	}
+	if compared < 700 {
+		t.Errorf("%d fields compared", compared)
+	}
+}
+
+// tsharkCMEnds runs tshark -T pdml on the CM messages of the capture at
+// path and returns, per frame, where each of its CM fields that we know
+// by tshark's name ends (pos+size; a field inside another but the private
+// data and the rdma_cm header in it: where that one ends); fields a frame shows more than once are left out. At frame 0:
+// every field name seen.
+func tsharkCMEnds(t *testing.T, path string) map[int]map[string]int {
+	t.Helper()
+	bin, err := exec.LookPath("tshark")
+	if err != nil {
+		t.Skip("tshark not installed: the comparison with Wireshark is skipped")
+	}
+	out, err := exec.Command(bin, "-r", path, "-Y", "infiniband.mad.mgmtclass == 0x07", "-T", "pdml").Output()
+	if err != nil {
+		t.Fatalf("tshark -T pdml %s: %v", path, err)
+	}
+	ends := map[int]map[string]int{0: {}}
+	dec := xml.NewDecoder(bytes.NewReader(out))
+	frame, twice := 0, map[string]bool{}
+	var parents []int // where each open field ends when it is a CM field, else -1
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatalf("pdml of %s: %v", path, err)
+		}
+		switch e := tok.(type) {
+		case xml.StartElement:
+			if e.Name.Local == "packet" {
+				for a := range twice {
+					delete(ends[frame], a)
+				}
+				twice = map[string]bool{}
+				continue
+			}
+			if e.Name.Local != "field" {
+				continue
+			}
+			attr := map[string]string{}
+			for _, a := range e.Attr {
+				attr[a.Name.Local] = a.Value
+			}
+			pos, err1 := strconv.Atoi(attr["pos"])
+			size, err2 := strconv.Atoi(attr["size"])
+			end := -1
+			if err1 == nil && err2 == nil {
+				end = pos + size
+				if n := len(parents); n > 0 && parents[n-1] > end {
+					end = parents[n-1]
+				}
+			}
+			n := attr["name"]
+			if strings.HasPrefix(n, "infiniband.cm.") && !strings.HasSuffix(n, ".private") && !strings.HasSuffix(n, ".ip_cm") {
+				parents = append(parents, end)
+			} else {
+				parents = append(parents, -1)
+			}
+			if n == "frame.number" {
+				frame, _ = strconv.Atoi(attr["show"])
+				ends[frame] = map[string]int{}
+			}
+			if !strings.HasPrefix(n, "infiniband.cm.") || !field.IsAlias(n) || end < 0 {
+				continue
+			}
+			if _, ok := ends[frame][n]; ok {
+				twice[n] = true
+			}
+			ends[frame][n] = end
+			ends[0][n] = 0
+		case xml.EndElement:
+			if e.Name.Local == "field" {
+				parents = parents[:len(parents)-1]
+			}
+		}
+	}
+	for a := range twice {
+		delete(ends[frame], a)
+	}
+	return ends
+}
+
+// oursByFrame is "-T fields -e frame.number -e aliases…" of the capture
+// at path, each row by its frame number.
+func oursByFrame(t *testing.T, path string, aliases []string) map[int][]string {
+	t.Helper()
+	args := []string{"-r", path, "-T", "fields", "-e", "frame.number"}
+	for _, a := range aliases {
+		args = append(args, "-e", a)
+	}
+	code, out, errOut := runCmd(t, args...)
+	if code != 0 {
+		t.Fatalf("%v: exit %d: %s", args, code, errOut)
+	}
+	rows := map[int][]string{}
+	for _, line := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+		f := strings.Split(line, "\t")
+		n, err := strconv.Atoi(f[0])
+		if err != nil || len(f) != len(aliases)+1 {
+			t.Fatalf("row %q", line)
+		}
+		rows[n] = f[1:]
+	}
+	return rows
 }

@@ -148,6 +148,9 @@ type CM struct {
 	probs problems
 	// pdOffset is where the private data starts in the CM data.
 	pdOffset int
+	// fixed is how many octets of the message's fixed fields were
+	// decoded: all of them, but in a message cut inside them (FixedCut).
+	fixed int
 }
 
 const (
@@ -157,6 +160,7 @@ const (
 	cmProbReserved
 	cmProbRejReason
 	cmProbMethod
+	cmProbFixedCut
 )
 
 // NewCM returns a CM layer that takes its attribute ID and method from mad
@@ -212,9 +216,33 @@ func (c *CM) ServiceID() (ServiceID, bool) {
 // private data holds only the octets present (CodeTruncated).
 func (c *CM) PrivateDataCut() bool { return c.probs&cmProbTruncated != 0 }
 
+// FixedCut reports a message cut inside its fixed fields, of which
+// DecodeFromBytes decoded those the octets present hold wholly (Holds),
+// and returned its error: such a message is a layer of its packet only
+// when the capture's snap length cut it (dissect decides), as tshark's
+// fields of a packet cut short are the ones its octets hold.
+func (c *CM) FixedCut() bool { return c.probs&cmProbFixedCut != 0 }
+
+// Holds reports whether the message's octets hold the field decoded into
+// member, a pointer to a member of c's message (&c.REQ.LocalQPN): always,
+// but in a message cut inside its fixed fields (FixedCut), where a field
+// not wholly present is zero and not shown. It panics when member is no
+// field of the message.
+func (c *CM) Holds(member any) bool {
+	if !c.FixedCut() {
+		return true
+	}
+	n, ok := c.body().need(c, member)
+	if !ok {
+		panic(fmt.Sprintf("ibcm: %T is no field of %s", member, c.Name()))
+	}
+	return n <= c.fixed
+}
+
 // DecodeFromBytes decodes the CM attribute data (the MAD payload). A
-// message shorter than its fixed fields is an error; one whose private data
-// is cut short decodes with a CodeTruncated finding.
+// message shorter than its fixed fields is an error, after the fields its
+// octets hold are decoded (FixedCut); one whose private data is cut short
+// decodes with a CodeTruncated finding.
 func (c *CM) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	mad := c.mad
 	*c = CM{mad: mad}
@@ -228,27 +256,19 @@ func (c *CM) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 		return nil
 	}
 	if len(data) < m.hdr {
+		c.probs |= cmProbFixedCut
+		c.fixed = len(data)
+		c.decodeFixed(data)
 		return truncated(df, m.name, "fixed fields", 0, m.hdr, len(data))
 	}
 	if len(data) < m.hdr+m.pd {
 		c.probs |= cmProbTruncated
 	}
 	end := min(len(data), m.hdr+m.pd)
-	c.pdOffset = m.hdr
+	c.pdOffset, c.fixed = m.hdr, m.hdr
 	c.PrivateData = data[m.hdr:end:end]
 	c.Contents = data[:end]
-	c.body().decode(c, data)
-	if c.AttributeID == AttrREJ {
-		if _, ok := rejReasons[c.REJ.Reason]; !ok {
-			c.probs |= cmProbRejReason
-		}
-	}
-	if c.body().reserved(data) {
-		c.probs |= cmProbReserved
-	}
-	if !c.methodExpected() {
-		c.probs |= cmProbMethod
-	}
+	c.decodeFixed(data)
 	c.ULPData = c.PrivateData
 	var hint pvtdata.Hint
 	hint.Msg = m.kind
@@ -268,6 +288,24 @@ func (c *CM) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 		c.PD = pvtdata.Dissect(c.ULPData, hint, pvtdata.ModeRFC8797)
 	}
 	return nil
+}
+
+// decodeFixed decodes the message's fixed fields from data (those it
+// holds: FixedCut) and checks what they say.
+func (c *CM) decodeFixed(data []byte) {
+	b := c.body()
+	b.decode(c, data)
+	if c.AttributeID == AttrREJ && c.Holds(&c.REJ.Reason) {
+		if _, ok := rejReasons[c.REJ.Reason]; !ok {
+			c.probs |= cmProbRejReason
+		}
+	}
+	if b.reserved(data) {
+		c.probs |= cmProbReserved
+	}
+	if !c.methodExpected() {
+		c.probs |= cmProbMethod
+	}
 }
 
 // AnswersREQ returns the Remote Communication ID of a REP, or of a REJ of a
@@ -325,8 +363,8 @@ func (c *CM) VisitFields(v field.Visitor) {
 		return
 	}
 	c.body().visit(c, v)
-	if c.AttributeID == AttrClassPortInfo {
-		return // no private data
+	if c.AttributeID == AttrClassPortInfo || c.FixedCut() {
+		return // no private data (captured)
 	}
 	pf := privateFields[m.prefix]
 	v.Uint(fCMPrivateLen, uint64(len(c.PrivateData)))
@@ -373,7 +411,8 @@ func sortedMessages() []message {
 }
 
 // AppendSummary appends e.g. "CM REQ svc=NFS/RDMA(20049) qpn=0x000012
-// pd=RFC8797 v1 R=1 send=4096 recv=4096", without fmt.
+// pd=RFC8797 v1 R=1 send=4096 recv=4096", without fmt; of a message cut
+// inside its fixed fields, the fields captured.
 func (c *CM) AppendSummary(b []byte) []byte {
 	b = append(b, "CM "...)
 	b = append(b, c.Name()...)
@@ -384,11 +423,16 @@ func (c *CM) AppendSummary(b []byte) []byte {
 			b = append(b, n...)
 		}
 	case AttrREQ:
-		b = c.REQ.ServiceID.AppendTo(append(b, " svc="...))
-		b = appendHexDigits(append(b, " qpn=0x"...), uint64(c.REQ.LocalQPN), 6)
+		if c.Holds(&c.REQ.ServiceID) {
+			b = c.REQ.ServiceID.AppendTo(append(b, " svc="...))
+		}
+		b = c.appendQPN(b, &c.REQ.LocalQPN)
 	case AttrREP:
-		b = appendHexDigits(append(b, " qpn=0x"...), uint64(c.REP.LocalQPN), 6)
+		b = c.appendQPN(b, &c.REP.LocalQPN)
 	case AttrREJ:
+		if !c.Holds(&c.REJ.Reason) {
+			break
+		}
 		b = strconv.AppendUint(append(b, " reason="...), uint64(c.REJ.Reason), 10)
 		b = append(b, ' ')
 		if x, ok := rejReasons[c.REJ.Reason]; ok {
@@ -397,21 +441,29 @@ func (c *CM) AppendSummary(b []byte) []byte {
 			b = strconv.AppendUint(append(b, "reason "...), uint64(c.REJ.Reason), 10)
 		}
 	case AttrMRA:
-		b = append(append(b, " of="...), mraNames[uint64(c.MRA.MessageMRAed)]...)
-		b = strconv.AppendUint(append(b, " timeout="...), uint64(c.MRA.ServiceTimeout), 10)
+		if c.Holds(&c.MRA.ServiceTimeout) {
+			b = append(append(b, " of="...), mraNames[uint64(c.MRA.MessageMRAed)]...)
+			b = strconv.AppendUint(append(b, " timeout="...), uint64(c.MRA.ServiceTimeout), 10)
+		}
 	case AttrDREQ:
-		b = appendHexDigits(append(b, " qpn=0x"...), uint64(c.DREQ.RemoteQPN), 6)
+		b = c.appendQPN(b, &c.DREQ.RemoteQPN)
 	case AttrSIDRReq:
-		b = c.SIDRReq.ServiceID.AppendTo(append(b, " svc="...))
+		if c.Holds(&c.SIDRReq.ServiceID) {
+			b = c.SIDRReq.ServiceID.AppendTo(append(b, " svc="...))
+		}
 	case AttrSIDRRep:
-		b = append(append(b, " status="...), sidrStatusNames[uint64(c.SIDRRep.Status)]...)
-		b = appendHexDigits(append(b, " qpn=0x"...), uint64(c.SIDRRep.QPN), 6)
+		if c.Holds(&c.SIDRRep.Status) {
+			b = append(append(b, " status="...), sidrStatusNames[uint64(c.SIDRRep.Status)]...)
+		}
+		b = c.appendQPN(b, &c.SIDRRep.QPN)
 	case AttrAPR:
-		b = append(append(b, " status="...), aprStatusNames[uint64(c.APR.Status)]...)
+		if c.Holds(&c.APR.Status) {
+			b = append(append(b, " status="...), aprStatusNames[uint64(c.APR.Status)]...)
+		}
 	case AttrLAP:
-		b = appendHexDigits(append(b, " qpn=0x"...), uint64(c.LAP.RemoteQPN), 6)
+		b = c.appendQPN(b, &c.LAP.RemoteQPN)
 	}
-	if c.AttributeID != AttrClassPortInfo {
+	if c.AttributeID != AttrClassPortInfo && !c.FixedCut() {
 		if c.PD.Reading.Valid {
 			m := c.PD.Reading.Message
 			b = strconv.AppendUint(append(b, " pd=RFC8797 v"...), uint64(m.Version), 10)
@@ -424,6 +476,15 @@ func (c *CM) AppendSummary(b []byte) []byte {
 		}
 	}
 	return b
+}
+
+// appendQPN appends " qpn=0x000012", the QPN decoded into qpn, when the
+// message's octets hold it.
+func (c *CM) appendQPN(b []byte, qpn *uint32) []byte {
+	if !c.Holds(qpn) {
+		return b
+	}
+	return appendHexDigits(append(b, " qpn=0x"...), uint64(*qpn), 6)
 }
 
 func b2u(b bool) int {
@@ -464,7 +525,7 @@ func (c *CM) AppendFindings(dst []finding.Finding) []finding.Finding {
 		dst = append(dst, newFinding(CodeIPCMInvalid, finding.SeverityWarning, "cm", c.pdOffset, "IBTA vol. 1 annex A11",
 			"service ID %s is an rdma_cm IP service, but the private data does not start with a valid IP CM header (version 0, IP version 4 or 6)", svc))
 	}
-	if known && c.AttributeID != AttrClassPortInfo && c.PD.ULP.Kind != pvtdata.ULPZero && c.PD.ULP.Kind != pvtdata.ULPEmpty {
+	if known && c.AttributeID != AttrClassPortInfo && !c.FixedCut() && c.PD.ULP.Kind != pvtdata.ULPZero && c.PD.ULP.Kind != pvtdata.ULPEmpty {
 		start := len(dst)
 		dst = c.PD.AppendFindings(dst)
 		out := dst[:start]

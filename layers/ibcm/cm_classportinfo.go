@@ -82,7 +82,7 @@ func (f *classPortInfoFields) visitIn(v field.Visitor, b []byte) {
 	}
 	c := redirects.Get().(*ClassPortInfo)
 	f.decode(c, b) // sets every field
-	f.visit(c, v)
+	f.visit(c, v, classPortInfoLen)
 	redirects.Put(c)
 }
 

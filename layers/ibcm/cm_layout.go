@@ -14,6 +14,10 @@ import (
 // give it: octet, first bit counted from the octet's most significant bit,
 // width) and where the decode keeps it. The decode, the encode, the field
 // visit and the reserved-bits check are all walks of that table.
+//
+// A message the capture's snap length cut inside its fixed fields decodes
+// and shows the fields wholly captured (each wire's need): the others stay
+// zero and unshown, and Holds says which is which.
 
 // span is where a field, or one piece of a split field, lies: octet, first
 // bit (0 is the most significant) and width in bits. A width of 0 is the
@@ -33,18 +37,44 @@ func piece(octet, bit, width int) span { return span{octet: octet, bit: bit, wid
 // wire is one fixed field of a message (or of a part of one, a path or a
 // ClassPortInfo) held in M.
 type wire[M any] struct {
-	spans  []span // where the field lies; several for a split field
-	decode func(m *M, b []byte)
-	encode func(m *M, b []byte)
-	visit  func(m *M, v field.Visitor) // nil: not shown
+	spans []span // where the field lies; several for a split field
+	// need is how many octets of M, from its first, decode and visit need
+	// to have: all of a field's; a part's first field's (a part cut inside
+	// shows the fields captured).
+	need    int
+	members []member[M] // the struct members the wire decodes into
+	decode  func(m *M, b []byte)
+	encode  func(m *M, b []byte)
+	visit   func(m *M, v field.Visitor, n int) // nil: not shown; n octets of M captured
+}
+
+// member is a struct member of M a field decodes into, and how many
+// octets of M, from its first, hold the field.
+type member[M any] struct {
+	need int
+	of   func(*M) any
+}
+
+// leaf returns the wire of one field at spans decoded into the member p
+// returns.
+func leaf[M any, T any](spans []span, p func(*M) *T) wire[M] {
+	need := 0
+	for _, s := range spans {
+		need = max(need, s.octet+(s.bit+s.width+7)/8)
+	}
+	return wire[M]{spans: spans, need: need, members: []member[M]{{need, func(m *M) any { return p(m) }}}}
 }
 
 // wires is a message's layout, or a part's, in the order it is shown.
 type wires[M any] []wire[M]
 
+// decode decodes the fields b holds (all of them unless the snap length
+// cut the message's fixed fields).
 func (ws wires[M]) decode(m *M, b []byte) {
 	for i := range ws {
-		ws[i].decode(m, b)
+		if ws[i].need <= len(b) {
+			ws[i].decode(m, b)
+		}
 	}
 }
 
@@ -54,10 +84,11 @@ func (ws wires[M]) encode(m *M, b []byte) {
 	}
 }
 
-func (ws wires[M]) visit(m *M, v field.Visitor) {
+// visit shows the fields the first n octets of M hold.
+func (ws wires[M]) visit(m *M, v field.Visitor, n int) {
 	for i := range ws {
-		if ws[i].visit != nil {
-			ws[i].visit(m, v)
+		if ws[i].visit != nil && ws[i].need <= n {
+			ws[i].visit(m, v, n)
 		}
 	}
 }
@@ -141,25 +172,23 @@ func sized(f *field.Field, spans []span) []span {
 // num is an integer field (f nil: decoded and encoded, not shown).
 func num[M any, T ~uint8 | ~uint16 | ~uint32 | ~uint64](f *field.Field, p func(*M) *T, spans ...span) wire[M] {
 	spans = sized(f, spans)
-	w := wire[M]{
-		spans: spans,
-		decode: func(m *M, b []byte) {
-			var v uint64
-			for _, s := range spans {
-				v = v<<s.width | getBits(b, s)
-			}
-			*p(m) = T(v)
-		},
-		encode: func(m *M, b []byte) {
-			v := uint64(*p(m))
-			for i := len(spans) - 1; i >= 0; i-- {
-				setBits(b, spans[i], v)
-				v >>= spans[i].width
-			}
-		},
+	w := leaf(spans, p)
+	w.decode = func(m *M, b []byte) {
+		var v uint64
+		for _, s := range spans {
+			v = v<<s.width | getBits(b, s)
+		}
+		*p(m) = T(v)
+	}
+	w.encode = func(m *M, b []byte) {
+		v := uint64(*p(m))
+		for i := len(spans) - 1; i >= 0; i-- {
+			setBits(b, spans[i], v)
+			v >>= spans[i].width
+		}
 	}
 	if f != nil {
-		w.visit = func(m *M, v field.Visitor) { v.Uint(f, uint64(*p(m))) }
+		w.visit = func(m *M, v field.Visitor, _ int) { v.Uint(f, uint64(*p(m))) }
 	}
 	return w
 }
@@ -178,12 +207,11 @@ func reserved[M any](w wire[M]) wire[M] {
 func flag[M any](f *field.Field, p func(*M) *bool, s span) wire[M] {
 	spans := sized(f, []span{s})
 	s = spans[0]
-	return wire[M]{
-		spans:  spans,
-		decode: func(m *M, b []byte) { *p(m) = getBits(b, s) != 0 },
-		encode: func(m *M, b []byte) { setBits(b, s, uint64(b2u(*p(m)))) },
-		visit:  func(m *M, v field.Visitor) { v.Bool(f, *p(m)) },
-	}
+	w := leaf(spans, p)
+	w.decode = func(m *M, b []byte) { *p(m) = getBits(b, s) != 0 }
+	w.encode = func(m *M, b []byte) { setBits(b, s, uint64(b2u(*p(m)))) }
+	w.visit = func(m *M, v field.Visitor, _ int) { v.Bool(f, *p(m)) }
+	return w
 }
 
 // octetSpans covers the n octets at octet.
@@ -197,33 +225,30 @@ func octetSpans(octet, n int) []span {
 
 // gid is a 16-octet GID at octet.
 func gid[M any](f *field.Field, p func(*M) *[16]byte, octet int) wire[M] {
-	return wire[M]{
-		spans:  octetSpans(octet, 16),
-		decode: func(m *M, b []byte) { copy(p(m)[:], b[octet:octet+16]) },
-		encode: func(m *M, b []byte) { copy(b[octet:octet+16], p(m)[:]) },
-		visit:  func(m *M, v field.Visitor) { v.Addr(f, netip.AddrFrom16(*p(m))) },
-	}
+	w := leaf(octetSpans(octet, 16), p)
+	w.decode = func(m *M, b []byte) { copy(p(m)[:], b[octet:octet+16]) }
+	w.encode = func(m *M, b []byte) { copy(b[octet:octet+16], p(m)[:]) }
+	w.visit = func(m *M, v field.Visitor, _ int) { v.Addr(f, netip.AddrFrom16(*p(m))) }
+	return w
 }
 
 // octets is n octets at octet, kept as a slice of the packet.
 func octets[M any](f *field.Field, p func(*M) *[]byte, octet, n int) wire[M] {
 	end := octet + n
-	return wire[M]{
-		spans:  octetSpans(octet, n),
-		decode: func(m *M, b []byte) { *p(m) = b[octet:end:end] },
-		encode: func(m *M, b []byte) { copy(b[octet:end], *p(m)) },
-		visit:  func(m *M, v field.Visitor) { v.Bytes(f, *p(m)) },
-	}
+	w := leaf(octetSpans(octet, n), p)
+	w.decode = func(m *M, b []byte) { *p(m) = b[octet:end:end] }
+	w.encode = func(m *M, b []byte) { copy(b[octet:end], *p(m)) }
+	w.visit = func(m *M, v field.Visitor, _ int) { v.Bytes(f, *p(m)) }
+	return w
 }
 
 // serviceID is the 8-octet service ID at octet, shown with what it says.
 func serviceID[M any](f serviceIDFields, p func(*M) *ServiceID, octet int) wire[M] {
-	return wire[M]{
-		spans:  octetSpans(octet, 8),
-		decode: func(m *M, b []byte) { *p(m) = ServiceID(binary.BigEndian.Uint64(b[octet:])) },
-		encode: func(m *M, b []byte) { binary.BigEndian.PutUint64(b[octet:], uint64(*p(m))) },
-		visit:  func(m *M, v field.Visitor) { f.visit(v, *p(m)) },
-	}
+	w := leaf(octetSpans(octet, 8), p)
+	w.decode = func(m *M, b []byte) { *p(m) = ServiceID(binary.BigEndian.Uint64(b[octet:])) }
+	w.encode = func(m *M, b []byte) { binary.BigEndian.PutUint64(b[octet:], uint64(*p(m))) }
+	w.visit = func(m *M, v field.Visitor, _ int) { f.visit(v, *p(m)) }
+	return w
 }
 
 // part is a part of the message with its own layout (a path, the
@@ -231,21 +256,32 @@ func serviceID[M any](f serviceIDFields, p func(*M) *ServiceID, octet int) wire[
 // in line).
 func part[M, P any](group *field.Field, p func(*M) *P, octet int, ws wires[P]) wire[M] {
 	var spans []span
-	for _, w := range ws {
+	var members []member[M]
+	need := 0
+	for i, w := range ws {
 		for _, s := range w.spans {
 			s.octet += octet
 			spans = append(spans, s)
 		}
+		for _, pm := range w.members {
+			of := pm.of
+			members = append(members, member[M]{octet + pm.need, func(m *M) any { return of(p(m)) }})
+		}
+		if i == 0 || w.need < need {
+			need = w.need
+		}
 	}
 	return wire[M]{
-		spans:  spans,
-		decode: func(m *M, b []byte) { ws.decode(p(m), b[octet:]) },
-		encode: func(m *M, b []byte) { ws.encode(p(m), b[octet:]) },
-		visit: func(m *M, v field.Visitor) {
+		spans:   spans,
+		need:    octet + need,
+		members: members,
+		decode:  func(m *M, b []byte) { ws.decode(p(m), b[octet:]) },
+		encode:  func(m *M, b []byte) { ws.encode(p(m), b[octet:]) },
+		visit: func(m *M, v field.Visitor, n int) {
 			if group != nil {
 				v.Begin(group)
 			}
-			ws.visit(p(m), v)
+			ws.visit(p(m), v, n-octet)
 			if group != nil {
 				v.End()
 			}
@@ -258,17 +294,22 @@ type fixed interface {
 	decode(c *CM, b []byte)
 	encode(c *CM, b []byte)
 	visit(c *CM, v field.Visitor)
-	// reserved reports set reserved bits in the fixed fields b.
+	// reserved reports set reserved bits in the fixed fields b (as far as
+	// b goes).
 	reserved(b []byte) bool
 	// message returns the decoded message (*REQ …).
 	message(c *CM) any
+	// need returns how many octets of the message hold the field decoded
+	// into member, a pointer to a member of c's message (ok false: none).
+	need(c *CM, member any) (n int, ok bool)
 }
 
 // layout is a CM message's fixed fields.
 type layout[M any] struct {
-	of   func(*CM) *M
-	ws   wires[M]
-	mask []byte
+	of      func(*CM) *M
+	ws      wires[M]
+	members []member[M]
+	mask    []byte
 }
 
 // shownAfter is what a message shows after its fixed fields that follows
@@ -279,7 +320,11 @@ type shownAfter interface{ visitAfter(v field.Visitor) }
 // newLayout declares the layout of the message of attribute attr, kept by
 // of in a CM.
 func newLayout[M any](attr uint16, of func(*CM) *M, ws ...wire[M]) *layout[M] {
-	return &layout[M]{of: of, ws: ws, mask: wires[M](ws).reservedMask(messages[attr].hdr)}
+	l := &layout[M]{of: of, ws: ws, mask: wires[M](ws).reservedMask(messages[attr].hdr)}
+	for _, w := range ws {
+		l.members = append(l.members, w.members...)
+	}
+	return l
 }
 
 func (l *layout[M]) decode(c *CM, b []byte) { l.ws.decode(l.of(c), b) }
@@ -288,17 +333,27 @@ func (l *layout[M]) message(c *CM) any      { return l.of(c) }
 
 func (l *layout[M]) visit(c *CM, v field.Visitor) {
 	m := l.of(c)
-	l.ws.visit(m, v)
-	if a, ok := any(m).(shownAfter); ok {
+	l.ws.visit(m, v, c.fixed)
+	if a, ok := any(m).(shownAfter); ok && c.fixed >= len(l.mask) {
 		a.visitAfter(v)
 	}
 }
 
 func (l *layout[M]) reserved(b []byte) bool {
-	for i, x := range l.mask {
+	for i, x := range l.mask[:min(len(l.mask), len(b))] {
 		if b[i]&x != 0 {
 			return true
 		}
 	}
 	return false
+}
+
+func (l *layout[M]) need(c *CM, member any) (int, bool) {
+	m := l.of(c)
+	for _, x := range l.members {
+		if x.of(m) == member {
+			return x.need, true
+		}
+	}
+	return 0, false
 }

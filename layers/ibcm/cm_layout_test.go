@@ -2,8 +2,11 @@ package ibcm
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"math/rand/v2"
 	"net/netip"
+	"strings"
 	"testing"
 
 	"github.com/gopacket/gopacket"
@@ -121,3 +124,96 @@ func (uintVisitor) Bytes(*field.Field, []byte)      {}
 func (uintVisitor) Addr(*field.Field, netip.Addr)   {}
 func (uintVisitor) Begin(*field.Field)              {}
 func (uintVisitor) End()                            {}
+
+// TestCMFixedCut cuts each message's fixed fields at every length: the
+// decode returns the error for the fixed fields and shows exactly the
+// fields whose octets were all present, with the whole message's values.
+// Which octets a field is made of is found here from the decode itself
+// (the fields a flipped bit changes), not from the layout; a field shown
+// as part of a group (the service ID's prefix, protocol and port) is shown
+// with the whole group.
+func TestCMFixedCut(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	decode := func(id uint16, data []byte) (*CM, shownVisitor, error) {
+		c := NewCM(&MAD{AttributeID: id, Method: MethodSend})
+		err := c.DecodeFromBytes(data, gopacket.NilDecodeFeedback)
+		seen := shownVisitor{}
+		c.VisitFields(seen)
+		return c, seen, err
+	}
+	for id, m := range messages {
+		data := make([]byte, CMDataLen)
+		for i := range data {
+			data[i] = byte(r.Uint32())
+		}
+		_, whole, _ := decode(id, data)
+		// need: the octets of the message each field is made of end here.
+		need := map[string]int{}
+		for i := range m.hdr * 8 {
+			data[i/8] ^= 0x80 >> (i % 8)
+			_, flipped, _ := decode(id, data)
+			data[i/8] ^= 0x80 >> (i % 8)
+			for name, v := range flipped {
+				if whole[name] != v {
+					need[name] = max(need[name], i/8+1)
+				}
+			}
+		}
+		groupNeed := map[string]int{}
+		for name, n := range need {
+			g := group(name)
+			groupNeed[g] = max(groupNeed[g], n)
+		}
+		for n := range m.hdr {
+			c, cut, err := decode(id, data[:n:n]) // reading past n panics
+			var de *DecodeError
+			if !errors.As(err, &de) || de.Need != m.hdr || de.Have != n || !c.FixedCut() {
+				t.Fatalf("%s cut at %d: error %v, fixed cut %v", m.name, n, err, c.FixedCut())
+			}
+			for name, v := range cut {
+				if _, ok := whole[name]; !ok || whole[name] != v || need[name] > n {
+					t.Errorf("%s cut at %d: shows %s = %s (whole: %s, made of octets up to %d)", m.name, n, name, v, whole[name], need[name])
+				}
+			}
+			for name, k := range need {
+				if _, ok := cut[name]; !ok && groupNeed[group(name)] <= n && k > 0 && !conditional(m, name) {
+					t.Errorf("%s cut at %d: %s (octets up to %d) not shown", m.name, n, name, k)
+				}
+			}
+		}
+		c, _, _ := decode(id, data[:0])
+		if id == AttrREQ && (c.Holds(&c.REQ.LocalQPN) || !func() bool { c, _, _ := decode(id, data[:need["cm.req.localqpn"]]); return c.Holds(&c.REQ.LocalQPN) }()) {
+			t.Errorf("REQ: Holds(Local QPN) is not whether its octets (to %d) were captured", need["cm.req.localqpn"])
+		}
+	}
+}
+
+// group is the field group a field is shown in, by its name: the service
+// ID's parts show together.
+func group(name string) string {
+	if i := strings.Index(name, ".serviceid"); i >= 0 {
+		return name[:i+len(".serviceid")]
+	}
+	return name
+}
+
+// conditional reports a field shown after the fixed fields from what they
+// say (a REJ's Additional Rejection Information, a redirect's
+// ClassPortInfo), or of the private data: not a fixed field of a cut
+// message.
+func conditional(m message, name string) bool {
+	return strings.Contains(name, ".ari") || strings.Contains(name, "cpi.") || strings.Contains(name, "private") ||
+		strings.HasPrefix(name, "pvtdata") || strings.HasPrefix(name, "rpcrdma")
+}
+
+// shownVisitor records every field a layer shows, by name, as text.
+type shownVisitor map[string]string
+
+func (s shownVisitor) Uint(f *field.Field, v uint64)     { s[f.Name] = fmt.Sprint(v) }
+func (s shownVisitor) Int(f *field.Field, v int64)       { s[f.Name] = fmt.Sprint(v) }
+func (s shownVisitor) Bool(f *field.Field, v bool)       { s[f.Name] = fmt.Sprint(v) }
+func (s shownVisitor) String(f *field.Field, v string)   { s[f.Name] = v }
+func (s shownVisitor) Bytes(f *field.Field, v []byte)    { s[f.Name] = fmt.Sprintf("%x", v) }
+func (s shownVisitor) Addr(f *field.Field, v netip.Addr) { s[f.Name] = v.String() }
+func (shownVisitor) Begin(*field.Field)                  {}
+func (shownVisitor) End()                                {}

@@ -112,7 +112,7 @@ func (m *MAD) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 }
 
 // VisitFields reports the MAD header fields in wire order.
-func (m *MAD) VisitFields(v field.Visitor) { madWires.visit(m, v) }
+func (m *MAD) VisitFields(v field.Visitor) { madWires.visit(m, v, madHeaderLen) }
 
 // AppendFindings reports bad versions, a MAD that is not 256 octets, and
 // non-zero reserved octets.
