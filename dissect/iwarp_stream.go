@@ -277,6 +277,9 @@ func (s *iwarpStream) ReassembledSG(sg reassembly.ScatterGather, ac reassembly.A
 	}
 	h.sg, h.pend0 = sg, len(buf)-len(data)
 	used := h.process(buf, sg, w.flushing || end)
+	if h.state == stateFrame && h.snapHoles > 0 && len(buf)-used >= mpa.FrameHeaderLen {
+		used += h.snapFrame(buf[used:], used)
+	}
 	tail := buf[used:]
 	frame := 0
 	if len(tail) > 0 {

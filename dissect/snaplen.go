@@ -279,6 +279,22 @@ func (h *iwarpHalf) snapCut(rec *Record, payload []byte) {
 	}
 }
 
+// snapFrame decodes now the MPA Request, Reply or Reject at the start of
+// b (data offset p) whose header the segment being assembled holds and
+// whose rest the snap length cut from it (snapCut): no later segment can
+// complete it, as the octets after the cut were never captured, and when
+// none follows in this direction (the streams of a connection set up and
+// closed) no frame would be left to show it on. As at the hole (gap), it
+// is decoded from the octets captured, its private data "not captured"
+// (snapPDU). It returns the octets used.
+func (h *iwarpHalf) snapFrame(b []byte, p int) int {
+	w := h.s.w
+	w.snapPDU, h.inGap, h.gapCut = true, true, -1
+	n, _ := h.frame(b, p, true)
+	w.snapPDU, h.inGap = false, false
+	return n
+}
+
 // snapGap is gap's work for a hole that a segment cut by the snap length
 // left (snapCut): the PDUs in it cannot be decoded, said once per stream
 // direction (the frames say they were cut), not an iwarp.stream-gap; the

@@ -157,13 +157,6 @@ func qpnText(p *uint32) string {
 	return fmt.Sprintf("0x%06x", *p)
 }
 
-// pendingMPA are the cut captures whose MPA Request and Reply end in a
-// cut segment after which their TCP streams carry no more octets: the
-// iWARP reassembly holds the unfinished frames until the stream ends,
-// where no frame is left to report them on, and drops them (a gap left
-// open: such a connection is not listed).
-var pendingMPA = map[string]bool{"live-siw4-redrive.s128.pcap": true}
-
 // checkSnapCut checks a capture cut by a snap length against the whole
 // capture it was cut from: "check" passes (no error finding: running out
 // of captured octets breaks no protocol rule) and no finding appears that
@@ -191,7 +184,7 @@ func checkSnapCut(t *testing.T, cut string, whole wholeCapture, full bool) {
 			t.Errorf("%s: conns has %s, which the whole capture does not have", name, c)
 		}
 	}
-	if got.n > whole.conns.n || full && got.n != whole.conns.n && !pendingMPA[name] {
+	if got.n > whole.conns.n || full && got.n != whole.conns.n {
 		t.Errorf("%s: conns has %d connections, the whole capture %d", name, got.n, whole.conns.n)
 	}
 	// A QPN the REQ's or REP's captured fields show is the connection's.
