@@ -620,6 +620,12 @@ func FuzzCompressed(f *testing.F) {
 	raw, _ := os.ReadFile(realRXE)
 	for _, kind := range compressions {
 		f.Add(compressAs(f, kind, raw[:700]))
+		// Two frames (members), zstd's and LZ4's after a skippable one.
+		two := append(compressAs(f, kind, raw[:300]), compressAs(f, kind, raw[300:700])...)
+		if kind != Gzip {
+			two = append(bytes.Clone(skippable), two...)
+		}
+		f.Add(two)
 	}
 	for _, name := range []string{"live-siw4-offset.pcap.zst", "siw-nfs42-rdma.tshark.pcapng.lz4"} {
 		b, _ := os.ReadFile(convertedDir + name)

@@ -2,18 +2,18 @@
 // so that the whole cmpd-dissect pipeline can be run on each and checked for
 // panics, hangs, runaway memory, lost good frames and unsafe output.
 //
-// The package knows just enough of the capture formats (pcap, pcapng, gzip)
-// and of the protocols (Ethernet, VLAN, IPv4/6, UDP, TCP, InfiniBand
-// LRH/GRH/BTH and its extension headers, MAD/CM, MPA, FPDU/DDP/RDMAP,
-// RPC-over-RDMA) to find record and layer boundaries and length fields. It
-// deliberately shares no decoding code with the dissector it attacks (only
-// source's names of the capture formats): a bug in the dissector's idea of
+// The package knows just enough of the capture formats (pcap, pcapng; gzip,
+// zstd and LZ4 compressed, their blocks and checksums) and of the protocols
+// (Ethernet, VLAN, IPv4/6, UDP, TCP, InfiniBand LRH/GRH/BTH and its
+// extension headers, MAD/CM, MPA, FPDU/DDP/RDMAP, RPC-over-RDMA) to find
+// record, block and layer boundaries and length fields. It deliberately
+// shares no decoding code with the dissector it attacks (only source's
+// names of the capture formats, and the compression libraries, whose
+// writers it tells where to end blocks): a bug in the dissector's idea of
 // an offset must not hide the same bug here.
 package torture
 
 import (
-	"bytes"
-	"compress/gzip"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -47,9 +47,10 @@ type Packet struct {
 // Capture is a parsed capture file, independent of its encoding.
 type Capture struct {
 	// Name identifies the capture in mutant names (usually the file's base name).
-	Name    string
-	Format  source.Format
-	Gzipped bool
+	Name   string
+	Format source.Format
+	// Compression is the file's (source.Uncompressed for none).
+	Compression source.Compression
 	// Snaplen as stated by the file (pcap header or first IDB).
 	Snaplen int
 	// Nanosecond reports nanosecond timestamps (a nanosecond pcap, or a
@@ -58,9 +59,9 @@ type Capture struct {
 	Packets    []Packet
 }
 
-// ErrNotCapture is returned by Parse for bytes that are neither pcap,
-// pcapng nor gzip.
-var ErrNotCapture = errors.New("torture: not a pcap, pcapng or gzip file")
+// ErrNotCapture is returned by Parse for bytes that are neither pcap nor
+// pcapng, compressed or not.
+var ErrNotCapture = errors.New("torture: not a pcap or pcapng file, compressed or not")
 
 // ReadFile reads the capture file at path and parses it (Parse, named by
 // the file's base name). raw is the file's bytes, nil when it could not be
@@ -74,21 +75,22 @@ func ReadFile(path string) (c *Capture, raw []byte, err error) {
 	return c, raw, err
 }
 
-// Parse reads a pcap or pcapng file, possibly gzip-compressed. It is strict:
-// the harness only derives mutants from captures it understands fully.
+// Parse reads a pcap or pcapng file, possibly compressed (gzip, zstd,
+// LZ4). It is strict: the harness only derives mutants from captures it
+// understands fully.
 func Parse(name string, b []byte) (*Capture, error) {
 	c := &Capture{Name: name}
-	if len(b) >= 2 && b[0] == 0x1f && b[1] == 0x8b {
-		zr, err := gzip.NewReader(bytes.NewReader(b))
+	if kind := compressedKind(b); kind != source.Uncompressed {
+		zr, err := decompressor(kind, b)
 		if err != nil {
-			return nil, fmt.Errorf("torture: %s: gzip: %w", name, err)
+			return nil, fmt.Errorf("torture: %s: %v: %w", name, kind, err)
 		}
 		raw, err := io.ReadAll(io.LimitReader(zr, 1<<30))
 		if err != nil {
-			return nil, fmt.Errorf("torture: %s: gzip: %w", name, err)
+			return nil, fmt.Errorf("torture: %s: %v: %w", name, kind, err)
 		}
 		b = raw
-		c.Gzipped = true
+		c.Compression = kind
 	}
 	if len(b) < 4 {
 		return nil, ErrNotCapture
@@ -315,8 +317,8 @@ func (c *Capture) Encode(f source.Format) ([]byte, Index) {
 // EncodeFile encodes in the capture's own format and compression.
 func (c *Capture) EncodeFile() []byte {
 	b, _ := c.Encode(c.Format)
-	if c.Gzipped {
-		return Gzip(b)
+	if c.Compression != source.Uncompressed {
+		return Compress(c.Compression, b)
 	}
 	return b
 }
@@ -446,13 +448,7 @@ func (c *Capture) appendIDB(b []byte, lt int) []byte {
 }
 
 // Gzip compresses b (deterministically: no name, no modification time).
-func Gzip(b []byte) []byte {
-	var buf bytes.Buffer
-	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
-	zw.Write(b)
-	zw.Close()
-	return buf.Bytes()
-}
+func Gzip(b []byte) []byte { return Compress(source.Gzip, b) }
 
 // HasComments tells whether any packet carries a pcapng comment, which a
 // mutant written as pcap cannot keep.
@@ -465,11 +461,11 @@ func (c *Capture) HasComments() bool {
 	return false
 }
 
-// KeepsComments tells whether an encoded capture (possibly gzip-compressed)
+// KeepsComments tells whether an encoded capture (possibly compressed)
 // is pcapng, the one format here that holds packet comments.
 func KeepsComments(b []byte) bool {
-	if len(b) >= 2 && b[0] == 0x1f && b[1] == 0x8b {
-		zr, err := gzip.NewReader(bytes.NewReader(b))
+	if kind := compressedKind(b); kind != source.Uncompressed {
+		zr, err := decompressor(kind, b)
 		if err != nil {
 			return false
 		}

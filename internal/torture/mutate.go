@@ -2,10 +2,8 @@ package torture
 
 import (
 	"bytes"
-	"compress/gzip"
 	"encoding/binary"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"sort"
 	"time"
@@ -23,7 +21,9 @@ const (
 	KindTruncLayer   Kind = "trunc-layer"   // one packet cut at a layer boundary ±1 (snaplen-style: caplen < origlen)
 	KindRecordLen    Kind = "record-len"    // pcap record caplen/origlen lie (0, huge, off by one)
 	KindBlock        Kind = "pcapng-block"  // pcapng block lengths and fields lie
-	KindGzip         Kind = "gzip"          // gzip stream truncated or corrupted
+	KindGzip         Kind = "gzip"          // gzip stream cut, corrupted, concatenated, sizes lying
+	KindZstd         Kind = "zstd"          // zstd stream likewise, and skippable frames, windows and content sizes
+	KindLZ4          Kind = "lz4"           // LZ4 frame-format stream likewise, block checksums and sizes
 	KindFlip         Kind = "flip"          // random bytes of a packet's headers flipped
 	KindLength       Kind = "length"        // a protocol length field lies (IP, UDP, LRH, MPA PD_Length, ULPDU, chunk counts …)
 	KindChunkList    Kind = "chunk-list"    // RPC-over-RDMA lists never terminated or claiming huge counts
@@ -36,7 +36,7 @@ const (
 
 // Kinds lists every kind in a stable order.
 var Kinds = []Kind{
-	KindFileHeader, KindTruncFile, KindTruncLayer, KindRecordLen, KindBlock, KindGzip, KindFlip,
+	KindFileHeader, KindTruncFile, KindTruncLayer, KindRecordLen, KindBlock, KindGzip, KindZstd, KindLZ4, KindFlip,
 	KindLength, KindChunkList, KindDuplicate, KindReorder, KindDrop, KindRepeat, KindControlChars,
 }
 
@@ -109,7 +109,9 @@ func Plan(c *Capture, opt Options) []*Mutant {
 	p.truncFile()
 	p.recordLen()
 	p.blocks()
-	p.gzipDamage()
+	for _, kind := range []source.Compression{source.Gzip, source.Zstd, source.LZ4} {
+		p.compressedDamage(kind)
+	}
 	for i := range c.Packets {
 		p.truncLayer(i)
 		p.flips(i)
@@ -142,13 +144,18 @@ func (p *planner) add(kind Kind, frame int, detail string, build func() []byte) 
 
 // container picks, deterministically per mutant, the encoding a
 // packet-level mutant is written in: mostly the capture's own, sometimes
-// pcapng or gzip, so the readers see damaged packets in every format.
+// pcapng, gzip, zstd or LZ4, so the readers see damaged packets in every
+// format.
 func (p *planner) container(n int) func(*Capture) []byte {
 	switch n % 8 {
 	case 3:
 		return func(c *Capture) []byte { b, _ := c.Encode(source.FormatPcapNG); return b }
+	case 5:
+		return func(c *Capture) []byte { b, _ := c.Encode(source.FormatPcap); return Compress(source.LZ4, b) }
 	case 6:
 		return func(c *Capture) []byte { b, _ := c.Encode(source.FormatPcap); return Gzip(b) }
+	case 7:
+		return func(c *Capture) []byte { b, _ := c.Encode(source.FormatPcapNG); return Compress(source.Zstd, b) }
 	}
 	return func(c *Capture) []byte { b, _ := c.Encode(p.c.Format); return b }
 }
@@ -330,57 +337,6 @@ func (p *planner) blocks() {
 		lie("type=spb", r.Start, 3)
 		lie("type=obsolete-pb", r.Start, 2)
 	}
-}
-
-func (p *planner) gzipDamage() {
-	raw, idx := p.c.Encode(p.c.Format)
-	gz := Gzip(raw)
-	// The frame a cut stream still delivers whole: what a reader sees of
-	// the decompressed bytes before the error.
-	frameAfter := func(damaged []byte) int {
-		zr, err := gzip.NewReader(bytes.NewReader(damaged))
-		if err != nil {
-			return 0
-		}
-		got, _ := io.Copy(io.Discard, zr)
-		for i, r := range idx.Records {
-			if int64(r.End) > got {
-				return i + 1
-			}
-		}
-		return len(idx.Records) + 1
-	}
-	for _, at := range []int{1, 2, 9, 10, len(gz) / 4, len(gz) / 2, len(gz) * 3 / 4, len(gz) - 9, len(gz) - 8, len(gz) - 1} {
-		if at <= 0 || at >= len(gz) {
-			continue
-		}
-		b := bytes.Clone(gz[:at])
-		m := p.add(KindGzip, frameAfter(b), fmt.Sprintf("cut@%d", at), func() []byte { return b })
-		m.HeaderDamaged = at < 10
-	}
-	crc := bytes.Clone(gz)
-	crc[len(crc)-8] ^= 0xff
-	p.add(KindGzip, len(idx.Records)+1, "bad-crc32", func() []byte { return crc })
-	size := bytes.Clone(gz)
-	size[len(size)-4] ^= 0x01
-	p.add(KindGzip, len(idx.Records)+1, "bad-isize", func() []byte { return size })
-	for k := 0; k < 6; k++ {
-		at := 10 + p.rng.IntN(max(1, len(gz)-18))
-		x := byte(1 + p.rng.IntN(255))
-		b := bytes.Clone(gz)
-		b[at] ^= x
-		p.add(KindGzip, 0, fmt.Sprintf("flip@%d^%02x", at, x), func() []byte { return b })
-	}
-	// A second member of garbage after a good one.
-	p.add(KindGzip, len(idx.Records)+1, "trailing-garbage", func() []byte {
-		return append(bytes.Clone(gz), 0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff, 1, 2, 3)
-	})
-	// A pcap header and one record whose length points into a run of
-	// zeros: a small gzip bomb of empty records.
-	p.add(KindGzip, 0, "zeros-1MiB", func() []byte {
-		b := append(bytes.Clone(raw[:idx.HeaderEnd]), make([]byte, 1<<20)...)
-		return Gzip(b)
-	}).Large = true
 }
 
 func (p *planner) flips(i int) {
