@@ -323,6 +323,17 @@ func (c *Capture) EncodeFile() []byte {
 	return b
 }
 
+// oneLinkType tells whether every packet has the same link type (the
+// one a pcap file can state).
+func (c *Capture) oneLinkType() bool {
+	for _, p := range c.Packets {
+		if p.LinkType != c.linkType() {
+			return false
+		}
+	}
+	return true
+}
+
 func (c *Capture) linkType() int {
 	if len(c.Packets) > 0 {
 		return c.Packets[0].LinkType

@@ -147,17 +147,27 @@ func (p *planner) add(kind Kind, frame int, detail string, build func() []byte) 
 // pcapng, gzip, zstd or LZ4, so the readers see damaged packets in every
 // format.
 func (p *planner) container(n int) func(*Capture) []byte {
+	pcap := p.pcap()
 	switch n % 8 {
 	case 3:
 		return func(c *Capture) []byte { b, _ := c.Encode(source.FormatPcapNG); return b }
 	case 5:
-		return func(c *Capture) []byte { b, _ := c.Encode(source.FormatPcap); return Compress(source.LZ4, b) }
+		return func(c *Capture) []byte { b, _ := c.Encode(pcap); return Compress(source.LZ4, b) }
 	case 6:
-		return func(c *Capture) []byte { b, _ := c.Encode(source.FormatPcap); return Gzip(b) }
+		return func(c *Capture) []byte { b, _ := c.Encode(pcap); return Gzip(b) }
 	case 7:
 		return func(c *Capture) []byte { b, _ := c.Encode(source.FormatPcapNG); return Compress(source.Zstd, b) }
 	}
 	return func(c *Capture) []byte { b, _ := c.Encode(p.c.Format); return b }
+}
+
+// pcap is the format of mutants written as pcap: pcapng for a capture of
+// several link types, which a pcap file (of one) would misstate.
+func (p *planner) pcap() source.Format {
+	if p.c.oneLinkType() {
+		return source.FormatPcap
+	}
+	return source.FormatPcapNG
 }
 
 // packetMutant adds a mutant that changes packet i of a copy of the capture.
@@ -285,6 +295,9 @@ func (p *planner) truncLayer(i int) {
 }
 
 func (p *planner) recordLen() {
+	if p.pcap() != source.FormatPcap {
+		return // pcapng's lengths: blocks
+	}
 	raw, idx := p.c.Encode(source.FormatPcap)
 	for i, r := range idx.Records {
 		capLen := uint32(len(p.c.Packets[i].Data))
@@ -566,7 +579,7 @@ func (p *planner) repeat() {
 			rep[k].Time = pk.Time.Add(time.Duration(k) * time.Microsecond)
 		}
 		d.Packets = append(d.Packets[:i+1], append(rep, d.Packets[i+1:]...)...)
-		b, _ := d.Encode(source.FormatPcap)
+		b, _ := d.Encode(p.pcap())
 		return b
 	})
 	m.Large = true
