@@ -31,10 +31,6 @@ func (f Format) String() string { return enum.Name("Format", formatNames[:], f) 
 // File magics, as the first four bytes appear in the file.
 var (
 	magicPcapNG       = [4]byte{0x0a, 0x0d, 0x0d, 0x0a}
-	magicPcapMicroLE  = [4]byte{0xd4, 0xc3, 0xb2, 0xa1}
-	magicPcapMicroBE  = [4]byte{0xa1, 0xb2, 0xc3, 0xd4}
-	magicPcapNanoLE   = [4]byte{0x4d, 0x3c, 0xb2, 0xa1}
-	magicPcapNanoBE   = [4]byte{0xa1, 0xb2, 0x3c, 0x4d}
 	errNotACapture    = errors.New("not a pcap or pcapng capture")
 	errEmptyFile      = errors.New("empty file: no capture file header")
 	errShortPcapMagic = errors.New("file too short for a capture file header")
@@ -105,7 +101,7 @@ func Open(name string, stdin io.Reader) (*File, error) {
 			if m, lt, ok := newMappedPcap(data, unmap); ok {
 				file := &File{name: name, format: FormatPcap, closer: f, raw: &countingReader{r: f},
 					linkType: lt, size: size, mapped: m}
-				file.raw.n.Store(24)
+				file.raw.n.Store(int64(m.off))
 				return file, nil
 			}
 			unmap()
@@ -160,14 +156,15 @@ func NewFile(name string, r io.Reader) (*File, error) {
 	}
 	var magic [4]byte
 	copy(magic[:], m)
-	switch magic {
-	case magicPcapMicroLE, magicPcapMicroBE, magicPcapNanoLE, magicPcapNanoBE:
+	_, _, pcap := pcapMagic(m)
+	switch {
+	case pcap:
 		pr, err := newPcapStream(f.buf)
 		if err != nil {
 			return nil, herr(fmt.Errorf("pcap file header: %w", err))
 		}
 		f.format, f.pcap, f.linkType = FormatPcap, pr, pr.linkType
-	case magicPcapNG:
+	case magic == magicPcapNG:
 		nr, err := newNgReader(f.buf, f.offset)
 		if err != nil {
 			return nil, herr(fmt.Errorf("pcapng section header: %w", err))

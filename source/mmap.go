@@ -29,13 +29,14 @@ const keepResident = 2 << 20
 
 // newMappedPcap parses the file header of a mapped pcap file; ok is false
 // when the mapping does not hold a classic pcap header this reader takes
-// (the caller falls back to the stream reader, which reports the error).
+// (the caller falls back to the stream reader, which reports the error,
+// or reads the variants whose record headers are not 16 octets).
 func newMappedPcap(data []byte, unmap func() error) (*mappedPcap, int, bool) {
 	h, err := parsePcapHeader(data)
-	if err != nil {
+	if err != nil || h.recLen != 16 || h.lens != lensAsIs {
 		return nil, 0, false
 	}
-	return &mappedPcap{pcapFile: h, data: data, off: 24, unmap: unmap}, h.linkType, true
+	return &mappedPcap{pcapFile: h, data: data, off: h.hdrLen, unmap: unmap}, h.linkType, true
 }
 
 // next slices the next record out of the mapping into fr (all of fr but

@@ -385,7 +385,7 @@ func (r *ngReader) oversized(typ uint32, total int, fr *Frame) error {
 	}
 	if capLen := int(r.order.Uint32(head[20:])); capLen > maxPacket {
 		r.packet(typ, head[8:], fr, true)
-		return fmt.Errorf("captured length %d is over the %d-byte limit", capLen, maxPacket)
+		return tooLong(capLen)
 	}
 	return nil
 }

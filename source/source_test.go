@@ -189,7 +189,7 @@ func TestDamagedHeader(t *testing.T) {
 		{"one byte", []byte{0xd4}},
 		{"text", []byte("hello, world, not a capture file")},
 		{"short pcap header", raw[:20]},
-		{"bad version", append(append([]byte{}, raw[:4]...), append([]byte{9, 0}, raw[6:100]...)...)},
+		{"bad version", append(append([]byte{}, raw[:4]...), append([]byte{1, 0}, raw[6:100]...)...)},
 		{"gzip garbage", []byte{0x1f, 0x8b, 1, 2, 3}},
 		{"pcapng bad byte order", []byte{0x0a, 0x0d, 0x0d, 0x0a, 28, 0, 0, 0, 1, 2, 3, 4, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 28, 0, 0, 0}},
 	} {
@@ -247,6 +247,18 @@ func FuzzFile(f *testing.F) {
 	f.Add(huge)
 	f.Add(compressAs(f, Zstd, raw[:300]))
 	f.Add(compressAs(f, LZ4, raw[:300]))
+	// The variants of classic pcap (their readers choose by the first
+	// records).
+	for _, name := range []string{"live-siw4-rfc8797.modpcap.pcap", "live-siw4-rfc8797.suse6_3pcap.pcap", "live-siw4-rfc8797.rh6_1pcap.pcap",
+		"live-siw4-rfc8797.nokiapcap.pcap", "live-rxe4-rfc8797.lenswap.pcap"} {
+		b, err := os.ReadFile(convertedDir + name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b[:min(len(b), 600)])
+	}
+	ixia := append([]byte{0x1c, 0, 1, 0xac}, raw[4:24]...)
+	f.Add(append(append(ixia, 0, 0, 0, 0), raw[24:400]...))
 	lowerZstdWindow(f)
 	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -345,4 +357,129 @@ func openFuzzInput(t *testing.T, data []byte) *Files {
 		return nil
 	}
 	return fs
+}
+
+// pcapVariant rewrites the classic pcap raw (little-endian, µs) in
+// another layout of the format: magic, byte order, version and file
+// header length, and each record header (from the record's fields and
+// data) by rec.
+func pcapVariant(raw []byte, o binary.AppendByteOrder, magic uint32, major, minor uint16, extra []byte,
+	rec func(b []byte, sec, usec, incl, orig uint32) []byte) []byte {
+	h := binary.LittleEndian
+	b := o.AppendUint32(nil, magic)
+	b = o.AppendUint16(o.AppendUint16(b, major), minor)
+	b = append(b, make([]byte, 8)...)
+	b = o.AppendUint32(o.AppendUint32(b, h.Uint32(raw[16:])), h.Uint32(raw[20:]))
+	b = append(b, extra...)
+	for off := 24; off < len(raw); {
+		incl := h.Uint32(raw[off+8:])
+		b = rec(b, h.Uint32(raw[off:]), h.Uint32(raw[off+4:]), incl, h.Uint32(raw[off+12:]))
+		b = append(b, raw[off+16:off+16+int(incl)]...)
+		off += 16 + int(incl)
+	}
+	return b
+}
+
+// TestPcapVariants: the layouts of classic pcap that wiretap reads besides
+// 2.4 (editcap's variants are converted captures, TestConverted), written
+// from a real capture: the same frames from a mapped file, a stream and
+// gzip. Versions before 2.3 store the original length first, 2.3 either
+// way round; Ixia's lcap files have 4 more octets of file header (µs or
+// ns); the modified format's record headers carry 8 more; an original
+// length under the captured one is read as it is, the frame whole.
+func TestPcapVariants(t *testing.T) {
+	const src = "../testdata/pcaps/real/live-siw4-rfc8797.pcap"
+	raw, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	orig := mustRead(t, src)
+	// The second frame claims 100 more octets on the wire; the fifth 10
+	// fewer than were captured (but in version 2.3, where that is the
+	// sign of lengths stored swapped; after the first three records,
+	// which tell the variants apart).
+	be, le := binary.BigEndian, binary.LittleEndian
+	type layout struct {
+		o       binary.AppendByteOrder
+		swapped bool   // the original length first
+		nanos   bool   // ns timestamps
+		v23     bool   // no frame with an original length under the captured one
+		extra   []byte // after the 16 octets of each record header
+	}
+	rec := func(l layout) func(b []byte, sec, usec, incl, orig uint32) []byte {
+		i := 0
+		return func(b []byte, sec, usec, incl, orig uint32) []byte {
+			switch {
+			case i == 1:
+				orig += 100
+			case i == 4 && !l.v23:
+				orig -= 10
+			}
+			i++
+			if l.nanos {
+				usec *= 1000
+			}
+			if l.swapped {
+				incl, orig = orig, incl
+			}
+			b = l.o.AppendUint32(l.o.AppendUint32(l.o.AppendUint32(l.o.AppendUint32(b, sec), usec), incl), orig)
+			return append(b, l.extra...)
+		}
+	}
+	// The modified formats' interface index 2, protocol IPv4, packet
+	// type 0 (to us) and padding.
+	modified := func(o binary.AppendByteOrder, pad ...byte) []byte {
+		return append(o.AppendUint16(o.AppendUint32(nil, 2), 0x0800), append([]byte{0, 0}, pad...)...)
+	}
+	for _, tc := range []struct {
+		name         string
+		magic        uint32
+		major, minor uint16
+		extra        []byte // after the file header
+		layout
+	}{
+		{"2.4", 0xa1b2c3d4, 2, 4, nil, layout{o: le}},
+		{"2.2 big-endian, lengths swapped", 0xa1b2c3d4, 2, 2, nil, layout{o: be, swapped: true}},
+		{"543.0 (DG/UX), lengths swapped", 0xa1b2c3d4, 543, 0, nil, layout{o: le, swapped: true}},
+		{"2.3, lengths swapped", 0xa1b2c3d4, 2, 3, nil, layout{o: le, swapped: true, v23: true}},
+		{"2.3, lengths in order", 0xa1b2c3d4, 2, 3, nil, layout{o: be, v23: true}},
+		{"Ixia software lcap", 0x1c0001ab, 2, 4, []byte{1, 2, 3, 4}, layout{o: le}},
+		{"Ixia hardware lcap big-endian", 0x1c0001ac, 2, 4, []byte{1, 2, 3, 4}, layout{o: be, nanos: true}},
+		{"modified big-endian", 0xa1b2cd34, 2, 4, nil, layout{o: be, extra: modified(be)}},
+		{"ss990417 (standard magic)", 0xa1b2c3d4, 2, 4, nil, layout{o: le, extra: modified(le)}},
+		{"modified ss990915", 0xa1b2cd34, 2, 4, nil, layout{o: le, extra: modified(le, 1, 2, 3, 4)}},
+	} {
+		data := pcapVariant(raw, tc.o, tc.magic, tc.major, tc.minor, tc.extra, rec(tc.layout))
+		want := append([]Frame(nil), orig...)
+		want[1].Length += 100
+		if !tc.v23 {
+			want[4].Length -= 10
+		}
+		path := filepath.Join(t.TempDir(), "x.pcap")
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for via, files := range map[string][]string{"file": {path}, "stdin": {"-"}, "gzip": {"-"}} {
+			var stdin io.Reader = bytes.NewReader(data)
+			if via == "gzip" {
+				stdin = bytes.NewReader(gz(t, data))
+			}
+			fs, err := OpenFiles(files, stdin)
+			if err != nil {
+				t.Fatalf("%s via %s: %v", tc.name, via, err)
+			}
+			got, errs := readAll(t, fs)
+			fs.Close()
+			if len(errs) > 0 {
+				t.Fatalf("%s via %s: %v", tc.name, via, errs)
+			}
+			sameFrames(t, tc.name+" via "+via, got, want)
+			for i := range got {
+				if got[i].Length != want[i].Length || got[i].CaptureLength != len(want[i].Data) {
+					t.Fatalf("%s via %s: frame %d lengths %d/%d, want %d/%d", tc.name, via, i+1,
+						got[i].CaptureLength, got[i].Length, len(want[i].Data), want[i].Length)
+				}
+			}
+		}
+	}
 }

@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/bits"
 	"os"
 	"path/filepath"
 	"time"
@@ -155,8 +156,8 @@ func parsePcap(c *Capture, b []byte) error {
 func parsePcapng(c *Capture, b []byte) error {
 	var bo binary.ByteOrder = binary.LittleEndian
 	type iface struct {
-		link   int
-		tsUnit int64 // nanoseconds per tick
+		link int
+		ts   tsUnit
 	}
 	var ifaces []iface
 	for off := 0; off < len(b); {
@@ -187,9 +188,11 @@ func parsePcapng(c *Capture, b []byte) error {
 			if len(body) < 8 {
 				return fmt.Errorf("torture: %s: interface block at offset %d too short", c.Name, off)
 			}
-			ifc := iface{link: int(bo.Uint16(body)), tsUnit: 1000}
-			parseIDBOptions(body[8:], bo, &ifc.tsUnit)
-			if ifc.tsUnit == 1 {
+			ifc := iface{link: int(bo.Uint16(body)), ts: tsUnit{ns: 1000}}
+			parseIDBOptions(body[8:], bo, &ifc.ts)
+			if ifc.ts.ns != 1000 {
+				// Finer than µs (or not a whole number of µs):
+				// re-encoded in ns.
 				c.Nanosecond = true
 			}
 			if len(ifaces) == 0 {
@@ -204,14 +207,13 @@ func parsePcapng(c *Capture, b []byte) error {
 			if id >= len(ifaces) {
 				return fmt.Errorf("torture: %s: packet block at offset %d: interface %d not declared", c.Name, off, id)
 			}
-			ts := int64(bo.Uint32(body[4:]))<<32 | int64(bo.Uint32(body[8:]))
+			ts := uint64(bo.Uint32(body[4:]))<<32 | uint64(bo.Uint32(body[8:]))
 			capLen, origLen := int(bo.Uint32(body[12:])), int(bo.Uint32(body[16:]))
 			if capLen > len(body)-20 {
 				return fmt.Errorf("torture: %s: packet block at offset %d: captured length %d overruns block", c.Name, off, capLen)
 			}
-			ns := ts * ifaces[id].tsUnit
 			c.Packets = append(c.Packets, Packet{
-				Time: time.Unix(0, ns).UTC(), LinkType: ifaces[id].link,
+				Time: ifaces[id].ts.time(ts), LinkType: ifaces[id].link,
 				Data: body[20 : 20+capLen : 20+capLen], OrigLen: origLen,
 				Comments: parseComments(body[min(len(body), 20+(capLen+3)&^3):], bo),
 			})
@@ -260,22 +262,48 @@ func appendComments(b []byte, p Packet) []byte {
 	return le.AppendUint32(b, 0) // opt_endofopt
 }
 
-// parseIDBOptions reads if_tsresol (option 9) into unit (ns per tick).
-func parseIDBOptions(opts []byte, bo binary.ByteOrder, unit *int64) {
+// tsUnit is what an interface's timestamps count: ns nanoseconds per tick
+// (if_tsresol 10^-n, n <= 9), or 2^-shift s when shift is set; offset is
+// if_tsoffset in seconds.
+type tsUnit struct {
+	ns     int64
+	shift  uint
+	offset int64
+}
+
+func (u tsUnit) time(ts uint64) time.Time {
+	if u.shift == 0 {
+		return time.Unix(u.offset, int64(ts)*u.ns).UTC()
+	}
+	// ns = frac * 10^9 / 2^shift, rounded down, without overflow.
+	frac := ts & (1<<u.shift - 1)
+	hi, lo := bits.Mul64(frac, 1e9)
+	return time.Unix(u.offset+int64(ts>>u.shift), int64(lo>>u.shift|hi<<(64-u.shift))).UTC()
+}
+
+// parseIDBOptions reads if_tsresol (option 9) and if_tsoffset (option 14)
+// into unit.
+func parseIDBOptions(opts []byte, bo binary.ByteOrder, unit *tsUnit) {
 	for len(opts) >= 4 {
 		code, l := bo.Uint16(opts), int(bo.Uint16(opts[2:]))
 		if code == 0 || 4+l > len(opts) {
 			return
 		}
-		if code == 9 && l >= 1 {
+		switch {
+		case code == 9 && l >= 1:
 			r := opts[4]
-			if r&0x80 == 0 && r <= 9 {
+			switch {
+			case r&0x80 == 0 && r <= 9:
 				u := int64(1)
 				for i := 0; i < 9-int(r); i++ {
 					u *= 10
 				}
-				*unit = u
+				unit.ns = u
+			case r&0x80 != 0 && r&0x7f > 0 && r&0x7f < 64:
+				unit.ns, unit.shift = 0, uint(r&0x7f)
 			}
+		case code == 14 && l == 8:
+			unit.offset = int64(bo.Uint64(opts[4:]))
 		}
 		opts = opts[4+(l+3)&^3:]
 	}

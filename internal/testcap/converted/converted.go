@@ -37,4 +37,29 @@ var Captures = []Capture{
 	{"empty.dumpcap-lo.pcapng", nil, false},
 	{"live-rxe4-rfc8797.tshark-nrb.pcapng", []string{"real/live-rxe4-rfc8797.pcap"}, true},
 	{"live-siw4-rfc8797.tshark-nrb.pcapng", []string{"real/live-siw4-rfc8797.pcap"}, true},
+	{"live-siw4-rfc8797.modpcap.pcap", []string{"real/live-siw4-rfc8797.pcap"}, true},
+	{"live-siw4-rfc8797.suse6_3pcap.pcap", []string{"real/live-siw4-rfc8797.pcap"}, true},
+	{"live-siw4-rfc8797.rh6_1pcap.pcap", []string{"real/live-siw4-rfc8797.pcap"}, true},
+	{"live-siw4-rfc8797.nokiapcap.pcap", []string{"real/live-siw4-rfc8797.pcap"}, true},
+	{"live-siw4-rfc8797.be.pcapng", []string{"real/live-siw4-rfc8797.pcap"}, true},
+	{"rfc8797-rxe4-siw4.sections.pcapng", []string{"real/live-rxe4-rfc8797.pcap", "real/live-siw4-rfc8797.pcap"}, true},
+	{"live-siw4-rfc8797.tsresol.pcapng", []string{"real/live-siw4-rfc8797.pcap"}, false},
 }
+
+// Reshaped are captures whose frames are those of the capture they were
+// made from but for their lengths: the frames with their FCS, or an
+// original length under the captured one (PROVENANCE.md). They decode to
+// the same RDMA fields; their frame fields are compared with tshark's.
+var Reshaped = []Capture{
+	{"live-rxe4-rfc8797.fcs.pcapng", []string{"real/live-rxe4-rfc8797.pcap"}, true},
+	{"live-rxe4-rfc8797.fcs.pcap", []string{"real/live-rxe4-rfc8797.pcap"}, true},
+	{"live-rxe4-rfc8797.lenswap.pcap", []string{"real/live-rxe4-rfc8797.pcap"}, true},
+}
+
+// PcapVariants are the converted captures in the variants of classic pcap
+// with longer record headers (editcap's modpcap, suse6_3pcap, rh6_1pcap,
+// nokiapcap). The torture harness, which reads and writes only the plain
+// layouts, leaves them out: its mutants of them would be those of the
+// capture they were made from.
+var PcapVariants = []string{"live-siw4-rfc8797.modpcap.pcap", "live-siw4-rfc8797.suse6_3pcap.pcap",
+	"live-siw4-rfc8797.rh6_1pcap.pcap", "live-siw4-rfc8797.nokiapcap.pcap"}
