@@ -43,7 +43,11 @@ func TestSendFindingMessages(t *testing.T) {
 		if !toServer {
 			dir = "server → client"
 		}
-		return finding.Finding{Code: CodeSendInvNotNegotiated, Severity: sev,
+		code := CodeSendInvNotNegotiated
+		if sev == finding.SeverityWarning {
+			code = CodeSendInvTolerated // the receiver set R
+		}
+		return finding.Finding{Code: code, Severity: sev,
 			Section: "RFC 8797 §4.1", Layer: "conn", Frame: ev.FirstFrame, Offset: -1,
 			Message: fmt.Sprintf("%s Send with Invalidate of STag 0x%08x%s, but remote invalidation was not negotiated (%s)%s",
 				dir, ev.InvalidateSTag, xidNote(ev), who, context)}

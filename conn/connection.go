@@ -563,7 +563,7 @@ type checkKind uint8
 const (
 	checkFull             checkKind = iota // kept whole in connRare.full
 	checkExceedsInline                     // CodeSendExceedsInline
-	checkInvNotNegotiated                  // CodeSendInvNotNegotiated
+	checkInvNotNegotiated                  // CodeSendInvNotNegotiated, CodeSendInvTolerated (flagCopes)
 	checkInvFromRequester                  // CodeSendInvFromRequester
 )
 
@@ -584,6 +584,9 @@ func (c *Connection) listedCode(f *listedFinding) string {
 	case checkExceedsInline:
 		return CodeSendExceedsInline
 	case checkInvNotNegotiated:
+		if f.flags&flagCopes != 0 {
+			return CodeSendInvTolerated
+		}
 		return CodeSendInvNotNegotiated
 	case checkInvFromRequester:
 		return CodeSendInvFromRequester

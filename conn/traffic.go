@@ -242,13 +242,13 @@ func (t *Tracker) newPending(c *Connection) {
 //go:noinline
 func (t *Tracker) sendInvalidate(c *Connection, ev *SendEvent, counts *SendCounts, toServer bool, frame int, flags uint8) {
 	if !c.Negotiated.RemoteInvalidation && c.NegotiationSeen() {
-		sev, fl := finding.SeverityError, flags|whoSetR(c)<<flagRShift
+		code, sev, fl := CodeSendInvNotNegotiated, finding.SeverityError, flags|whoSetR(c)<<flagRShift
 		if !toServer && c.ClientData.Effective().RemoteInvalidation {
 			// The receiver said it can take it: a deviation, not a
 			// breakage. It is what the Linux server does.
-			sev, fl = finding.SeverityWarning, fl|flagCopes
+			code, sev, fl = CodeSendInvTolerated, finding.SeverityWarning, fl|flagCopes
 		}
-		if t.listed(c, CodeSendInvNotNegotiated, sev, frame) {
+		if t.listed(c, code, sev, frame) {
 			c.list(listedFinding{check: checkInvNotNegotiated, sev: sev,
 				frame: frame, n: int(ev.InvalidateSTag), xid: ev.XID, flags: fl}, t.cfg.MaxFindingsPerCode)
 		}

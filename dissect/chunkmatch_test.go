@@ -432,7 +432,7 @@ func TestReplyChunkMissing(t *testing.T) {
 		}
 		want := []string{fmt.Sprintf("%d %s error", big, CodeReplyChunkMissing)}
 		if !setup {
-			want = []string{fmt.Sprintf("%d %s warning", big, CodeReplyChunkMissing), fmt.Sprintf("%d %s warning", mid, CodeReplyChunkMissing)}
+			want = []string{fmt.Sprintf("%d %s warning", big, CodeReplyOverDefault), fmt.Sprintf("%d %s warning", mid, CodeReplyOverDefault)}
 		}
 		if strings.Join(got, ",") != strings.Join(want, ",") {
 			t.Errorf("findings %v, want %v", got, want)

@@ -297,7 +297,8 @@ func (st *rpcSends) end(id uint32) {
 	}
 }
 
-// checkInline raises CodeReplyChunkMissing for a reply Send (to call
+// checkInline raises CodeReplyChunkMissing (CodeReplyOverDefault when
+// the threshold is only the default) for a reply Send (to call
 // xid, which offered no reply chunk) longer than the requester's inline
 // threshold.
 func (st *rpcSends) checkInline(rec *Record, xid uint32, info *SendInfo) {
@@ -315,13 +316,14 @@ func (st *rpcSends) checkInline(rec *Record, xid uint32, info *SendInfo) {
 //
 //go:noinline
 func replyChunkMissing(rec *Record, xid uint32, info *SendInfo, limit int) {
-	sev, how := finding.SeverityError, "its Receive size (RFC 8797) is"
+	const msg = "reply Send of %d octets to call xid 0x%08x, which offered no reply chunk: longer than the requester takes inline (%s %d octets); the responder should have answered RDMA_ERROR ERR_CHUNK"
 	if info.inline == 0 {
-		sev, how = finding.SeverityWarning, "the connection's setup was not captured; RFC 8166's default inline threshold is"
+		rec.addFinding(CodeReplyOverDefault, finding.SeverityWarning, sectionInline, "rpcrdma", -1,
+			fmt.Sprintf(msg, info.Length, xid, "the connection's setup was not captured; RFC 8166's default inline threshold is", limit))
+		return
 	}
-	rec.addFinding(CodeReplyChunkMissing, sev, sectionInline, "rpcrdma", -1,
-		fmt.Sprintf("reply Send of %d octets to call xid 0x%08x, which offered no reply chunk: longer than the requester takes inline (%s %d octets); the responder should have answered RDMA_ERROR ERR_CHUNK",
-			info.Length, xid, how, limit))
+	rec.addFinding(CodeReplyChunkMissing, finding.SeverityError, sectionInline, "rpcrdma", -1,
+		fmt.Sprintf(msg, info.Length, xid, "its Receive size (RFC 8797) is", limit))
 }
 
 // defaultInline is RFC 8166's default inline threshold (§3.3.2).

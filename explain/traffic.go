@@ -14,15 +14,20 @@ import (
 var trafficRemedies = map[string]string{
 	conn.CodeSendExceedsInline + " to server": "The client must keep its Sends within the server's Receive Size: on a Linux client lower sunrpc.rdma_max_inline_write (sysctl), or raise the server's /proc/sys/sunrpc/svc_rdma/max_req_size (RFC 8797 §4.2, RFC 8166 §3.3.2).",
 	conn.CodeSendExceedsInline + " to client": "The server must keep its replies within the client's Receive Size: raise the client's sunrpc.rdma_max_inline_read (sysctl), or lower the server's /proc/sys/sunrpc/svc_rdma/max_req_size — the Linux server ignores the client's sizes (RFC 8797 §4.2).",
-	conn.CodeSendInvNotNegotiated:             "With a Linux client that set R nothing breaks (it copes); a client that did not set R must not receive Send with Invalidate (RFC 8797 §4.1).",
+	conn.CodeSendInvNotNegotiated:             remedyInvNotNegotiated,
+	conn.CodeSendInvTolerated:                 remedyInvNotNegotiated,
 	conn.CodeServerSendExceedsClientReceive:   "Raise the client's sunrpc.rdma_max_inline_read to the server's Send Size, or lower the server's max_req_size: svcrdma does not take the client's Receive Size into account (RFC 8797 §4.2).",
 	conn.CodeSendInvFromRequester:             "Only the responder (server) may use Send with Invalidate (RFC 8797 §3.2).",
 	conn.CodeInvalidatedSTagNotOffered:        "The server invalidated a handle the client did not offer for that call: look for a server bug in its handle bookkeeping (RFC 8797 §4.1).",
 }
 
+// remedyInvNotNegotiated is what to do about a Send with Invalidate that
+// both peers did not negotiate, whether the receiver copes or not.
+const remedyInvNotNegotiated = "With a Linux client that set R nothing breaks (it copes); a client that did not set R must not receive Send with Invalidate (RFC 8797 §4.1)."
+
 // trafficCodes are the per-Send checks, explained as what the traffic broke.
 var trafficCodes = map[string]bool{
-	conn.CodeSendExceedsInline: true, conn.CodeSendInvNotNegotiated: true, conn.CodeSendInvFromRequester: true,
+	conn.CodeSendExceedsInline: true, conn.CodeSendInvNotNegotiated: true, conn.CodeSendInvTolerated: true, conn.CodeSendInvFromRequester: true,
 	conn.CodeInvalidatedSTagNotOffered: true, conn.CodeServerSendExceedsClientReceive: true,
 }
 
@@ -69,7 +74,7 @@ func (e *explainer) traffic() {
 			switch n.Code {
 			case conn.CodeSendExceedsInline:
 				fmt.Fprintf(&b, "%s larger than the agreed inline threshold", what)
-			case conn.CodeSendInvNotNegotiated:
+			case conn.CodeSendInvNotNegotiated, conn.CodeSendInvTolerated:
 				fmt.Fprintf(&b, "%s with Invalidate although remote invalidation was not negotiated", what)
 			case conn.CodeSendInvFromRequester:
 				fmt.Fprintf(&b, "%s with Invalidate from the client", what)

@@ -93,9 +93,9 @@ func (f Finding) String() string {
 }
 
 // Entry is one finding code in the catalogue: what it means, where the rule
-// is written, and what a user can do about it. Severity is the highest the
-// code is raised with (a few codes are raised milder where the context makes
-// the deviation harmless).
+// is written, and what a user can do about it. Severity is the one the code
+// is always raised with: where a context makes a deviation milder, that is
+// a code of its own.
 type Entry struct {
 	Code     string   `json:"code"`
 	Severity Severity `json:"severity"`

@@ -259,12 +259,11 @@ func (r *Reading) AppendFindings(dst []finding.Finding) []finding.Finding {
 		dst[len(dst)-1].Offset = r.Offset + 4
 	}
 	if p&probOverrun != 0 {
-		sev := finding.SeverityError
 		verdict := "the message is ignored"
 		if r.Mode == ModeLinux {
 			verdict = "a Linux receiver does not check the length and reads past the end of the private data"
 		}
-		add(CodeOverrun, sev, "RFC 8797 §5.2",
+		add(CodeOverrun, finding.SeverityError, "RFC 8797 §5.2",
 			"the 8-octet message at offset %d overruns the %d-octet buffer by %d octets: %s",
 			r.Offset, r.Len, r.Offset+MessageLen-r.Len, verdict)
 		dst[len(dst)-1].Offset = r.Offset

@@ -85,7 +85,7 @@ func TestReportSelfContained(t *testing.T) {
 		t.Errorf("%d text ladders for %d ladders", got, n)
 	}
 	for _, want := range []string{"reason 28 Consumer Reject", "MPA Reject", "the client sent no private data",
-		"drafts -04/-05", "the client&#39;s value set it", "conn.send-inv-not-negotiated"} {
+		"drafts -04/-05", "the client&#39;s value set it", "conn.send-inv-tolerated"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("the report lacks %q", want)
 		}

@@ -684,10 +684,10 @@ func (a *Analyzer) nak(rec *dissect.Record, h *dissect.Headers, q *qp, p uint32)
 		code = NAKCodes - 1
 	}
 	q.sum.NAKs[code]++
-	sev := finding.SeverityError
+	fcode, sev := CodeNAK, finding.SeverityError
 	msg := "QP " + hexQP(b.DestQP) + " at " + receiver(h).String() + " got NAK " + NAKName(int(ae.Value())) + " (code " + itoa(uint64(ae.Value())) + ") for PSN " + itoa(uint64(p)) + " from " + sender(h).String()
 	if code == 0 {
-		sev = finding.SeverityWarning
+		fcode, sev = CodeSequenceNAK, finding.SeverityWarning
 		msg += ": the responder expected PSN " + itoa(uint64(p)) + " and got a later one; the requester must resend from it"
 		if peer != nil && peer.gapOpen && psnDiff(p, peer.gapFrom) >= 0 && psnDiff(p, peer.gapTo) <= 0 {
 			msg += " (the gap reported in frame " + itoa(uint64(peer.gapFrame)) + " was lost on the network)"
@@ -696,7 +696,7 @@ func (a *Analyzer) nak(rec *dissect.Record, h *dissect.Headers, q *qp, p uint32)
 	} else {
 		msg += ": the queue pair goes to the error state"
 	}
-	a.add(rec, CodeNAK, sev, "IBTA Vol 1 §9.7.5.2", msg)
+	a.add(rec, fcode, sev, "IBTA Vol 1 §9.7.5.2", msg)
 }
 
 // msnRegress reports an ACK of PSN p delivered to q whose MSN is less than
@@ -743,7 +743,7 @@ func (a *Analyzer) acked(rec *dissect.Record, h *dissect.Headers, peer *qp, p ui
 		msg += "s"
 	}
 	msg += ") never appeared in the capture: the responder received them, the capture lost them (not the network)"
-	a.add(rec, CodePSNGap, finding.SeverityInfo, "IBTA Vol 1 §9.7.1", msg)
+	a.add(rec, CodeCaptureLoss, finding.SeverityInfo, "IBTA Vol 1 §9.7.5.1", msg)
 }
 
 // findPair looks for the queue pair q's requests go to: the one queue

@@ -78,7 +78,7 @@ func TestConnsRealCaptures(t *testing.T) {
 			for _, f := range c.Findings {
 				n[f["code"]]++
 			}
-			if len(c.Findings) != 4+tc.retransmissions || n["conn.send-inv-not-negotiated"] != 4 ||
+			if len(c.Findings) != 4+tc.retransmissions || n["conn.send-inv-tolerated"] != 4 ||
 				n["transport.tcp-retransmission"] != tc.retransmissions {
 				t.Errorf("findings %v", c.Findings)
 			}

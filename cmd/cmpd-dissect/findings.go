@@ -11,7 +11,7 @@ func newFindingsCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "findings [--json | --markdown]",
 		Short: "List every finding code the tool can raise, with its severity and specification section",
-		Long: `findings lists every finding code the tool can raise: its highest severity, the
+		Long: `findings lists every finding code the tool can raise: its one severity, the
 specification section it enforces, and what it means. These are the codes expectation files
 name in allowed_findings (see "check --help").
 

@@ -86,9 +86,10 @@ catalogues in each package's codes.go; edit those, not this file. -->
 Every finding the tool raises has one of these codes. Expectation files
 (` + "`check --expect`" + `, [expectations.md](expectations.md)) name them in
 ` + "`allowed_findings`" + `; ` + "`cmpd-dissect findings`" + ` lists them (` + "`--json`" + ` for a
-program). The severity is the highest a code is raised with: a few are
-raised milder where the context makes the deviation harmless. A code with no
-section is this program's own rule, most often a resource limit.
+program). A code is always raised with its severity: an error means a
+protocol rule was broken; what only looks unusual, or what the capture itself
+lost, is a warning or info. A code with no section is this program's own
+rule, most often a resource limit.
 
 `)
 	fmt.Fprintf(&b, "%d codes in %d packages.\n", len(All()), len(Groups))

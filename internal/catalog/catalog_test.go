@@ -19,6 +19,7 @@ import (
 	"github.com/cmpd-dissect/cmpd-dissect/dissect"
 	"github.com/cmpd-dissect/cmpd-dissect/finding"
 	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
+	"github.com/cmpd-dissect/cmpd-dissect/internal/torture"
 	"github.com/cmpd-dissect/cmpd-dissect/pvtdata"
 	"github.com/cmpd-dissect/cmpd-dissect/source"
 )
@@ -240,7 +241,7 @@ func (s *scan) isFindingLit(sf scannedFile, cl *ast.CompositeLit) bool {
 // value and catalogue entry are one declaration; the whole catalogue is
 // exactly those variables; every one is raised somewhere; a finding literal
 // names no code outside the catalogue; and no code is raised with a severity
-// above its catalogue entry where the source says both.
+// other than its catalogue entry's where the source says both.
 func TestCodesDeclaredOnce(t *testing.T) {
 	s := scanSources(t)
 	cat := map[string]finding.Entry{}
@@ -291,8 +292,8 @@ func TestCodesDeclaredOnce(t *testing.T) {
 func (s *scan) checkUses(t *testing.T, sf scannedFile, cat map[string]finding.Entry) {
 	t.Helper()
 	checkSev := func(c *codeConst, sev finding.Severity, at token.Pos) {
-		if e, ok := cat[c.value]; ok && sev > e.Severity {
-			t.Errorf("%s: %s raised as %v, above its catalogue severity %v", s.fset.Position(at), c.value, sev, e.Severity)
+		if e, ok := cat[c.value]; ok && sev != e.Severity {
+			t.Errorf("%s: %s raised as %v, its catalogue severity is %v", s.fset.Position(at), c.value, sev, e.Severity)
 		}
 	}
 	skip := map[ast.Node]bool{} // references that do not raise
@@ -374,14 +375,77 @@ func (s *scan) checkUses(t *testing.T, sf scannedFile, cat map[string]finding.En
 	ast.Inspect(sf.f, visit)
 }
 
-// TestCapturesRaiseCataloguedCodes dissects and tracks every capture under
-// testdata/pcaps, in every reader mode, and checks each finding's code is
-// catalogued with at least the severity raised.
-func TestCapturesRaiseCataloguedCodes(t *testing.T) {
-	cat := map[string]finding.Entry{}
+// severityCheck records the codes raised and reports each finding whose
+// code is not catalogued or is raised with a severity other than its
+// catalogue entry's: a code has one severity.
+type severityCheck struct {
+	t    *testing.T
+	cat  map[string]finding.Entry
+	seen map[string]bool
+}
+
+func newSeverityCheck(t *testing.T) *severityCheck {
+	c := &severityCheck{t: t, cat: map[string]finding.Entry{}, seen: map[string]bool{}}
 	for _, e := range All() {
-		cat[e.Code] = e
+		c.cat[e.Code] = e
 	}
+	return c
+}
+
+func (c *severityCheck) check(input, code string, sev finding.Severity) {
+	c.t.Helper()
+	c.seen[code] = true
+	e, ok := c.cat[code]
+	switch {
+	case !ok:
+		c.t.Errorf("%s: finding code %s is not in the catalogue", input, code)
+	case sev != e.Severity:
+		c.t.Errorf("%s: %s raised as %v, its catalogue severity is %v", input, code, sev, e.Severity)
+	}
+}
+
+// file dissects and tracks the capture at path, in every reader mode, and
+// checks every finding raised: on the records, the trackers and their
+// connections. It returns the dissection's error.
+func (c *severityCheck) file(input, path string) error {
+	c.t.Helper()
+	trackers := make([]*conn.Tracker, len(pvtdata.Modes))
+	for i, m := range pvtdata.Modes {
+		trackers[i] = conn.New(conn.Config{Mode: m})
+	}
+	src, err := source.OpenFiles([]string{path}, nil)
+	if err != nil {
+		return err
+	}
+	err = dissect.New(dissect.Options{}).Run(src, func(r *dissect.Record) error {
+		for _, f := range r.Findings {
+			c.check(input, f.Code, f.Severity)
+		}
+		for _, tr := range trackers {
+			tr.Record(r)
+		}
+		return nil
+	})
+	src.Close()
+	for _, tr := range trackers {
+		tr.Finish()
+		for _, f := range tr.Findings() {
+			c.check(input, f.Code, f.Severity)
+		}
+		for _, cn := range tr.Connections() {
+			for _, f := range cn.Findings() {
+				c.check(input, f.Code, f.Severity)
+			}
+			for _, n := range cn.FindingCounts {
+				c.check(input, n.Code, n.Severity)
+			}
+		}
+	}
+	return err
+}
+
+// captureFiles lists the captures under testdata/pcaps.
+func captureFiles(t *testing.T) []string {
 	var files []string
 	err := filepath.WalkDir(testcap.Path("pcaps"), func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -399,59 +463,58 @@ func TestCapturesRaiseCataloguedCodes(t *testing.T) {
 	if len(files) == 0 {
 		t.Fatal("no captures under testdata/pcaps")
 	}
-	seen := map[string]finding.Severity{}
-	check := func(file, code string, sev finding.Severity) {
-		if sev > seen[code] {
-			seen[code] = sev
-		}
-		e, ok := cat[code]
-		switch {
-		case !ok:
-			t.Errorf("%s: finding code %s is not in the catalogue", file, code)
-		case sev > e.Severity:
-			t.Errorf("%s: %s raised as %v, above its catalogue severity %v", file, code, sev, e.Severity)
-		}
-	}
+	return files
+}
+
+// TestCapturesRaiseCataloguedCodes dissects and tracks every capture under
+// testdata/pcaps, in every reader mode, and checks each finding's code is
+// catalogued with the severity raised.
+func TestCapturesRaiseCataloguedCodes(t *testing.T) {
+	c := newSeverityCheck(t)
+	files := captureFiles(t)
 	for _, file := range files {
 		name, _ := filepath.Rel(root, file)
-		trackers := make([]*conn.Tracker, len(pvtdata.Modes))
-		for i, m := range pvtdata.Modes {
-			trackers[i] = conn.New(conn.Config{Mode: m})
-		}
-		src, err := source.OpenFiles([]string{file}, nil)
-		if err != nil {
+		if err := c.file(name, file); err != nil {
 			t.Fatalf("%s: %v", name, err)
-		}
-		err = dissect.New(dissect.Options{}).Run(src, func(r *dissect.Record) error {
-			for _, f := range r.Findings {
-				check(name, f.Code, f.Severity)
-			}
-			for _, tr := range trackers {
-				tr.Record(r)
-			}
-			return nil
-		})
-		src.Close()
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		for _, tr := range trackers {
-			tr.Finish()
-			for _, f := range tr.Findings() {
-				check(name, f.Code, f.Severity)
-			}
-			for _, c := range tr.Connections() {
-				for _, f := range c.Findings() {
-					check(name, f.Code, f.Severity)
-				}
-				for _, n := range c.FindingCounts {
-					check(name, n.Code, n.Severity)
-				}
-			}
 		}
 	}
-	if len(seen) == 0 {
+	if len(c.seen) == 0 {
 		t.Fatal("no finding raised by any capture: is the pipeline wired?")
 	}
-	t.Logf("%d captures raise %d of the %d catalogued codes", len(files), len(seen), len(cat))
+	t.Logf("%d captures raise %d of the %d catalogued codes", len(files), len(c.seen), len(c.cat))
+}
+
+// TestMutantsRaiseCataloguedCodes does the same over the hostile-input
+// harness's damaged copies of every capture (a sample of each one's
+// mutants: flipped octets, lying lengths, truncations, reordered, dropped
+// and duplicated packets), where the decoders' rarer findings are raised.
+func TestMutantsRaiseCataloguedCodes(t *testing.T) {
+	perCapture := 40
+	if testing.Short() {
+		perCapture = 5
+	}
+	c := newSeverityCheck(t)
+	mpath := filepath.Join(t.TempDir(), "mutant")
+	inputs := 0
+	for _, file := range captureFiles(t) {
+		capt, _, err := torture.ReadFile(file)
+		if err != nil {
+			continue // a format the harness does not rewrite (ERF, zstd, lz4)
+		}
+		plan := torture.Plan(capt, torture.Options{Seed: 1, Repeat: 200})
+		for _, m := range torture.Sample(plan, perCapture, 1) {
+			if m.Large {
+				continue
+			}
+			if err := os.WriteFile(mpath, m.Build(), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			c.file(m.Name, mpath) // damaged files may end in an error: their findings count
+			inputs++
+		}
+	}
+	if inputs == 0 || len(c.seen) == 0 {
+		t.Fatal("no mutant dissected: is the harness wired?")
+	}
+	t.Logf("%d mutants raise %d of the %d catalogued codes", inputs, len(c.seen), len(c.cat))
 }

@@ -21,7 +21,7 @@ import (
 
 func init() {
 	register("synth-conn-rocev2-traffic.pcap",
-		"RoCEv2/IPv4 NFS/RDMA connection (client RFC 8797 R=1 4K/4K, server R=0 4K/4K, as Linux) whose traffic breaks the negotiation: a 5000-octet call in SEND_FIRST+LAST (conn.send-exceeds-inline), a reply SEND_ONLY_WITH_INVALIDATE of an STag its call did not offer (conn.send-inv-not-negotiated, warning with the Linux context; conn.invalidated-stag-not-offered), a reply invalidating an offered STag (conn.send-inv-not-negotiated only), a call sent with Invalidate (conn.send-inv-from-requester, conn.send-inv-not-negotiated error); DREQ, DREP",
+		"RoCEv2/IPv4 NFS/RDMA connection (client RFC 8797 R=1 4K/4K, server R=0 4K/4K, as Linux) whose traffic breaks the negotiation: a 5000-octet call in SEND_FIRST+LAST (conn.send-exceeds-inline), a reply SEND_ONLY_WITH_INVALIDATE of an STag its call did not offer (conn.send-inv-tolerated, with the Linux context; conn.invalidated-stag-not-offered), a reply invalidating an offered STag (conn.send-inv-tolerated only), a call sent with Invalidate (conn.send-inv-from-requester, conn.send-inv-not-negotiated); DREQ, DREP",
 		connIBWrite(connTraffic))
 	register("synth-conn-rocev2-oddities.pcap",
 		"RoCEv2/IPv4 CM messages out of place: a REP whose REQ is not in the capture (conn.rep-without-req), an RTU for unknown comm IDs (conn.rtu-without-rep), a DREQ for an unknown connection (conn.dreq-unknown-connection), a DREP and an MRA matching nothing (conn.unknown-connection)",
@@ -39,7 +39,7 @@ func init() {
 		"RoCEv2/IPv4: 5 connections set up one after the other (REQ, REP, RTU each); with --max-connections 2 the oldest are evicted (conn.table-full)",
 		connIBWrite(connMany))
 	register("synth-conn-iwarp-traffic.pcap",
-		"iWARP MPA v2 (IRD/ORD) with RFC 8797 R=0 from both peers: a reply Send with Invalidate (conn.send-inv-not-negotiated, error: the client did not set R) and a 6000-octet reply in two DDP segments (conn.send-exceeds-inline)",
+		"iWARP MPA v2 (IRD/ORD) with RFC 8797 R=0 from both peers: a reply Send with Invalidate (conn.send-inv-not-negotiated: the client did not set R) and a 6000-octet reply in two DDP segments (conn.send-exceeds-inline)",
 		iwWrite(connIWARPTraffic))
 }
 

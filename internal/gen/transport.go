@@ -20,7 +20,7 @@ import (
 
 func init() {
 	register("synth-transport-rocev2-loss.pcap",
-		"RoCEv2/IPv4 NFS/RDMA connection whose RC requests lose packets: an ACK for a PSN the capture never showed (transport.psn-gap, info: the capture lost it), a skipped PSN later covered by an ACK (transport.psn-gap warning, then transport.capture-loss), a skipped PSN the responder NAKs with PSN Sequence Error (transport.nak, warning) and the requester resends go-back-N (transport.retransmission: the lost packet, then the one seen 3 ms before), an ACK whose MSN goes back (transport.msn-regress); ACK latency 1 ms",
+		"RoCEv2/IPv4 NFS/RDMA connection whose RC requests lose packets: an ACK for a PSN the capture never showed (transport.capture-loss: the capture lost it), a skipped PSN later covered by an ACK (transport.psn-gap warning, then transport.capture-loss), a skipped PSN the responder NAKs with PSN Sequence Error (transport.nak-sequence) and the requester resends go-back-N (transport.retransmission: the lost packet, then the one seen 3 ms before), an ACK whose MSN goes back (transport.msn-regress); ACK latency 1 ms",
 		connIBWrite(transportLoss))
 	register("synth-transport-rocev2-naks.pcap",
 		"RoCEv2/IPv4: five NFS/RDMA connections, each with one RDMA Write or Send answered by a NAK: Invalid Request, Remote Access Error, Remote Operational Error, Invalid RD Request (transport.nak, error), and an RNR NAK with timer 14 = 1.28 ms (transport.rnr-nak) followed by the Send's retry 1.28 ms later (transport.retransmission) and its ACK",

@@ -198,7 +198,7 @@ func (e *ERF) VisitFields(v field.Visitor) {
 // AppendFindings reports an rlen shorter than the record's headers.
 func (e *ERF) AppendFindings(dst []finding.Finding) []finding.Finding {
 	if e.probs&erfProbRLen != 0 {
-		dst = append(dst, newFinding(CodeLengthMismatch, finding.SeverityWarning, "erf", 10, "ERF types reference",
+		dst = append(dst, newFinding(CodeERFRLen, finding.SeverityWarning, "erf", 10, "ERF types reference",
 			"rlen %d is shorter than the record's %d octets of headers", e.RLen, len(e.Contents)))
 	}
 	return dst

@@ -104,7 +104,7 @@ func (g *GRH) VisitFields(v field.Visitor) {
 // AppendFindings appends what the GRH noticed.
 func (g *GRH) AppendFindings(dst []finding.Finding) []finding.Finding {
 	if g.probs&grhProbLength != 0 {
-		dst = append(dst, newFinding(CodeLengthMismatch, finding.SeverityWarning, "grh", 4, "IBTA vol. 1 §8.3",
+		dst = append(dst, newFinding(CodeLengthMismatch, finding.SeverityError, "grh", 4, "IBTA vol. 1 §8.3",
 			"PayLen %d runs past the %d captured octets after the GRH", g.PayLen, len(g.Payload)))
 	}
 	return dst

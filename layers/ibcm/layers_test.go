@@ -334,7 +334,9 @@ func TestERFLengths(t *testing.T) {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
 		fs := e.AppendFindings(nil)
-		if len(e.Payload) != tc.payload || bool(tf) != tc.truncated || (len(fs) > 0) != tc.finding || e.NextLayerType() != tc.next {
+		// A wrong rlen is the capture file's fault, not the packet's.
+		found := len(fs) == 1 && fs[0].Code == CodeERFRLen && fs[0].Severity == finding.SeverityWarning
+		if len(e.Payload) != tc.payload || bool(tf) != tc.truncated || (len(fs) > 0) != tc.finding || found != tc.finding || e.NextLayerType() != tc.next {
 			t.Errorf("%s: payload %d truncated %t findings %v next %v; want %d %t %t %v", tc.name, len(e.Payload), tf, fs, e.NextLayerType(),
 				tc.payload, tc.truncated, tc.finding, tc.next)
 		}

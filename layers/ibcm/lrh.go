@@ -187,10 +187,10 @@ func (l *LRH) appendProblems(dst []finding.Finding) []finding.Finding {
 			"VCRC is 0x%04x, computed 0x%04x: the packet was damaged on the link (or the capture altered it)", l.VCRC, l.VCRCComputed))
 	}
 	if l.probs&lrhProbNoVCRC != 0 {
-		dst = append(dst, newFinding(CodeLengthMismatch, finding.SeverityWarning, "lrh", 4, "IBTA vol. 1 §7.7.8",
+		dst = append(dst, newFinding(CodeLengthMismatch, finding.SeverityError, "lrh", 4, "IBTA vol. 1 §7.7.8",
 			"PktLen %d (%d octets) leaves no room for the 2-octet VCRC in the %d captured octets: VCRC not checked", l.PktLen, int(l.PktLen)*4, len(l.Contents)+len(l.Payload)))
 	} else if l.probs&lrhProbLength != 0 {
-		dst = append(dst, newFinding(CodeLengthMismatch, finding.SeverityWarning, "lrh", 4, "IBTA vol. 1 §7.7.8",
+		dst = append(dst, newFinding(CodeLengthMismatch, finding.SeverityError, "lrh", 4, "IBTA vol. 1 §7.7.8",
 			"PktLen %d (%d octets) does not fit the captured packet", l.PktLen, int(l.PktLen)*4))
 	}
 	if l.probs&lrhProbReserved != 0 {

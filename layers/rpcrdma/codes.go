@@ -27,7 +27,8 @@ var (
 	CodeRPCBadMsgType         = Catalog.Add("rpc.bad-msg-type", finding.SeverityError, "RFC 5531 §9", "msg_type is neither CALL nor REPLY, or a reply's reply_stat or reject_stat is not defined.", "")
 	CodeNFSTruncated          = Catalog.Add("nfs.truncated", finding.SeverityError, "RFC 8881 §16.2", "An NFS body ends inside what is being read.", finding.RemedyTruncated)
 	CodeNFSOpsUndecoded       = Catalog.Add("nfs.ops-undecoded", finding.SeverityInfo, "RFC 8881 §16.2", "COMPOUND operations after one whose arguments or results this decoder cannot skip are counted but not named.", "")
-	CodeNFSTooManyOps         = Catalog.Add("nfs.too-many-ops", finding.SeverityError, "RFC 8881 §16.2", "A COMPOUND claims more operations than its octets could hold (error) or than this decoder lists (warning).", "")
+	CodeNFSTooManyOps         = Catalog.Add("nfs.too-many-ops", finding.SeverityError, "RFC 8881 §16.2", "A COMPOUND claims more operations than its octets could hold.", "")
+	CodeNFSOpsCap             = Catalog.Add("nfs.ops-cap", finding.SeverityWarning, "", "A COMPOUND holds more operations than this program lists; the rest are counted, not named.", "")
 )
 
 // sectionFor is the specification section findings of code carry.

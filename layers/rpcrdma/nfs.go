@@ -141,7 +141,7 @@ func (n *NFS) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	i := uint32(0)
 	for ; i < n.NumOps; i++ {
 		if int(i) >= max {
-			n.notes.add(CodeNFSTooManyOps, finding.SeverityWarning, x.off, n.NumOps, uint32(max))
+			n.notes.add(CodeNFSOpsCap, finding.SeverityWarning, x.off, n.NumOps, uint32(max))
 			break
 		}
 		start := x.off
@@ -919,7 +919,9 @@ func (n *NFS) AppendFindings(dst []finding.Finding) []finding.Finding {
 			f.Message = fmt.Sprintf("COMPOUND: the body of operation %s is not walked by this decoder; %d later operations are counted, not named",
 				opLabel(nt.a), nt.b)
 		case CodeNFSTooManyOps:
-			f.Message = fmt.Sprintf("COMPOUND claims %d operations; only %d fit (bytes left or the configured cap)", nt.a, nt.b)
+			f.Message = fmt.Sprintf("COMPOUND claims %d operations, more than the %d octets after numops can hold", nt.a, nt.b)
+		case CodeNFSOpsCap:
+			f.Message = fmt.Sprintf("COMPOUND claims %d operations; the first %d are listed, the rest counted", nt.a, nt.b)
 		}
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cmpd-dissect/cmpd-dissect/finding"
 	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
 	"github.com/gopacket/gopacket"
 )
@@ -181,8 +182,17 @@ func TestNFSCompoundWalk(t *testing.T) {
 	if len(n.Ops) != 1 || n.Undecoded != 0x7fffffff-1 {
 		t.Errorf("ops %d undecoded %d", len(n.Ops), n.Undecoded)
 	}
-	if f := n.AppendFindings(nil); len(f) == 0 || f[0].Code != CodeNFSTooManyOps {
+	if f := n.AppendFindings(nil); len(f) == 0 || f[0].Code != CodeNFSTooManyOps || f[0].Severity != finding.SeverityError {
 		t.Errorf("findings %v", f)
+	}
+	// More operations than the decoder lists, all present: the decoder's
+	// cap, not a broken rule.
+	n.MaxOps = 2
+	if err := n.DecodeBody(ProgNFS, 4, 1, false, testcap.Hex(t, "00000000 00000001 00000003 00000018 00000018 00000018"), gopacket.NilDecodeFeedback); err != nil {
+		t.Fatal(err)
+	}
+	if f := n.AppendFindings(nil); len(f) != 1 || f[0].Code != CodeNFSOpsCap || f[0].Severity != finding.SeverityWarning || len(n.Ops) != 2 {
+		t.Errorf("ops %d findings %v", len(n.Ops), f)
 	}
 }
 
