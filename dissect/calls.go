@@ -49,8 +49,9 @@ type callTable struct {
 	idx                  posindex.Index[callIndexKey]
 	// owners holds each connection's newest outstanding call (a
 	// position plus one; 0: none) by its id, the others linked from it by
-	// older.
+	// older; ids gives the ids.
 	owners []int32
+	ids    connIDs
 	// recent are the last calls answered (a ring, next the slot to
 	// write): a reply sent again, as an RC requester does after a lost
 	// packet or a NAK, is named from its call too.
@@ -61,6 +62,29 @@ type callTable struct {
 	// before each): its chunks are recorded without looking it up again.
 	matched int32
 }
+
+// connIDs numbers the connections whose calls are kept apart (an IB
+// connection from its REQ, an iWARP stream from its MPA frames): from 1,
+// and the number of one that ended is given again, so that callTable's
+// owners stays as long as the connections open at once.
+type connIDs struct {
+	last uint32   // the highest given so far
+	free []uint32 // those of connections ended, to give again
+}
+
+// take returns a number no open connection has.
+func (c *connIDs) take() uint32 {
+	if n := len(c.free); n > 0 {
+		id := c.free[n-1]
+		c.free = c.free[:n-1]
+		return id
+	}
+	c.last++
+	return c.last
+}
+
+// give takes back the number of a connection that ended.
+func (c *connIDs) give(id uint32) { c.free = append(c.free, id) }
 
 // answered is a call that was answered, kept for its reply sent again.
 type answered struct {

@@ -40,6 +40,10 @@ type IWARPStats struct {
 type IWARP struct {
 	cfg   Options
 	sends sendDecoder // complete Sends go to it
+	// rpc is the RPC-over-RDMA decoder behind sends (nil: none): it
+	// numbers the streams whose MPA frames were seen and forgets their
+	// calls when they end (closed).
+	rpc   *rpcSends
 	pool  *reassembly.StreamPool
 	asm   *reassembly.Assembler
 	live  map[*iwarpStream]struct{}
@@ -65,12 +69,15 @@ type IWARP struct {
 	streams   int // streams begun, to number them (iwarpStream.seq)
 	lastFlush time.Time
 	pendTotal int // octets held in the halves' pend buffers
+	// closed is the stream the segment being assembled closed (both
+	// FINs, or an RST), ended once the segment is (Segment).
+	closed *iwarpStream
 }
 
 // newIWARP makes the iWARP reassembler, bounded by the iWARP limits of
 // opts (zero fields: defaults), handing complete Sends to sends.
 func newIWARP(opts Options, sends sendDecoder) *IWARP {
-	return &IWARP{cfg: opts.withDefaults(), sends: sends, live: map[*iwarpStream]struct{}{}}
+	return &IWARP{cfg: opts.withDefaults(), sends: sends, rpc: rpcOf(sends), live: map[*iwarpStream]struct{}{}}
 }
 
 // assembler makes the TCP reassembly on the first segment (a capture
@@ -130,6 +137,12 @@ func (w *IWARP) Segment(rec *Record, netFlow gopacket.Flow, tcp *layers.TCP) {
 	ctx := &segmentContext{ci: gopacket.CaptureInfo{Timestamp: now, CaptureLength: rec.CaptureLength,
 		Length: rec.Length, InterfaceIndex: rec.Frame}}
 	asm.AssembleWithContext(netFlow, tcp, ctx)
+	if s := w.closed; s != nil {
+		// Once the segment's octets are decoded: a reply in the last
+		// FIN's segment is still matched.
+		w.closed = nil
+		s.end()
+	}
 	w.stats.PeakPending = max(w.stats.PeakPending, w.pendTotal)
 	w.rec = nil
 }

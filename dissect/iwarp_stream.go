@@ -39,6 +39,9 @@ type iwarpStream struct {
 	lastSeen time.Time
 	seq      int // the order the stream began in (flush order)
 	done     bool
+	// closed is set by the second FIN or an RST: the TCP connection, and
+	// so the iWARP connection, ended (as conn.Tracker.TCPClose ends it).
+	closed bool
 
 	// What the MPA frames said, once seen.
 	reqSeen, repSeen   bool
@@ -59,6 +62,7 @@ type iwarpHalf struct {
 	idx              int
 	srcPort, dstPort uint16
 	state            halfState
+	fin              bool // a FIN was sent this way
 	seqKnown         bool
 	synSeen          bool
 	seqBase          uint32 // TCP sequence number of stream position 0
@@ -161,6 +165,9 @@ func (s *iwarpStream) Accept(tcp *layers.TCP, ci gopacket.CaptureInfo, dir reass
 		s.lastSeen = ci.Timestamp
 	}
 	h := &s.half[dirIndex(dir)]
+	if tcp.FIN || tcp.RST {
+		s.closing(h, tcp.RST)
+	}
 	if h.state == stateIgnore {
 		return false
 	}
@@ -188,6 +195,26 @@ func (s *iwarpStream) Accept(tcp *layers.TCP, ci gopacket.CaptureInfo, dir reass
 		}
 	}
 	return true
+}
+
+// closing notes a FIN or an RST sent by h: after an RST, or a FIN each
+// way, no reply comes for the calls sent on the stream. One FIN alone
+// half-closes it: the other side may still answer.
+func (s *iwarpStream) closing(h *iwarpHalf, rst bool) {
+	h.fin = h.fin || !rst
+	if !s.closed && (rst || s.half[0].fin && s.half[1].fin) {
+		s.closed = true
+		s.w.closed = s
+	}
+}
+
+// end forgets the calls sent on the stream, which closed, with their
+// chunks and the RDMA Reads pending for them; its number goes back.
+func (s *iwarpStream) end() {
+	if s.svc.id != 0 {
+		s.w.rpc.end(s.svc.id)
+		s.svc.id = 0
+	}
 }
 
 func dirIndex(d reassembly.TCPFlowDirection) int {
@@ -551,7 +578,11 @@ func (h *iwarpHalf) frame(b []byte, p int, final bool) (int, bool) {
 		port = h.dstPort
 	}
 	f.Identify(port)
-	s.svc, s.svcKnown = service{kind: ulp.ByPort(port), name: ibcm.ServiceIDFor(ibcm.PortSpaceTCP, port).ULP()}, true
+	id := s.svc.id
+	if id == 0 && !s.closed && w.rpc != nil {
+		id = w.rpc.open() // the stream's calls are its own until it ends
+	}
+	s.svc, s.svcKnown = service{kind: ulp.ByPort(port), name: ibcm.ServiceIDFor(ibcm.PortSpaceTCP, port).ULP(), id: id}, true
 	w.stats.Frames++
 	w.add(f, h.placeOf(h.pos+p, n))
 	if f.Kind == mpa.FrameRequest {

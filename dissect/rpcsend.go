@@ -288,11 +288,17 @@ func (st *rpcSends) chunkCall(rec *Record, conn uint64, xid uint32, head int, bo
 	st.add(rec, m, -1, true, err)
 }
 
+// open numbers a connection whose calls are kept apart, until it ends
+// (end).
+func (st *rpcSends) open() uint32 { return st.calls.ids.take() }
+
 // end forgets the calls of connection id (0: none), which ended, with
-// their chunks and the RDMA Reads pending for them.
+// their chunks and the RDMA Reads pending for them; id may be given to
+// another connection now.
 func (st *rpcSends) end(id uint32) {
 	if id != 0 {
 		st.calls.end(id)
+		st.calls.ids.give(id)
 		st.chunks.sweep()
 	}
 }

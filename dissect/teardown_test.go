@@ -1,6 +1,7 @@
 package dissect
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
@@ -108,7 +109,92 @@ func TestCallsEndWithDREP(t *testing.T) {
 				round, st.calls.n, st.calls.idx.Len(), st.chunks.n)
 		}
 	}
-	if n := d.sends.services.lastID; n != 1 {
+	if n := d.sends.rpc.calls.ids.last; n != 1 {
 		t.Errorf("%d connection numbers given for one connection open at a time", n)
+	}
+}
+
+// TestCallsEndWithIWARPStream: an iWARP stream's end (a FIN each way, or
+// an RST) releases the calls sent on it that were never answered, with
+// their chunks, and gives the stream's number back, as a DREP does on IB
+// (TestCallsEndWithConnection); a FIN one way alone half-closes it: the
+// other side's reply after it is still matched. The real siw NFSv4.2
+// mount, without the reply (frame 70, sent again in 71) to the READ call
+// of frame 68, whose write chunk is held: the capture lost it.
+func TestCallsEndWithIWARPStream(t *testing.T) {
+	all := testcap.Frames(t, testcap.SIW)
+	const (
+		lastCall  = 83 // DESTROY_CLIENTID
+		lastReply = 85
+		clientFIN = 86
+		serverFIN = 87
+	)
+	var frames []source.Frame
+	for _, f := range all {
+		if f.Number != 70 && f.Number != 71 {
+			frames = append(frames, f)
+		}
+	}
+	at := func(fs []source.Frame, n int) int {
+		i := slices.IndexFunc(fs, func(f source.Frame) bool { return f.Number == n })
+		if i < 0 {
+			t.Fatalf("no frame %d", n)
+		}
+		return i
+	}
+	// The client's FIN before the server's last reply: the TCP sequence
+	// allows it (the client sent nothing after its last call).
+	halfClosed := slices.Clone(frames)
+	fin := halfClosed[at(halfClosed, clientFIN)]
+	halfClosed = slices.Delete(halfClosed, at(halfClosed, clientFIN), at(halfClosed, clientFIN)+1)
+	halfClosed = slices.Insert(halfClosed, at(halfClosed, lastReply), fin)
+	// The client's FIN made an RST.
+	reset := slices.Clone(frames)
+	i := at(reset, clientFIN)
+	reset[i].Data = slices.Clone(reset[i].Data)
+	tcpFlags := 14 + int(reset[i].Data[14]&0x0f)*4 + 13 // Ethernet, IPv4, TCP's flags
+	if reset[i].Data[tcpFlags]&0x01 == 0 {
+		t.Fatalf("frame %d is not the FIN", clientFIN)
+	}
+	reset[i].Data[tcpFlags] = reset[i].Data[tcpFlags]&^0x01 | 0x04
+
+	for _, tc := range []struct {
+		name   string
+		frames []source.Frame
+		end    int // the frame that ends the stream
+		// held are the calls outstanding just before it
+		held int
+	}{
+		{"FIN each way", frames, serverFIN, 1},
+		{"half-closed, then FIN", halfClosed, serverFIN, 1},
+		{"RST", reset, clientFIN, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := New(Options{})
+			st := d.sends.rpc
+			matched := false
+			for i := range tc.frames {
+				f := &tc.frames[i]
+				if f.Number == tc.end && (st.calls.n != tc.held || st.chunks.n == 0) {
+					t.Fatalf("before frame %d: %d calls and %d chunk segments held, want %d and some", f.Number, st.calls.n, st.chunks.n, tc.held)
+				}
+				r := d.Dissect(f)
+				if x, ok := r.Layer("rpc").(*rpcrdma.RPC); ok && r.Frame == lastReply {
+					matched = x.MsgType == rpcrdma.MsgReply && x.Call.Frame == lastCall
+				}
+				if r.Frame == tc.end {
+					if st.calls.n != 0 || st.calls.idx.Len() != 0 || st.chunks.n != 0 || st.chunks.reads.Len() != 0 {
+						t.Fatalf("after frame %d: %d calls (%d indexed), %d chunk segments, %d Reads pending; want none",
+							r.Frame, st.calls.n, st.calls.idx.Len(), st.chunks.n, st.chunks.reads.Len())
+					}
+					if ids := st.calls.ids; ids.last != 1 || !slices.Equal(ids.free, []uint32{1}) {
+						t.Errorf("after frame %d: connection numbers %+v, want the stream's 1 given back", r.Frame, ids)
+					}
+				}
+			}
+			if !matched {
+				t.Errorf("the reply of frame %d is not matched to the call of frame %d", lastReply, lastCall)
+			}
+		})
 	}
 }

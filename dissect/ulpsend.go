@@ -46,9 +46,10 @@ type service struct {
 	peer   uint32
 	inline int
 	port   uint16 // the rdma_cm port in an IP port space (ibcm.ULPPort), 0 when none
-	// id numbers the connection (from 1, by its REQ; the number of one
-	// ended is given again): what its calls are kept under until it
-	// ends (callTable.end); 0 when none.
+	// id numbers the connection (from 1, by its REQ, or an iWARP
+	// stream's MPA frame; the number of one ended is given again): what
+	// its calls are kept under until it ends (callTable.end); 0 when
+	// none.
 	id uint32
 }
 
@@ -73,11 +74,10 @@ type serviceTable struct {
 	// qps changes): a Send's QP is mostly one of a few, and comparing a
 	// key is cheaper than hashing it.
 	recent [8]recentService
-	// ids given to connections so far (lastID), and those of connections
-	// ended, to give again: the numbers stay as few as the connections
-	// open at once.
-	lastID  uint32
-	freeIDs []uint32
+	// conns numbers the connections (the RPC decoder's, which keeps
+	// their calls apart and takes a number back when the Dissector ends
+	// the connection).
+	conns *connIDs
 }
 
 type recentService struct {
@@ -178,7 +178,8 @@ func (t *keyTable[V]) evictOldest() {
 }
 
 // learnCM notes what a CM REQ, REP or DREP in rec says about its
-// connection's service; a DREP returns the connection it ended.
+// connection's service; a DREP returns the connection it ended, whose
+// number the caller gives back with its calls (rpcSends.end).
 func (t *serviceTable) learnCM(rec *Record, cm *ibcm.CM) (ended cmConn, ok bool) {
 	switch cm.AttributeID {
 	case ibcm.AttrREQ, ibcm.AttrREP, ibcm.AttrDREP:
@@ -227,7 +228,6 @@ func (t *serviceTable) learnCM(rec *Record, cm *ibcm.CM) (ended cmConn, ok bool)
 		t.qps.del(c.serverQP)
 		t.ids.del(c.clientID)
 		t.ids.del(c.serverID)
-		t.freeIDs = append(t.freeIDs, c.s.id)
 		return c, true
 	}
 	return
@@ -239,13 +239,7 @@ func (t *serviceTable) newID(clientID qpEnd) uint32 {
 	if c, ok := t.ids.get(clientID); ok && !c.replied {
 		return c.s.id
 	}
-	if n := len(t.freeIDs); n > 0 {
-		id := t.freeIDs[n-1]
-		t.freeIDs = t.freeIDs[:n-1]
-		return id
-	}
-	t.lastID++
-	return t.lastID
+	return t.conns.take()
 }
 
 // hintCM decodes the private data of a REP or REJ in rec again with the
@@ -296,6 +290,7 @@ type ulpSends struct {
 
 func newULPSends(opts Options) *ulpSends {
 	u := &ulpSends{rpc: newRPCSends(opts), frame: -1}
+	u.services.conns = &u.rpc.calls.ids
 	u.scratch.MaxSegments = u.rpc.maxSegments
 	return u
 }
