@@ -12,7 +12,7 @@ var (
 	CodeTruncated             = Catalog.Add("rpcrdma.truncated", finding.SeverityError, "RFC 8166 §4.2", "The RPC-over-RDMA transport header ends inside a fixed field.", finding.RemedyTruncated)
 	CodeChunkListUnterminated = Catalog.Add("rpcrdma.chunk-list-unterminated", finding.SeverityError, "RFC 8166 §4.3", "A read or write list runs to the end of the header without its terminating zero discriminator.", "")
 	CodeSegmentCountOverrun   = Catalog.Add("rpcrdma.segment-count-overrun", finding.SeverityError, "RFC 8166 §4.3", "A write or reply chunk claims more segments than the remaining octets can hold.", "")
-	CodeSegmentCap            = Catalog.Add("rpcrdma.segment-cap", finding.SeverityError, "", "A header holds more chunk segments than this program decodes (--max-chunk-segments); decoding stops there.", "Raise --max-chunk-segments.")
+	CodeSegmentCap            = Catalog.Add("rpcrdma.segment-cap", finding.SeverityWarning, "", "A header holds more chunk segments than this program decodes (--max-chunk-segments); decoding stops there.", "Raise --max-chunk-segments.")
 	CodeBadDiscriminator      = Catalog.Add("rpcrdma.bad-discriminator", finding.SeverityError, "RFC 8166 §4.3", "An XDR optional-data discriminator in the chunk lists is neither 0 nor 1.", "")
 	CodeUnknownVersion        = Catalog.Add("rpcrdma.unknown-version", finding.SeverityWarning, "RFC 8166 §4.2", "rdma_vers is neither 1 nor 2; the body is shown as octets.", "")
 	CodeUnknownProc           = Catalog.Add("rpcrdma.unknown-proc", finding.SeverityError, "RFC 8166 §4.2", "rdma_proc is not defined for the header's version.", "")

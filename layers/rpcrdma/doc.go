@@ -55,11 +55,17 @@ func short(code, layer, field string, off, need, have int) *DecodeError {
 	return &DecodeError{Code: code, Layer: layer, Field: field, Offset: off, Need: need, Have: max(have, 0)}
 }
 
-// Finding turns the error into the project's finding (severity error,
-// Offset relative to the layer's first byte).
+// Finding turns the error into the project's finding: the severity and
+// section its code's catalogue entry gives (an error for a code not
+// catalogued), Offset relative to the layer's first byte. A broken rule is
+// an error; this program's own limit (CodeSegmentCap) a warning.
 func (e *DecodeError) Finding() finding.Finding {
-	return finding.Finding{Code: e.Code, Severity: finding.SeverityError, Message: e.Error(),
-		Section: sectionFor(e.Code), Layer: e.Layer, Offset: e.Offset}
+	sev, section := finding.SeverityError, ""
+	if c, ok := Catalog.Lookup(e.Code); ok {
+		sev, section = c.Severity, c.Section
+	}
+	return finding.Finding{Code: e.Code, Severity: sev, Message: e.Error(),
+		Section: section, Layer: e.Layer, Offset: e.Offset}
 }
 
 // note is a non-fatal condition recorded during decoding without

@@ -140,7 +140,9 @@ type Header struct {
 	Chunks []ChunkData
 
 	// MaxSegments caps the segments accepted in one chunk list
-	// (0: DefaultMaxSegments). Hitting it is an error (CodeSegmentCap).
+	// (0: DefaultMaxSegments). Hitting it stops the decode
+	// with CodeSegmentCap, a warning: the limit is this program's, no rule of
+	// RFC 8166.
 	MaxSegments int
 
 	segs   []Segment

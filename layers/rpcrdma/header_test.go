@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cmpd-dissect/cmpd-dissect/finding"
 	"github.com/cmpd-dissect/cmpd-dissect/internal/testcap"
 	"github.com/gopacket/gopacket"
 )
@@ -255,6 +256,15 @@ func TestHeaderSegmentCap(t *testing.T) {
 	}
 	if len(d.Reads) != 16 || d.MaxSegments != 16 {
 		t.Errorf("kept %d reads (cap %d), want the 16 decoded before the cap", len(d.Reads), d.MaxSegments)
+	}
+	// The cap is this program's, no rule of RFC 8166: a warning, while a
+	// header that breaks the XDR (cut inside its read list) is an error.
+	if f := e.Finding(); f.Severity != finding.SeverityWarning || f.Code != CodeSegmentCap {
+		t.Errorf("cap 16: finding %v, want a %s warning", f, CodeSegmentCap)
+	}
+	d.MaxSegments = 0
+	if err := d.DecodeFromBytes(data[:40], gopacket.NilDecodeFeedback); !errors.As(err, &e) || e.Finding().Severity != finding.SeverityError {
+		t.Errorf("header cut in its read list: %v, want an error finding", err)
 	}
 	d.MaxSegments = 40
 	if err := d.DecodeFromBytes(data, gopacket.NilDecodeFeedback); err != nil {
